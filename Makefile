@@ -1,0 +1,37 @@
+# kgc - top-level build. Sub-makefiles own their directories:
+#   kmod/ (Kbuild, kgc.ko)   lib/ (libkgc + lib/test)   selftests/ (VM rig)
+#   bench/ (make bench)      demo/ (make demo)
+.PHONY: all kmod lib check check-lib check-kmod demo bench clean deps
+
+all: lib kmod
+
+lib:
+	$(MAKE) -C lib
+
+# Builds kgc.ko against KDIR (default: running kernel, else newest 6.12 headers
+# in the VM cache); skips with a message when no kernel build tree exists.
+kmod:
+	$(MAKE) -C kmod
+
+check: check-lib check-kmod
+
+check-lib:
+	$(MAKE) -C lib check
+
+check-kmod:
+	bash selftests/vm/run.sh
+
+demo:
+	$(MAKE) -C demo run
+
+bench:
+	$(MAKE) -C bench run
+
+deps:
+	bash scripts/deps.sh
+
+clean:
+	-$(MAKE) -C lib clean
+	-$(MAKE) -C kmod clean
+	-$(MAKE) -C demo clean
+	-$(MAKE) -C bench clean

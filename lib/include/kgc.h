@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kgc.h - public API of libkgc: a generational, region-based, moving collector
+ * with JEP 423-style region pinning, a critical-array API and a native-call
+ * bridge.
+ *
+ * Conventions
+ *  - Functions return 0 or -errno; functions returning pointers return NULL on
+ *    failure and kgc_last_error() then names the reason (thread-local).
+ *  - Objects move. A raw kgc_obj is valid only until the calling thread's next
+ *    safepoint (any allocation, kgc_safepoint_poll, kgc_collect, entering
+ *    native state). Keep references across safepoints in frame slots
+ *    (kgc_frame_push) or handles; the collector updates those.
+ *  - Reference stores into heap objects go through kgc_set_ref /
+ *    kgc_array_set_ref (the write barrier). Primitive stores are plain.
+ */
+#ifndef KGC_H
+#define KGC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KGC_VERSION_MAJOR 0
+#define KGC_VERSION_MINOR 1
+
+typedef struct kgc_heap kgc_heap;
+typedef struct kgc_thread kgc_thread;
+typedef struct kgc_object *kgc_obj;		/* a managed object (moves!) */
+typedef struct kgc_handle_cell *kgc_handle;	/* a global root */
+typedef uint32_t kgc_type_id;
+
+/* ------------------------------------------------------------------ errors */
+
+/* Message for the last failure on this thread ("" if none). */
+const char *kgc_last_error(void);
+
+/* ----------------------------------------------------------------- options */
+
+enum kgc_backend_kind {
+	KGC_BACKEND_AUTO = 0,	/* /dev/kgc if usable, else anon */
+	KGC_BACKEND_KMOD = 1,
+	KGC_BACKEND_ANON = 2,
+};
+
+enum kgc_pin_mode {
+	KGC_PIN_MODE_PIN = 0,		/* JEP 423: critical sections pin regions */
+	KGC_PIN_MODE_GCLOCKER = 1,	/* pre-JEP: critical sections block GC */
+};
+
+/*
+ * Heap options. kgc_options_init() fills defaults and then applies the KGC_*
+ * environment variables (one table in options.c: KGC_HEAP_MAX, KGC_REGION_SIZE,
+ * KGC_YOUNG_SIZE, KGC_TENURE, KGC_LOG, KGC_VERIFY, KGC_CHECK, KGC_POISON,
+ * KGC_BACKEND, KGC_PIN_MODE, KGC_GC_THREADS). A zero size means "choose".
+ */
+struct kgc_options {
+	size_t max_heap;	/* bytes reserved for the heap */
+	size_t region_size;	/* 1..32 MiB power of two, 0 = from max_heap */
+	size_t young_size;	/* eden+survivor target, 0 = policy decides */
+	unsigned tenure_threshold; /* young GCs survived before promotion */
+	unsigned gc_threads;	/* evacuation workers, 0 = policy decides */
+	int backend;		/* enum kgc_backend_kind */
+	int pin_mode;		/* enum kgc_pin_mode */
+	int verify;		/* heap verifier before/after every GC */
+	int check;		/* checked mode (-Xcheck:jni-like) */
+	int poison;		/* poison evacuated from-space (stale pointers) */
+	const char *log;	/* "gc", "gc+heap", "gc+pin", ... NULL = off */
+	uint64_t reserved[4];
+};
+
+int kgc_options_init(struct kgc_options *opts);
+
+/* -------------------------------------------------------------------- heap */
+
+/* opts NULL = kgc_options_init() defaults. */
+int kgc_heap_create(const struct kgc_options *opts, kgc_heap **out);
+/* -EBUSY if threads are still attached or critical sections are open. */
+int kgc_heap_destroy(kgc_heap *heap);
+/* "kmod" or "anon". */
+const char *kgc_heap_backend(const kgc_heap *heap);
+size_t kgc_heap_region_size(const kgc_heap *heap);
+
+/* ------------------------------------------------------------------- types */
+
+enum kgc_prim {
+	KGC_PRIM_BOOLEAN = 0,	/* 1 byte */
+	KGC_PRIM_BYTE,		/* 1 */
+	KGC_PRIM_CHAR,		/* 2 (uint16_t) */
+	KGC_PRIM_SHORT,		/* 2 */
+	KGC_PRIM_INT,		/* 4 */
+	KGC_PRIM_FLOAT,		/* 4 */
+	KGC_PRIM_LONG,		/* 8 */
+	KGC_PRIM_DOUBLE,	/* 8 */
+	KGC_PRIM_COUNT,
+};
+
+/* Predefined type ids, valid in every heap. */
+#define KGC_TYPE_PRIM_ARRAY(p)	((kgc_type_id)(1 + (p)))	/* p: enum kgc_prim */
+#define KGC_TYPE_REF_ARRAY	((kgc_type_id)(1 + KGC_PRIM_COUNT))
+#define KGC_TYPE_FIRST_USER	((kgc_type_id)(2 + KGC_PRIM_COUNT))
+
+/*
+ * A fixed-size instance type. Field offsets are from the object start and
+ * must lie in [KGC_HEADER_SIZE, KGC_HEADER_SIZE + payload_size); reference
+ * fields are 8-byte aligned. The payload is zeroed on allocation.
+ */
+struct kgc_type_desc {
+	const char *name;
+	uint32_t payload_size;		/* bytes after the header */
+	uint32_t nrefs;
+	const uint32_t *ref_offsets;	/* nrefs offsets of reference fields */
+	uint64_t reserved[2];
+};
+
+int kgc_type_register(kgc_heap *heap, const struct kgc_type_desc *desc,
+		      kgc_type_id *out);
+const char *kgc_type_name(const kgc_heap *heap, kgc_type_id type);
+
+/* ----------------------------------------------------------------- threads */
+
+/* A thread must attach before touching the heap; it starts in managed state. */
+int kgc_thread_attach(kgc_heap *heap, const char *name, kgc_thread **out);
+/* -EBUSY if frames are still pushed or critical sections are open. */
+int kgc_thread_detach(kgc_thread *t);
+
+/*
+ * Native state: the thread holds no raw object pointers (only frames, handles
+ * and pinned critical arrays) and never blocks a collection. Leaving native
+ * state blocks while a collection is in progress.
+ */
+void kgc_enter_native(kgc_thread *t);
+void kgc_leave_native(kgc_thread *t);
+
+/* Explicit safepoint poll (managed state). */
+void kgc_safepoint_poll(kgc_thread *t);
+
+enum kgc_gc_kind {
+	KGC_GC_YOUNG = 0,
+	KGC_GC_FULL = 1,
+};
+/* Request a collection and wait for it (the caller's frames are roots). */
+int kgc_collect(kgc_thread *t, int kind);
+
+/* ------------------------------------------------------------------- roots */
+
+/*
+ * A frame: slots owned by the runtime (usually on the C stack), pushed and
+ * popped in LIFO order. refmap bit i set = slot i holds a reference (NULL
+ * refmap = every slot is a reference). The collector walks every attached
+ * thread's frames (like frame::oops_do) and updates reference slots in place.
+ */
+struct kgc_frame {
+	struct kgc_frame *prev;
+	kgc_obj *slots;
+	const uint64_t *refmap;
+	uint32_t nslots;
+	uint32_t magic;		/* set by push, checked by pop */
+};
+
+void kgc_frame_push(kgc_thread *t, struct kgc_frame *f, kgc_obj *slots,
+		    uint32_t nslots, const uint64_t *refmap);
+/* -EINVAL (and a checked-mode abort) if f is not the top frame. */
+int kgc_frame_pop(kgc_thread *t, struct kgc_frame *f);
+
+/* Global handles: long-lived roots, usable from any attached thread. */
+kgc_handle kgc_handle_new(kgc_thread *t, kgc_obj obj);
+void kgc_handle_free(kgc_thread *t, kgc_handle h);
+static inline kgc_obj kgc_handle_get(kgc_handle h) { return *(kgc_obj *)h; }
+static inline void kgc_handle_set(kgc_handle h, kgc_obj o) { *(kgc_obj *)h = o; }
+
+/* -------------------------------------------------------------- allocation */
+
+/* May collect (a safepoint). NULL + -ENOMEM reason when the heap is full. */
+kgc_obj kgc_alloc(kgc_thread *t, kgc_type_id type);
+kgc_obj kgc_alloc_array(kgc_thread *t, kgc_type_id array_type, size_t length);
+
+/* ------------------------------------------------------------ object model */
+
+#define KGC_HEADER_SIZE		8	/* one header word */
+#define KGC_ARRAY_DATA_OFFSET	16	/* header + 64-bit length */
+#define KGC_CARD_SHIFT		9	/* 512-byte cards */
+
+kgc_type_id kgc_obj_type(kgc_obj o);
+size_t kgc_obj_size(kgc_obj o);		/* bytes, header included */
+
+static inline size_t kgc_array_length(kgc_obj a)
+{
+	return (size_t)*(const uint64_t *)((const char *)a + KGC_HEADER_SIZE);
+}
+
+static inline void *kgc_array_data(kgc_obj a)
+{
+	return (char *)a + KGC_ARRAY_DATA_OFFSET;
+}
+
+/* Primitive field access: KGC_FIELD(obj, offset, int32_t) = 5; */
+#define KGC_FIELD(o, off, type) (*(type *)((char *)(o) + (off)))
+
+/*
+ * The part of struct kgc_thread the inline fast paths read. Internal layout:
+ * do not use the fields directly.
+ */
+struct kgc_thread_pub {
+	uint8_t *card_biased;		/* card table biased by heap base */
+	volatile uint32_t *poll_word;	/* nonzero: a safepoint is pending */
+	uint32_t region_shift;
+	uint32_t checked;		/* checked mode: barriers go slow */
+};
+
+void kgc__barrier_slow(kgc_thread *t, kgc_obj *slot, kgc_obj val);
+void kgc__safepoint_slow(kgc_thread *t);
+
+/* The write barrier: records cross-region reference stores on the card table. */
+static inline void kgc__post_barrier(kgc_thread *t, kgc_obj *slot, kgc_obj val)
+{
+	const struct kgc_thread_pub *p = (const struct kgc_thread_pub *)t;
+
+	if (__builtin_expect(p->checked, 0)) {
+		kgc__barrier_slow(t, slot, val);
+		return;
+	}
+	if (val && (((uintptr_t)slot ^ (uintptr_t)val) >> p->region_shift)) {
+		uint8_t *card = p->card_biased + ((uintptr_t)slot >> KGC_CARD_SHIFT);
+
+		if (*card)
+			*card = 0;	/* 0 = dirty, like HotSpot */
+	}
+}
+
+static inline kgc_obj kgc_get_ref(kgc_obj o, size_t off)
+{
+	return *(kgc_obj *)((char *)o + off);
+}
+
+static inline void kgc_set_ref(kgc_thread *t, kgc_obj o, size_t off, kgc_obj val)
+{
+	kgc_obj *slot = (kgc_obj *)((char *)o + off);
+
+	*slot = val;
+	kgc__post_barrier(t, slot, val);
+}
+
+static inline kgc_obj kgc_array_get_ref(kgc_obj a, size_t i)
+{
+	return ((kgc_obj *)kgc_array_data(a))[i];
+}
+
+static inline void kgc_array_set_ref(kgc_thread *t, kgc_obj a, size_t i, kgc_obj val)
+{
+	kgc_obj *slot = (kgc_obj *)kgc_array_data(a) + i;
+
+	*slot = val;
+	kgc__post_barrier(t, slot, val);
+}
+
+/* ------------------------------------------------------ critical (JEP 423) */
+
+/*
+ * Get a raw pointer to a primitive array's elements. ref points at a root
+ * that holds the array (a frame slot, a handle, or - in managed state - any
+ * variable). The array's region is pinned and the thread enters native state
+ * until the matching release: collections proceed while it holds the pointer
+ * (in KGC_PIN_MODE_GCLOCKER they wait instead). Nesting is allowed.
+ * Returns NULL (with kgc_last_error) for non-primitive arrays or misuse.
+ */
+void *kgc_critical_get(kgc_thread *t, kgc_obj *ref, size_t *length);
+
+#define KGC_CRITICAL_COMMIT	0	/* JNI mode 0 / JNI_COMMIT / JNI_ABORT are */
+#define KGC_CRITICAL_ABORT	2	/* equivalent here: elements are never copied */
+int kgc_critical_release(kgc_thread *t, kgc_obj *ref, void *elems, int mode);
+
+/* -------------------------------------------------------------------- stats */
+
+#define KGC_PAUSE_HIST_BUCKETS 24	/* bucket i: pauses in [2^i, 2^(i+1)) us */
+
+struct kgc_stats {
+	uint64_t young_gcs, full_gcs;
+	uint64_t pause_total_ns, pause_max_ns;
+	uint64_t pause_hist[KGC_PAUSE_HIST_BUCKETS];
+	uint64_t bytes_allocated, bytes_copied, bytes_promoted, bytes_freed;
+	uint64_t heap_capacity, heap_used, heap_committed;
+	uint32_t region_size, regions_total;
+	uint32_t regions_free, regions_eden, regions_survivor, regions_old;
+	uint32_t regions_humongous, regions_pinned;
+	/* pinning */
+	uint64_t critical_gets;
+	uint64_t pinned_bytes;			/* in pinned regions, last GC */
+	uint64_t evac_fail_pinned;		/* regions failed: user pins */
+	uint64_t evac_fail_kernel_pinned;	/* regions failed: kernel pins */
+	uint64_t evac_fail_alloc;		/* regions failed: no to-space */
+	uint64_t gclocker_stalls, gclocker_stall_ns;
+	uint64_t uncommit_busy;
+	uint64_t reserved[8];
+};
+
+/* size = sizeof(struct kgc_stats) (checked, for ABI growth). */
+int kgc_stats_get(kgc_heap *heap, struct kgc_stats *out, size_t size);
+/* Human-readable summary to a FILE* (void * to avoid <stdio.h>). */
+void kgc_stats_print(kgc_heap *heap, void *file);
+
+/* ------------------------------------------------------------ native calls */
+/* (declarations of the native-call bridge follow in kgc_native section) */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KGC_H */

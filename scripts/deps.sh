@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the Debian packages kgc needs to build, test and benchmark.
+# Idempotent: only calls apt when something is missing.
+set -euo pipefail
+pkgs=(build-essential pkg-config libffi-dev libgc-dev liburing-dev gnuplot-nox
+      qemu-system-x86 busybox-static cpio xz-utils kmod)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+	echo "deps: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

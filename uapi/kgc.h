@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * kgc.h - the contract between kgc.ko (/dev/kgc) and its users (libkgc, tests).
+ *
+ * One open fd of /dev/kgc is one heap. KGC_IOC_HEAP_CREATE sizes it once; then
+ *   mmap(NULL, heap_size, PROT_READ|PROT_WRITE, MAP_SHARED, fd, 0)
+ * maps the heap (pages fault in zero-filled on first touch) and
+ *   mmap(NULL, table_size, PROT_READ|PROT_WRITE, MAP_SHARED, fd, KGC_TABLE_OFFSET)
+ * maps the region table: one struct kgc_region_rec per region, shared with the
+ * module. Userspace owns user_pins (atomic add/sub, no syscall); every other
+ * field is written by the module only.
+ *
+ * All structs: fixed-width fields, explicit padding, reserved fields must be
+ * zero on input (-EINVAL otherwise). User pointers are __u64.
+ */
+#ifndef _UAPI_KGC_H
+#define _UAPI_KGC_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+#define KGC_API_VERSION		1
+
+/* Feature bits reported by KGC_IOC_INFO. */
+#define KGC_FEAT_REGION_TABLE	(1ULL << 0)	/* mmap at KGC_TABLE_OFFSET */
+#define KGC_FEAT_PIN_QUERY	(1ULL << 1)	/* KGC_IOC_PIN_QUERY */
+#define KGC_FEAT_STATS		(1ULL << 2)	/* KGC_IOC_STATS */
+#define KGC_FEAT_DEBUGFS	(1ULL << 3)	/* /sys/kernel/debug/kgc/<heap> */
+#define KGC_FEAT_POPULATE	(1ULL << 4)	/* KGC_COMMIT_POPULATE */
+
+/* Region sizes: power of two from 1 MiB to 32 MiB. */
+#define KGC_REGION_SHIFT_MIN	20
+#define KGC_REGION_SHIFT_MAX	25
+
+/* mmap offset of the region table (page aligned, far above any heap). */
+#define KGC_TABLE_OFFSET	(1ULL << 46)
+
+struct kgc_info {
+	__u32 api_version;	/* KGC_API_VERSION */
+	__u32 page_size;
+	__u64 features;		/* KGC_FEAT_* */
+	__u32 region_shift_min;
+	__u32 region_shift_max;
+	__u64 max_heap_bytes;	/* module parameter max_heap_mb */
+	__u32 max_regions;
+	__u32 region_rec_size;	/* sizeof(struct kgc_region_rec) */
+	__u64 table_offset;	/* KGC_TABLE_OFFSET */
+	__u64 reserved[4];	/* output: zero */
+};
+
+/* KGC_IOC_HEAP_CREATE: in region_size, nr_regions, flags (0); out the rest. */
+struct kgc_heap_create {
+	__u64 region_size;
+	__u32 nr_regions;
+	__u32 flags;		/* must be 0 */
+	__u64 heap_size;	/* out: region_size * nr_regions */
+	__u64 table_offset;	/* out: KGC_TABLE_OFFSET */
+	__u64 table_size;	/* out: page-rounded nr_regions * rec size */
+	__u64 reserved[3];	/* must be 0 */
+};
+
+/* Region table record, one per region, mapped shared at KGC_TABLE_OFFSET. */
+#define KGC_RF_COMMITTED	(1U << 0)	/* committed (by ioctl or fault) */
+#define KGC_RF_KPINNED		(1U << 1)	/* kernel pins seen at last query */
+
+struct kgc_region_rec {
+	__u32 user_pins;	/* owned by userspace: library pin count */
+	__u32 flags;		/* module: KGC_RF_* */
+	__u32 committed_pages;	/* module: pages currently held */
+	__u32 kernel_pins;	/* module: pinned pages seen at last query */
+	__u64 reserved[2];
+};
+
+/* KGC_IOC_REGION_COMMIT / KGC_IOC_REGION_UNCOMMIT on [first, first+count). */
+#define KGC_COMMIT_POPULATE	(1U << 0)	/* commit: allocate all pages now */
+
+struct kgc_region_range {
+	__u32 first;
+	__u32 count;
+	__u32 flags;		/* commit: KGC_COMMIT_*; uncommit: 0 */
+	__u32 busy_region;	/* out: on -EBUSY, the first pinned region */
+	__u64 reserved[2];	/* must be 0 */
+};
+
+/*
+ * KGC_IOC_PIN_QUERY: for regions [first, first+count), set bit (i - first) of
+ * the __u64 array at bitmap_ptr (count bits, rounded up to 64) when the kernel
+ * holds region i pinned (DMA pins or references beyond the heap's own).
+ */
+struct kgc_pin_query {
+	__u32 first;
+	__u32 count;
+	__u64 bitmap_ptr;	/* user pointer to __u64[(count + 63) / 64] */
+	__u32 nr_pinned;	/* out: regions with kernel pins */
+	__u32 flags;		/* must be 0 */
+	__u64 reserved[2];	/* must be 0 */
+};
+
+struct kgc_stats {
+	__u64 heap_pages;	/* pages this heap holds now */
+	__u64 module_pages;	/* pages all heaps of the module hold now */
+	__u64 faults;
+	__u64 commits;
+	__u64 uncommits;
+	__u64 uncommit_busy;	/* uncommits refused with -EBUSY */
+	__u64 pin_queries;
+	__u64 pages_freed;
+	__u64 reserved[8];	/* output: zero */
+};
+
+#define KGC_IOC_MAGIC		0xB7
+
+#define KGC_IOC_INFO		_IOR(KGC_IOC_MAGIC, 0x00, struct kgc_info)
+#define KGC_IOC_HEAP_CREATE	_IOWR(KGC_IOC_MAGIC, 0x01, struct kgc_heap_create)
+#define KGC_IOC_REGION_COMMIT	_IOWR(KGC_IOC_MAGIC, 0x02, struct kgc_region_range)
+#define KGC_IOC_REGION_UNCOMMIT	_IOWR(KGC_IOC_MAGIC, 0x03, struct kgc_region_range)
+#define KGC_IOC_PIN_QUERY	_IOWR(KGC_IOC_MAGIC, 0x04, struct kgc_pin_query)
+#define KGC_IOC_STATS		_IOR(KGC_IOC_MAGIC, 0x05, struct kgc_stats)
+
+/* Sizes are part of the ABI; both sides assert them. */
+#define KGC_INFO_SIZE		80
+#define KGC_HEAP_CREATE_SIZE	64
+#define KGC_REGION_REC_SIZE	32
+#define KGC_REGION_RANGE_SIZE	32
+#define KGC_PIN_QUERY_SIZE	40
+#define KGC_STATS_SIZE		128
+
+#endif /* _UAPI_KGC_H */
