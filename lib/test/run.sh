@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs every test program in DIR. Exit status of a test: 0 pass, 77 skip, else fail.
+# Under tsan only tests whose name starts with mt_ (threaded) run.
+# Prints one closing line: "N passed, N failed, N skipped".
+set -u
+dir=$1; san=${2:-}
+pass=0; fail=0; skip=0; failed=()
+export KGC_VERIFY=${KGC_VERIFY:-1}
+[ "$san" = tsan ] && export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
+[ "$san" = asan ] && export ASAN_OPTIONS="detect_leaks=1 abort_on_error=1 ${ASAN_OPTIONS:-}" UBSAN_OPTIONS="print_stacktrace=1 halt_on_error=1"
+for t in "$dir"/*; do
+	[ -x "$t" ] || continue
+	name=$(basename "$t")
+	if [ "$san" = tsan ] && [[ "$name" != mt_* ]]; then continue; fi
+	log="$dir/$name.log"
+	timeout 600 "$t" >"$log" 2>&1
+	rc=$?
+	case $rc in
+	0) pass=$((pass + 1)); echo "ok   ${san:-rel} $name" ;;
+	77) skip=$((skip + 1)); echo "skip ${san:-rel} $name: $(tail -n1 "$log")" ;;
+	*) fail=$((fail + 1)); failed+=("$name"); echo "FAIL ${san:-rel} $name (rc=$rc)"; tail -n 30 "$log" | sed 's/^/    /' ;;
+	esac
+done
+echo "lib-tests${san:+-$san}: $pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]
