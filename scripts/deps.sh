@@ -3,7 +3,7 @@
 # Idempotent: only calls apt when something is missing.
 set -euo pipefail
 pkgs=(build-essential pkg-config libffi-dev libgc-dev liburing-dev gnuplot-nox
-      qemu-system-x86 busybox-static cpio xz-utils kmod)
+      qemu-system-x86 busybox-static cpio xz-utils kmod dwarves)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
