@@ -98,8 +98,11 @@ timeout -k 10 "$vm_timeout" qemu-system-x86_64 -accel tcg -smp 2 -m 1024 -nodefa
 	-no-reboot -serial "file:$log" -kernel "$vmlinuz" -initrd "$initrd" \
 	-append "console=ttyS0 panic=-1 quiet mitigations=off" </dev/null &
 qpid=$!
-# Echo the console as it comes, minus the kernel log (saved to dmesg.txt).
-tail -n +1 -s 0.3 -f --pid=$qpid "$log" | awk '{ sub(/\r$/, "") }
+# Echo the console as it comes, minus the kernel log (saved to dmesg.txt);
+# with --demo only the command's own output, as is.
+tail -n +1 -s 0.3 -f --pid=$qpid "$log" | awk -v mode=$mode '{ sub(/\r$/, "") }
+	mode == "cmd" && /^KGC-RESULT cmd / { c = 0 }
+	mode == "cmd" { if (c) { print; fflush() } if (/^KGC-BEGIN cmd$/) c = 1; next }
 	/^KGC-DMESG-BEGIN/ { d = 1; print "vm| (kernel log -> out/dmesg.txt)"; fflush() }
 	!d { print "vm| " $0; fflush() }
 	/^KGC-DMESG-END/ { d = 0 }' &
@@ -119,6 +122,13 @@ awk -v out="$out" '
 	/^KGC-RESULT /     { print $2, $3 > (out "/results.txt"); f = ""; next }
 	f != ""            { print >> f }' "$out/console.log"
 touch "$out/results.txt"
+describe() { # exit status of a test binary, in words
+	case $1 in
+	137) echo "killed: timed out after ${KGC_TEST_TIMEOUT:-300}s (or SIGKILL)" ;;
+	1[3-9][0-9]|2[0-9][0-9]) echo "crashed: killed by signal $(($1 - 128)) ($(kill -l $(($1 - 128)) 2>/dev/null || echo '?'))" ;;
+	*) echo "exit status $1" ;;
+	esac
+}
 rc_of() { awk -v n="$1" '$1 == n { print $2; exit }' "$out/results.txt"; }
 
 failures=()
@@ -146,7 +156,7 @@ if [ $mode = tests ]; then
 			failed=$((failed + 1)); fail "ksft/$b: never reported (crashed or hung the VM?)"
 		elif [ "$rc" != 0 ] && [ "$rc" != 4 ]; then   # 4 = KSFT_SKIP
 			[ "$f" -gt 0 ] || failed=$((failed + 1))    # died without a "not ok"
-			fail "ksft/$b: exit status $rc ($f failed cases)"
+			fail "ksft/$b: $(describe "$rc") ($f failed cases)"
 		elif [ "$rc" = 4 ] && [ $((p + f + s)) = 0 ]; then
 			skip=$((skip + 1))
 		fi
@@ -157,7 +167,8 @@ if [ $mode = tests ]; then
 		case "$rc" in
 		0) lp=$((lp + 1)) ;;
 		77) ls=$((ls + 1)) ;;
-		*) lf=$((lf + 1)); fail "lib/$b: exit status ${rc:-missing (never reported)}" ;;
+		'') lf=$((lf + 1)); fail "lib/$b: never reported (crashed or hung the VM?)" ;;
+		*) lf=$((lf + 1)); fail "lib/$b: $(describe "$rc")" ;;
 		esac
 	done
 	rc=$(rc_of rmmod)
@@ -182,6 +193,7 @@ bad=$(grep -E '\b(WARNING|BUG|Oops)\b|Bad page|general protection|Call Trace|ker
 } > "$out/summary.txt"
 say "[$((SECONDS - t0))s] outputs in ${out#"$top"/}/"
 if [ ${#failures[@]} -gt 0 ]; then
+	if [ $mode = cmd ]; then echo "---- last console lines ----"; tail -n 30 "$out/console.log"; fi
 	echo
 	echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!! kgc VM tests FAILED !!!!!!!!!!!!!!!!!!!!!!!!!!!!"
 	for f in "${failures[@]}"; do echo "!! $f"; done
