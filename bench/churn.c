@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Churn: 2 threads keep a pointer-rich live set of ~200 MB (per thread a
+ * table of linked lists) and allocate ~4 GB in total. Each step builds a new
+ * list of LIST_LEN nodes; one step in REPLACE_EVERY installs it in a random
+ * table slot (the old list becomes garbage: the live set is replaced
+ * gradually), the others drop it at once (short-lived garbage).
+ *
+ * A node has two references (next, head-of-list) and two longs: 40 bytes in
+ * kgc (8-byte header), 32 bytes in Boehm (no header). The live set is the same
+ * number of nodes in both; its size below is given for kgc's layout.
+ *
+ * Reported: wall time, peak RSS (VmHWM), collections, pause max and p99.
+ *   kgc:   kgc_stats pause_max_ns (exact) and pause_hist (p99 = upper bound of
+ *          its log2 bucket, so within 2x).
+ *   Boehm: stop-the-world windows from the GC event callback (exact; see
+ *          boehm_pause.h), p99 exact and also bucketed like kgc's.
+ *
+ * `churn` = driver (runs kgc and boehm in fresh processes); `churn kgc|boehm`.
+ */
+#define GC_THREADS
+#define GC_NO_THREAD_REDIRECTS
+#include <pthread.h>
+#include "common.h"
+#include "boehm_pause.h"
+#ifdef HAVE_KGC
+#include <kgc.h>
+#endif
+
+enum { NTHREADS = 2, LIST_LEN = 32, REPLACE_EVERY = 4 };
+
+static size_t slots_per_thread;		/* lists kept live per thread */
+static uint64_t steps_per_thread;	/* lists built after the fill */
+
+struct cnode {
+	struct cnode *next, *head;
+	long a, b;
+};
+
+/* ---------------------------------------------------------------- Boehm */
+
+static void *boehm_thread(void *arg)
+{
+	unsigned long long rng = 0x1234 + (uintptr_t)arg;
+	struct GC_stack_base sb;
+	struct cnode **table;
+	long check = 0;
+
+	GC_get_stack_base(&sb);
+	GC_register_my_thread(&sb);
+	table = GC_MALLOC(slots_per_thread * sizeof(*table));
+	for (uint64_t s = 0; s < slots_per_thread + steps_per_thread; s++) {
+		struct cnode *head = NULL, *tail = NULL;
+
+		for (int i = 0; i < LIST_LEN; i++) {
+			struct cnode *n = GC_MALLOC(sizeof(*n));
+
+			n->next = head;
+			n->a = (long)s;
+			n->b = i;
+			head = n;
+			if (!tail)
+				tail = n;
+			n->head = tail;
+		}
+		if (s < slots_per_thread) {
+			table[s] = head;
+		} else {
+			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+			if ((rng >> 33) % REPLACE_EVERY == 0)
+				table[(rng >> 20) % slots_per_thread] = head;
+		}
+	}
+	for (size_t i = 0; i < slots_per_thread; i++)
+		for (struct cnode *n = table[i]; n; n = n->next)
+			check++;
+	if (check != (long)(slots_per_thread * LIST_LEN))
+		die("boehm: live set damaged");
+	GC_unregister_my_thread();
+	return NULL;
+}
+
+static void run_boehm(char *extra, size_t n)
+{
+	pthread_t th[NTHREADS];
+
+	GC_INIT();
+	boehm_pause_init();
+	GC_allow_register_threads();
+	for (long i = 0; i < NTHREADS; i++)
+		pthread_create(&th[i], NULL, boehm_thread, (void *)i);
+	for (int i = 0; i < NTHREADS; i++)
+		pthread_join(th[i], NULL);
+	snprintf(extra, n, "gcs=%lu pause_max_ms=%.3f pause_p99_ms=%.3f pause_p99b_ms=%.3f "
+		 "pause_total_ms=%.3f heap_mb=%.1f",
+		 (unsigned long)GC_get_gc_no(), ms(boehm_pause_max), ms(boehm_pause_pct(99)),
+		 ms(hist_pct_upper_ns(boehm_pause_hist, 99)), ms(boehm_pause_total),
+		 GC_get_heap_size() / 1048576.0);
+}
+
+/* ------------------------------------------------------------------ kgc */
+
+#ifdef HAVE_KGC
+enum { F_NEXT = KGC_HEADER_SIZE, F_HEAD = KGC_HEADER_SIZE + 8,
+       F_A = KGC_HEADER_SIZE + 16, F_B = KGC_HEADER_SIZE + 24 };
+static kgc_heap *heap;
+static kgc_type_id NODE;
+
+static void *kgc_thread_main(void *arg)
+{
+	unsigned long long rng = 0x1234 + (uintptr_t)arg;
+	enum { S_TABLE, S_HEAD, S_TAIL, NS };
+	kgc_obj slots[NS] = { 0 };
+	struct kgc_frame fr;
+	kgc_thread *t;
+	long check = 0;
+
+	if (kgc_thread_attach(heap, "churn", &t))
+		die("attach: %s", kgc_last_error());
+	kgc_frame_push(t, &fr, slots, NS, NULL);
+	slots[S_TABLE] = kgc_alloc_array(t, KGC_TYPE_REF_ARRAY, slots_per_thread);
+	if (!slots[S_TABLE])
+		die("kgc: table: %s", kgc_last_error());
+	for (uint64_t s = 0; s < slots_per_thread + steps_per_thread; s++) {
+		slots[S_HEAD] = slots[S_TAIL] = NULL;
+		for (int i = 0; i < LIST_LEN; i++) {
+			kgc_obj n = kgc_alloc(t, NODE);
+
+			if (!n)
+				die("kgc: alloc: %s", kgc_last_error());
+			kgc_set_ref(t, n, F_NEXT, slots[S_HEAD]);
+			KGC_FIELD(n, F_A, long) = (long)s;
+			KGC_FIELD(n, F_B, long) = i;
+			if (!slots[S_TAIL])
+				slots[S_TAIL] = n;
+			kgc_set_ref(t, n, F_HEAD, slots[S_TAIL]);
+			slots[S_HEAD] = n;
+		}
+		if (s < slots_per_thread) {
+			kgc_array_set_ref(t, slots[S_TABLE], s, slots[S_HEAD]);
+		} else {
+			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+			if ((rng >> 33) % REPLACE_EVERY == 0)
+				kgc_array_set_ref(t, slots[S_TABLE], (rng >> 20) % slots_per_thread,
+						  slots[S_HEAD]);
+		}
+	}
+	for (size_t i = 0; i < slots_per_thread; i++)
+		for (kgc_obj n = kgc_array_get_ref(slots[S_TABLE], i); n; n = kgc_get_ref(n, F_NEXT))
+			check++;
+	if (check != (long)(slots_per_thread * LIST_LEN))
+		die("kgc: live set damaged (%ld nodes)", check);
+	kgc_frame_pop(t, &fr);
+	kgc_thread_detach(t);
+	return NULL;
+}
+
+static void run_kgc(char *extra, size_t n)
+{
+	static const uint32_t refs[2] = { F_NEXT, F_HEAD };
+	struct kgc_type_desc desc = { .name = "ChurnNode", .payload_size = 32, .nrefs = 2,
+				      .ref_offsets = refs };
+	struct kgc_options opts;
+	struct kgc_stats st;
+	pthread_t th[NTHREADS];
+
+	kgc_options_init(&opts);
+	if (!getenv("KGC_HEAP_MAX"))
+		opts.max_heap = 1024ul << 20;
+	if (kgc_heap_create(&opts, &heap))
+		die("kgc_heap_create: %s", kgc_last_error());
+	if (kgc_type_register(heap, &desc, &NODE))
+		die("kgc_type_register: %s", kgc_last_error());
+	for (long i = 0; i < NTHREADS; i++)
+		pthread_create(&th[i], NULL, kgc_thread_main, (void *)i);
+	for (int i = 0; i < NTHREADS; i++)
+		pthread_join(th[i], NULL);
+	kgc_stats_get(heap, &st, sizeof(st));
+	snprintf(extra, n, "gcs=%lu young=%lu full=%lu pause_max_ms=%.3f pause_p99b_ms=%.3f "
+		 "pause_total_ms=%.3f heap_mb=%.1f region_mb=%u evac_fail_alloc=%lu",
+		 (unsigned long)(st.young_gcs + st.full_gcs), (unsigned long)st.young_gcs,
+		 (unsigned long)st.full_gcs, ms(st.pause_max_ns),
+		 ms(hist_pct_upper_ns(st.pause_hist, 99)), ms(st.pause_total_ns),
+		 st.heap_committed / 1048576.0, st.region_size >> 20,
+		 (unsigned long)st.evac_fail_alloc);
+	kgc_heap_destroy(heap);
+}
+#endif
+
+static void setup_sizes(void)
+{
+	double scale = bench_scale();
+	uint64_t live_bytes = (uint64_t)(100e6 * scale);	/* per thread (kgc layout) */
+	uint64_t total_bytes = (uint64_t)(2e9 * scale);		/* per thread */
+	uint64_t list_bytes = LIST_LEN * 40;
+
+	slots_per_thread = live_bytes / list_bytes;
+	steps_per_thread = (total_bytes - live_bytes) / list_bytes;
+}
+
+static int worker(const char *v)
+{
+	char extra[512] = "";
+	uint64_t t0;
+
+	setup_sizes();
+	t0 = now_ns();
+	if (!strcmp(v, "boehm")) {
+		run_boehm(extra, sizeof(extra));
+	} else if (!strcmp(v, "kgc")) {
+#ifdef HAVE_KGC
+		run_kgc(extra, sizeof(extra));
+#else
+		printf("RESULT unavailable=1\n");
+		return 0;
+#endif
+	} else {
+		die("unknown variant %s", v);
+	}
+	printf("RESULT time_ms=%.1f rss_kb=%ld %s\n", ms(now_ns() - t0), peak_rss_kb(), extra);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const char *variants[] = { "boehm", "kgc" };
+	char res[2][1024], r[64], a[32], b[32];
+	int ok[2];
+	FILE *md;
+
+	if (argc > 1)
+		return worker(argv[1]);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	setup_sizes();
+	printf("== Churn: %d threads, live %.0f MB, allocated %.2f GB\n", NTHREADS,
+	       (double)NTHREADS * slots_per_thread * LIST_LEN * 40 / 1e6,
+	       (double)NTHREADS * (slots_per_thread + steps_per_thread) * LIST_LEN * 40 / 1e9);
+	for (int v = 0; v < 2; v++) {
+		char *args[] = { argv[0], (char *)variants[v], NULL };
+
+		ok[v] = !run_worker(args, NULL, res[v], sizeof(res[v])) &&
+			res_get(res[v], "unavailable") < 0;
+		printf("  %-6s %s\n", variants[v], ok[v] ? res[v] : "FAILED/unavailable");
+	}
+
+	md = md_open("churn");
+	both(md, "\n## Churn (issue 3)\n\n");
+	both(md, "%d threads; per thread a reference table of %zu lists x %d nodes (2 refs + 2 longs per node);\n"
+		 "live set %.0f MB in kgc's layout (%.1f M nodes), %.2f GB allocated in total. Each step builds a list;\n"
+		 "1 in %d replaces a random table entry (gradual replacement of the live set), the rest die young.\n"
+		 "kgc heap: max 1 GiB, other settings library policy. Boehm: Debian libgc defaults, threads registered.\n"
+		 "Pauses: kgc from kgc_stats (max exact, p99 = upper bound of its log2 histogram bucket);\n"
+		 "Boehm from GC_EVENT_PRE_STOP_WORLD..POST_START_WORLD (exact; p99 also shown bucketed).\n\n",
+	     NTHREADS, slots_per_thread, LIST_LEN,
+	     (double)NTHREADS * slots_per_thread * LIST_LEN * 40 / 1e6,
+	     NTHREADS * slots_per_thread * LIST_LEN / 1e6,
+	     (double)NTHREADS * (slots_per_thread + steps_per_thread) * LIST_LEN * 40 / 1e9,
+	     REPLACE_EVERY);
+	both(md, "| variant | time (s) | peak RSS (MiB) | GCs | max pause (ms) | p99 pause (ms) | total pause (ms) |\n");
+	both(md, "|---|---:|---:|---:|---:|---:|---:|\n");
+	for (int v = 0; v < 2; v++) {
+		if (!ok[v]) {
+			both(md, "| %s | not available (%s) | | | | | |\n", variants[v],
+			     res_get(res[v], "unavailable") > 0 ? "library not built" : "run failed");
+			continue;
+		}
+		if (v == 0)
+			snprintf(r, sizeof(r), "%.2f exact / %.2f bucket", res_get(res[v], "pause_p99_ms"),
+				 res_get(res[v], "pause_p99b_ms"));
+		else
+			snprintf(r, sizeof(r), "<= %.2f (bucket)", res_get(res[v], "pause_p99b_ms"));
+		both(md, "| %s | %.2f | %.0f | %s | %.2f | %s | %.1f |\n", variants[v],
+		     res_get(res[v], "time_ms") / 1000, res_get(res[v], "rss_kb") / 1024,
+		     res_str(res[v], "gcs", a, sizeof(a)), res_get(res[v], "pause_max_ms"), r,
+		     res_get(res[v], "pause_total_ms"));
+	}
+	if (ok[0] && ok[1]) {
+		double tr = res_get(res[1], "time_ms") / res_get(res[0], "time_ms");
+		double mp = res_get(res[1], "pause_max_ms");
+
+		both(md, "\n| ratio | value | target |\n|---|---:|---:|\n");
+		both(md, "| kgc / Boehm (time) | %s | <= 0.2x |\n",
+		     ratio_str(a, sizeof(a), res_get(res[1], "time_ms"), res_get(res[0], "time_ms")));
+		both(md, "| kgc / Boehm (peak RSS) | %s | - |\n",
+		     ratio_str(a, sizeof(a), res_get(res[1], "rss_kb"), res_get(res[0], "rss_kb")));
+		both(md, "| kgc / Boehm (max pause) | %s | - |\n",
+		     ratio_str(b, sizeof(b), mp, res_get(res[0], "pause_max_ms")));
+		both(md, "\nkgc detail: `%s`\n", res[1]);
+		both(md, "\nVerdict: time ratio %.3fx -> %s; kgc max pause %.2f ms -> %s (target <= 10 ms).\n",
+		     tr, tr <= 0.2 ? "MET" : "NOT MET", mp, mp <= 10 ? "MET" : "NOT MET");
+	}
+	fclose(md);
+	return 0;
+}

@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared helpers for the kgc benchmarks: clocks, peak RSS, percentiles,
+ * log2 pause histograms, a driver/worker process split (the driver re-runs
+ * its own binary once per configuration so every heap starts cold and peak
+ * RSS is per configuration) and the markdown fragment each bench writes for
+ * bench/RESULTS.md ($BENCH_OUT/<name>.md, assembled by bench/run.sh).
+ */
+#ifndef KGC_BENCH_COMMON_H
+#define KGC_BENCH_COMMON_H
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "bench: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+	exit(1);
+}
+
+/* Peak resident set (VmHWM) of this process in KiB. */
+static inline long peak_rss_kb(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/* Scale factor for iteration counts: BENCH_SCALE (default 1.0). */
+static inline double bench_scale(void)
+{
+	const char *s = getenv("BENCH_SCALE");
+	double v = s ? atof(s) : 1.0;
+
+	return v > 0 ? v : 1.0;
+}
+
+static inline int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* p in [0,100] over a sorted array (nearest-rank). */
+static inline uint64_t pct_sorted(const uint64_t *v, size_t n, double p)
+{
+	size_t k;
+
+	if (!n)
+		return 0;
+	k = (size_t)(p / 100.0 * (double)n + 0.999999);
+	if (k < 1)
+		k = 1;
+	if (k > n)
+		k = n;
+	return v[k - 1];
+}
+
+/*
+ * log2 histogram with the same buckets as struct kgc_stats.pause_hist:
+ * bucket i counts values in [2^i, 2^(i+1)) microseconds (bucket 0 also
+ * holds everything below 1 us).
+ */
+#define HIST_BUCKETS 24
+static inline void hist_add_ns(uint64_t *hist, uint64_t ns)
+{
+	uint64_t us = ns / 1000;
+	int b = 0;
+
+	while (us > 1 && b < HIST_BUCKETS - 1) {
+		us >>= 1;
+		b++;
+	}
+	hist[b]++;
+}
+
+/* Upper bound (ns) of the bucket holding the p-th percentile. */
+static inline uint64_t hist_pct_upper_ns(const uint64_t *hist, double p)
+{
+	uint64_t total = 0, seen = 0, rank;
+
+	for (int i = 0; i < HIST_BUCKETS; i++)
+		total += hist[i];
+	if (!total)
+		return 0;
+	rank = (uint64_t)(p / 100.0 * (double)total + 0.999999);
+	if (rank < 1)
+		rank = 1;
+	for (int i = 0; i < HIST_BUCKETS; i++) {
+		seen += hist[i];
+		if (seen >= rank)
+			return (2ull << i) * 1000;
+	}
+	return (2ull << (HIST_BUCKETS - 1)) * 1000;
+}
+
+static inline double ms(uint64_t ns) { return (double)ns / 1e6; }
+
+/* ------------------------------------------------------ driver / worker */
+
+/*
+ * Run this binary again with argv (argv[0] ignored) and capture the last
+ * line of its stdout that starts with "RESULT ". Returns 0 on success; the
+ * worker's stderr passes through. out gets the text after "RESULT ".
+ */
+static inline int run_worker(char *const argv[], const char *env_kv, char *out, size_t outsz)
+{
+	int pfd[2];
+	pid_t pid;
+	char buf[1 << 16];
+	size_t len = 0;
+	ssize_t r;
+	int st;
+
+	out[0] = 0;
+	if (pipe(pfd))
+		die("pipe: %s", strerror(errno));
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		dup2(pfd[1], 1);
+		close(pfd[0]);
+		close(pfd[1]);
+		if (env_kv) {
+			char *kv = strdup(env_kv);
+			char *eq = strchr(kv, '=');
+
+			if (eq) {
+				*eq = 0;
+				setenv(kv, eq + 1, 1);
+			}
+		}
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	close(pfd[1]);
+	while ((r = read(pfd[0], buf + len, sizeof(buf) - 1 - len)) > 0) {
+		len += (size_t)r;
+		if (len >= sizeof(buf) - 1) {	/* keep the tail */
+			memmove(buf, buf + len / 2, len - len / 2);
+			len -= len / 2;
+		}
+	}
+	buf[len] = 0;
+	close(pfd[0]);
+	waitpid(pid, &st, 0);
+	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+		if (!strncmp(line, "RESULT ", 7))
+			snprintf(out, outsz, "%s", line + 7);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "bench: worker %s %s failed (status %#x)\n",
+			argv[1] ? argv[1] : "", argv[2] ? argv[2] : "", st);
+		return -1;
+	}
+	return out[0] ? 0 : -1;
+}
+
+/* Value of key=... in a RESULT line (NAN-free: returns -1 when absent). */
+static inline double res_get(const char *res, const char *key)
+{
+	size_t kl = strlen(key);
+
+	for (const char *p = res; p && *p; ) {
+		while (*p == ' ')
+			p++;
+		if (!strncmp(p, key, kl) && p[kl] == '=')
+			return atof(p + kl + 1);
+		p = strchr(p, ' ');
+	}
+	return -1;
+}
+
+/* String value of key=... (no spaces) into buf. */
+static inline const char *res_str(const char *res, const char *key, char *buf, size_t n)
+{
+	size_t kl = strlen(key);
+
+	buf[0] = 0;
+	for (const char *p = res; p && *p; ) {
+		while (*p == ' ')
+			p++;
+		if (!strncmp(p, key, kl) && p[kl] == '=') {
+			size_t i = 0;
+
+			p += kl + 1;
+			while (p[i] && p[i] != ' ' && i + 1 < n) {
+				buf[i] = p[i];
+				i++;
+			}
+			buf[i] = 0;
+			return buf;
+		}
+		p = strchr(p, ' ');
+	}
+	return buf;
+}
+
+/* ------------------------------------------------------- markdown output */
+
+/* Opens $BENCH_OUT/<name>.md (or a scratch file) for this bench's section. */
+static inline FILE *md_open(const char *name)
+{
+	const char *dir = getenv("BENCH_OUT");
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s.md", dir ? dir : "out", name);
+	f = fopen(path, "w");
+	if (!f) {
+		fprintf(stderr, "bench: cannot write %s (%s); section goes to stdout only\n",
+			path, strerror(errno));
+		f = fopen("/dev/null", "w");
+	}
+	return f;
+}
+
+/* printf to both stdout and the markdown fragment. */
+static inline void both(FILE *md, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	va_start(ap, fmt);
+	vfprintf(md, fmt, ap);
+	va_end(ap);
+}
+
+static inline const char *ratio_str(char *buf, size_t n, double num, double den)
+{
+	if (num < 0 || den <= 0)
+		snprintf(buf, n, "n/a");
+	else
+		snprintf(buf, n, "%.3fx", num / den);
+	return buf;
+}
+
+#endif
