@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kgc.ko internals shared by the module's source files.
+ *
+ * Locking (outermost first):
+ *
+ *   mmap_lock (core mm)
+ *     heap->lock       mutex: serialises the ioctls of one heap (create,
+ *                      commit, uncommit, pin query) and debugfs dumps.
+ *                      Never held across copy_{from,to}_user, so no
+ *                      heap->lock -> mmap_lock edge exists.
+ *       page lock      taken by the fault handler (held until the core has
+ *                      installed the PTE) and briefly by uncommit.
+ *         heap->slot_lock  spinlock: heap->pages[], heap->regions[] and
+ *                      the module-owned fields of the region table. Never
+ *                      held across allocation, sleeping or unmapping.
+ *
+ * mmap does not take heap->lock: it only reads the heap geometry, which is
+ * immutable once heap->created is set (store-release / load-acquire).
+ */
+#ifndef _KGC_INTERNAL_H
+#define _KGC_INTERNAL_H
+
+#include <linux/atomic.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+
+#include "kgc.h"
+
+#define KGC_NAME		"kgc"
+
+/* Hard ceiling for the max_heap_mb parameter (64 GiB, 16M pages). */
+#define KGC_MAX_HEAP_MB_LIMIT	65536U
+
+/* Pages the fault path and COMMIT_POPULATE allocate. */
+#define KGC_GFP			(GFP_HIGHUSER | __GFP_ZERO | __GFP_ACCOUNT)
+
+/* Kernel-side view of a region; the user-visible copy lives in the table. */
+struct kgc_region {
+	u32 nr_pages;		/* pages present in heap->pages[] */
+	u32 flags;		/* KGC_RF_* */
+	u32 kernel_pins;	/* pinned pages seen at the last query */
+};
+
+struct kgc_heap {
+	struct mutex lock;		/* ioctls, debugfs; see top */
+	spinlock_t slot_lock;		/* pages[], regions[], table */
+	struct inode *inode;		/* hosts this heap's address_space */
+	u32 id;
+	bool created;			/* smp_store_release()d by HEAP_CREATE */
+
+	/* Geometry: written once under @lock before @created is set. */
+	unsigned int region_shift;
+	u32 nr_regions;
+	unsigned long region_pages;
+	unsigned long nr_pages;
+	u64 heap_size;
+	size_t table_size;
+	pgoff_t table_pgoff;
+
+	struct page **pages;		/* nr_pages slots, one ref each */
+	struct kgc_region *regions;	/* nr_regions */
+	struct kgc_region_rec *table;	/* vmalloc_user(), mapped shared */
+	struct page **scratch;		/* region_pages, used under @lock */
+	unsigned long nr_present;	/* under slot_lock */
+
+	atomic_t nr_vmas;
+	struct dentry *dentry;
+
+	atomic64_t faults;
+	atomic64_t commits;
+	atomic64_t uncommits;
+	atomic64_t uncommit_busy;
+	atomic64_t pin_queries;
+	atomic64_t pages_freed;
+};
+
+/* kgc_main.c */
+extern unsigned int kgc_max_heap_mb;
+extern atomic_long_t kgc_pages_held;
+
+/* kgc_heap.c */
+struct kgc_heap *kgc_heap_alloc(void);
+void kgc_heap_free(struct kgc_heap *heap);
+int kgc_heap_create(struct kgc_heap *heap, struct kgc_heap_create *arg);
+struct page *kgc_heap_get_page(struct kgc_heap *heap, pgoff_t idx);
+int kgc_heap_commit(struct kgc_heap *heap, struct kgc_region_range *arg);
+int kgc_heap_uncommit(struct kgc_heap *heap, struct kgc_region_range *arg);
+int kgc_heap_pin_query(struct kgc_heap *heap, u32 first, u32 count,
+		       u64 *bitmap, u32 *nr_pinned);
+u32 kgc_region_kernel_pins(struct kgc_heap *heap, u32 region);
+u64 kgc_max_heap_bytes(void);
+
+static inline bool kgc_heap_created(struct kgc_heap *heap)
+{
+	/* Pairs with smp_store_release() in kgc_heap_create(). */
+	return smp_load_acquire(&heap->created);
+}
+
+/* kgc_mmap.c */
+int kgc_mmap(struct file *file, struct vm_area_struct *vma);
+
+/* kgc_ioctl.c */
+long kgc_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+
+/* kgc_debugfs.c */
+void kgc_debugfs_init(void);
+void kgc_debugfs_exit(void);
+void kgc_debugfs_heap_add(struct kgc_heap *heap);
+void kgc_debugfs_heap_remove(struct kgc_heap *heap);
+
+#endif /* _KGC_INTERNAL_H */

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kgc ioctls: copy the argument in, validate, dispatch, copy the result
+ * out. No lock is held across a user copy.
+ *
+ * Errors common to all commands:
+ *   -ENOTTY  unknown command
+ *   -EFAULT  bad argument or bitmap pointer
+ *   -EINVAL  nonzero flags/reserved fields, bad sizes, bad region ranges
+ *   -ENODEV  COMMIT, UNCOMMIT or PIN_QUERY before HEAP_CREATE (as mmap)
+ * HEAP_CREATE: -EEXIST on a second create, -E2BIG over max_heap_mb.
+ * UNCOMMIT: -EBUSY with busy_region set (the struct is copied out).
+ */
+#include <linux/fs.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+#include "kgc_internal.h"
+
+union kgc_ioctl_arg {
+	struct kgc_info info;
+	struct kgc_heap_create create;
+	struct kgc_region_range range;
+	struct kgc_pin_query pin;
+	struct kgc_stats stats;
+};
+
+static int kgc_ioctl_info(struct kgc_info *info)
+{
+	u64 max_bytes = kgc_max_heap_bytes();
+
+	info->api_version = KGC_API_VERSION;
+	info->page_size = PAGE_SIZE;
+	info->features = KGC_FEAT_REGION_TABLE | KGC_FEAT_PIN_QUERY |
+			 KGC_FEAT_STATS | KGC_FEAT_DEBUGFS | KGC_FEAT_POPULATE;
+	info->region_shift_min = KGC_REGION_SHIFT_MIN;
+	info->region_shift_max = KGC_REGION_SHIFT_MAX;
+	info->max_heap_bytes = max_bytes;
+	info->max_regions = min_t(u64, max_bytes >> KGC_REGION_SHIFT_MIN,
+				  U32_MAX);
+	info->region_rec_size = sizeof(struct kgc_region_rec);
+	info->table_offset = KGC_TABLE_OFFSET;
+	return 0;
+}
+
+static int kgc_ioctl_pin_query(struct kgc_heap *heap,
+			       struct kgc_pin_query *pin)
+{
+	void __user *ubitmap = u64_to_user_ptr(pin->bitmap_ptr);
+	size_t bytes;
+	u64 *bitmap;
+	int ret;
+
+	if (pin->flags || memchr_inv(pin->reserved, 0, sizeof(pin->reserved)))
+		return -EINVAL;
+	if (!pin->count || pin->count > heap->nr_regions)
+		return -EINVAL;
+
+	bytes = DIV_ROUND_UP(pin->count, 64) * sizeof(u64);
+	bitmap = kvzalloc(bytes, GFP_KERNEL_ACCOUNT);
+	if (!bitmap)
+		return -ENOMEM;
+
+	ret = kgc_heap_pin_query(heap, pin->first, pin->count, bitmap,
+				 &pin->nr_pinned);
+	if (ret)
+		goto free_bitmap;
+	if (copy_to_user(ubitmap, bitmap, bytes))
+		ret = -EFAULT;
+
+free_bitmap:
+	kvfree(bitmap);
+	return ret;
+}
+
+static int kgc_ioctl_stats(struct kgc_heap *heap, struct kgc_stats *st)
+{
+	if (kgc_heap_created(heap)) {
+		spin_lock(&heap->slot_lock);
+		st->heap_pages = heap->nr_present;
+		spin_unlock(&heap->slot_lock);
+	}
+	st->module_pages = atomic_long_read(&kgc_pages_held);
+	st->faults = atomic64_read(&heap->faults);
+	st->commits = atomic64_read(&heap->commits);
+	st->uncommits = atomic64_read(&heap->uncommits);
+	st->uncommit_busy = atomic64_read(&heap->uncommit_busy);
+	st->pin_queries = atomic64_read(&heap->pin_queries);
+	st->pages_freed = atomic64_read(&heap->pages_freed);
+	return 0;
+}
+
+long kgc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct kgc_heap *heap = file->private_data;
+	void __user *uarg = (void __user *)arg;
+	union kgc_ioctl_arg u;
+	size_t size = _IOC_SIZE(cmd);
+	int ret;
+
+	switch (cmd) {
+	case KGC_IOC_INFO:
+	case KGC_IOC_STATS:
+		/* Output only. */
+		memset(&u, 0, sizeof(u));
+		break;
+	case KGC_IOC_HEAP_CREATE:
+	case KGC_IOC_REGION_COMMIT:
+	case KGC_IOC_REGION_UNCOMMIT:
+	case KGC_IOC_PIN_QUERY:
+		if (copy_from_user(&u, uarg, size))
+			return -EFAULT;
+		break;
+	default:
+		return -ENOTTY;
+	}
+
+	switch (cmd) {
+	case KGC_IOC_INFO:
+		ret = kgc_ioctl_info(&u.info);
+		break;
+	case KGC_IOC_HEAP_CREATE:
+		ret = kgc_heap_create(heap, &u.create);
+		break;
+	case KGC_IOC_REGION_COMMIT:
+		ret = kgc_heap_created(heap) ?
+		      kgc_heap_commit(heap, &u.range) : -ENODEV;
+		break;
+	case KGC_IOC_REGION_UNCOMMIT:
+		ret = kgc_heap_created(heap) ?
+		      kgc_heap_uncommit(heap, &u.range) : -ENODEV;
+		/* busy_region is part of the -EBUSY answer. */
+		if (ret == -EBUSY && copy_to_user(uarg, &u, size))
+			return -EFAULT;
+		break;
+	case KGC_IOC_PIN_QUERY:
+		ret = kgc_heap_created(heap) ?
+		      kgc_ioctl_pin_query(heap, &u.pin) : -ENODEV;
+		break;
+	case KGC_IOC_STATS:
+		ret = kgc_ioctl_stats(heap, &u.stats);
+		break;
+	default:
+		ret = -ENOTTY;
+		break;
+	}
+	if (ret)
+		return ret;
+
+	if (copy_to_user(uarg, &u, size))
+		return -EFAULT;
+	return 0;
+}

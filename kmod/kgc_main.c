@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kgc.ko - /dev/kgc: one mmap'able heap of fixed-size regions per open fd.
+ *
+ * This file holds the misc device, open/release, the module parameters and
+ * the module-wide page counter. Each open fd gets a private inode from a
+ * small internal pseudo filesystem; its address_space becomes the file's
+ * f_mapping, so unmap_mapping_range() on one heap only ever walks that
+ * heap's own mappings.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/fs.h>
+#include <linux/init.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/mount.h>
+#include <linux/pseudo_fs.h>
+
+#include "kgc_internal.h"
+
+#define KGC_FS_MAGIC	0x6b676321	/* "kgc!" */
+
+/* ---- module parameters ------------------------------------------------ */
+
+unsigned int kgc_max_heap_mb = 4096;
+
+static int kgc_max_heap_mb_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, KGC_MAX_HEAP_MB_LIMIT);
+}
+
+static const struct kernel_param_ops kgc_max_heap_mb_ops = {
+	.set = kgc_max_heap_mb_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(max_heap_mb, &kgc_max_heap_mb_ops, &kgc_max_heap_mb, 0644);
+MODULE_PARM_DESC(max_heap_mb,
+		 "Largest heap one fd may create, in MiB (1..65536, default 4096); larger HEAP_CREATE fails with -E2BIG");
+
+static ushort dev_mode = 0600;
+module_param(dev_mode, ushort, 0444);
+MODULE_PARM_DESC(dev_mode,
+		 "Permission bits of /dev/kgc (default 0600; e.g. 0660 plus a udev GROUP= rule to open it to a group)");
+
+/* Pages held by all heaps of the module right now. */
+atomic_long_t kgc_pages_held = ATOMIC_LONG_INIT(0);
+
+static int kgc_pages_held_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%ld\n", atomic_long_read(&kgc_pages_held));
+}
+
+static const struct kernel_param_ops kgc_pages_held_ops = {
+	.get = kgc_pages_held_get,
+};
+
+module_param_cb(pages_held, &kgc_pages_held_ops, NULL, 0444);
+MODULE_PARM_DESC(pages_held, "Pages all heaps hold now (read-only)");
+
+/* ---- private inodes ---------------------------------------------------- */
+
+static struct vfsmount *kgc_mnt;
+
+static int kgc_init_fs_context(struct fs_context *fc)
+{
+	return init_pseudo(fc, KGC_FS_MAGIC) ? 0 : -ENOMEM;
+}
+
+/*
+ * No .owner: the internal mount lives as long as the module, and a module
+ * reference from it would make the module impossible to unload.
+ */
+static struct file_system_type kgc_fs_type = {
+	.name = "kgc_heap",
+	.init_fs_context = kgc_init_fs_context,
+	.kill_sb = kill_anon_super,
+};
+
+/* ---- file operations --------------------------------------------------- */
+
+static int kgc_open(struct inode *inode, struct file *file)
+{
+	struct kgc_heap *heap;
+	struct inode *hinode;
+	int ret;
+
+	heap = kgc_heap_alloc();
+	if (!heap)
+		return -ENOMEM;
+
+	hinode = alloc_anon_inode(kgc_mnt->mnt_sb);
+	if (IS_ERR(hinode)) {
+		ret = PTR_ERR(hinode);
+		goto free_heap;
+	}
+	hinode->i_private = heap;
+	heap->inode = hinode;
+
+	file->f_mapping = hinode->i_mapping;
+	file->private_data = heap;
+	return 0;
+
+free_heap:
+	kgc_heap_free(heap);
+	return ret;
+}
+
+/*
+ * Called once the last file reference is gone. Every VMA holds a file
+ * reference, so no mapping and no fault can exist any more; kernel pins
+ * (GUP, io_uring, O_DIRECT) hold page references of their own and keep
+ * their pages alive after kgc_heap_free() drops the heap's.
+ */
+static int kgc_release(struct inode *inode, struct file *file)
+{
+	struct kgc_heap *heap = file->private_data;
+
+	kgc_debugfs_heap_remove(heap);
+	kgc_heap_free(heap);
+	return 0;
+}
+
+static const struct file_operations kgc_fops = {
+	.owner = THIS_MODULE,
+	.open = kgc_open,
+	.release = kgc_release,
+	.mmap = kgc_mmap,
+	.unlocked_ioctl = kgc_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
+
+static struct miscdevice kgc_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = KGC_NAME,
+	.fops = &kgc_fops,
+};
+
+static int __init kgc_init(void)
+{
+	int ret;
+
+	BUILD_BUG_ON(sizeof(struct kgc_info) != KGC_INFO_SIZE);
+	BUILD_BUG_ON(sizeof(struct kgc_heap_create) != KGC_HEAP_CREATE_SIZE);
+	BUILD_BUG_ON(sizeof(struct kgc_region_rec) != KGC_REGION_REC_SIZE);
+	BUILD_BUG_ON(sizeof(struct kgc_region_range) != KGC_REGION_RANGE_SIZE);
+	BUILD_BUG_ON(sizeof(struct kgc_pin_query) != KGC_PIN_QUERY_SIZE);
+	BUILD_BUG_ON(sizeof(struct kgc_stats) != KGC_STATS_SIZE);
+	BUILD_BUG_ON(KGC_TABLE_OFFSET & ~PAGE_MASK);
+	BUILD_BUG_ON(((u64)KGC_MAX_HEAP_MB_LIMIT << 20) >= KGC_TABLE_OFFSET);
+
+	if (dev_mode & ~0666) {
+		pr_err("dev_mode %#o: only read/write bits allowed\n", dev_mode);
+		return -EINVAL;
+	}
+	kgc_misc.mode = dev_mode;
+
+	kgc_mnt = kern_mount(&kgc_fs_type);
+	if (IS_ERR(kgc_mnt))
+		return PTR_ERR(kgc_mnt);
+
+	kgc_debugfs_init();
+
+	ret = misc_register(&kgc_misc);
+	if (ret)
+		goto remove_debugfs;
+	return 0;
+
+remove_debugfs:
+	kgc_debugfs_exit();
+	kern_unmount(kgc_mnt);
+	return ret;
+}
+
+static void __exit kgc_exit(void)
+{
+	misc_deregister(&kgc_misc);
+	kgc_debugfs_exit();
+	kern_unmount(kgc_mnt);
+	if (atomic_long_read(&kgc_pages_held))
+		pr_err("%ld pages still counted at unload\n",
+		       atomic_long_read(&kgc_pages_held));
+}
+
+module_init(kgc_init);
+module_exit(kgc_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("kgc: region heaps for a moving garbage collector");

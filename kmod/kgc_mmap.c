@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kgc mmap: the heap mapping (offset 0 .. heap_size) and the region table
+ * mapping (exactly [KGC_TABLE_OFFSET, KGC_TABLE_OFFSET + table_size)).
+ *
+ * Heap pages are ordinary module-allocated pages handed to the core from
+ * .fault through vmf->page (no VM_PFNMAP/VM_MIXEDMAP), so GUP, O_DIRECT
+ * and io_uring fixed buffers work on them like on any page.
+ *
+ * Both kinds of VMA are VM_DONTCOPY (a fork child does not inherit them),
+ * VM_DONTEXPAND (mremap may move or shrink, never grow; also keeps mlock
+ * off them) and VM_DONTDUMP.
+ */
+#include <linux/mm.h>
+#include <linux/pagemap.h>
+#include <linux/vmalloc.h>
+
+#include "kgc_internal.h"
+
+static void kgc_vm_open(struct vm_area_struct *vma)
+{
+	struct kgc_heap *heap = vma->vm_private_data;
+
+	atomic_inc(&heap->nr_vmas);
+}
+
+static void kgc_vm_close(struct vm_area_struct *vma)
+{
+	struct kgc_heap *heap = vma->vm_private_data;
+
+	atomic_dec(&heap->nr_vmas);
+}
+
+/*
+ * Returns the page locked (VM_FAULT_LOCKED) after checking, under the page
+ * lock, that it is still the heap's page for this index. The core keeps it
+ * locked until the PTE is installed, which is what lets uncommit wait out
+ * in-flight faults (see kgc_region_release()). If uncommit took the page
+ * away in between, drop it and let the access fault again.
+ */
+static vm_fault_t kgc_heap_fault(struct vm_fault *vmf)
+{
+	struct kgc_heap *heap = vmf->vma->vm_private_data;
+	pgoff_t idx = vmf->pgoff;
+	struct page *page;
+
+	if (idx >= heap->nr_pages)
+		return VM_FAULT_SIGBUS;
+
+	page = kgc_heap_get_page(heap, idx);
+	if (!page)
+		return VM_FAULT_OOM;
+	atomic64_inc(&heap->faults);
+
+	lock_page(page);
+	if (READ_ONCE(heap->pages[idx]) != page) {
+		unlock_page(page);
+		put_page(page);
+		return VM_FAULT_NOPAGE;
+	}
+	vmf->page = page;
+	return VM_FAULT_LOCKED;
+}
+
+static const struct vm_operations_struct kgc_heap_vm_ops = {
+	.open = kgc_vm_open,
+	.close = kgc_vm_close,
+	.fault = kgc_heap_fault,
+};
+
+/* The table is vmalloc_user() memory; it lives until the heap is freed. */
+static vm_fault_t kgc_table_fault(struct vm_fault *vmf)
+{
+	struct kgc_heap *heap = vmf->vma->vm_private_data;
+	unsigned long off;
+	struct page *page;
+
+	if (vmf->pgoff < heap->table_pgoff)
+		return VM_FAULT_SIGBUS;
+	off = vmf->pgoff - heap->table_pgoff;
+	if (off >= heap->table_size >> PAGE_SHIFT)
+		return VM_FAULT_SIGBUS;
+
+	page = vmalloc_to_page((char *)heap->table + (off << PAGE_SHIFT));
+	if (!page)
+		return VM_FAULT_SIGBUS;
+	get_page(page);
+	vmf->page = page;
+	return 0;
+}
+
+static const struct vm_operations_struct kgc_table_vm_ops = {
+	.open = kgc_vm_open,
+	.close = kgc_vm_close,
+	.fault = kgc_table_fault,
+};
+
+/*
+ * -ENODEV before HEAP_CREATE; -EINVAL for a private mapping, a range not
+ * inside the heap, or a table mapping that is not exactly the table.
+ */
+int kgc_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct kgc_heap *heap = file->private_data;
+	unsigned long npages = vma_pages(vma);
+
+	if (!kgc_heap_created(heap))
+		return -ENODEV;
+	/* MAP_SHARED of a read-only fd clears VM_SHARED but keeps VM_MAYSHARE. */
+	if (!(vma->vm_flags & VM_MAYSHARE))
+		return -EINVAL;
+
+	if (vma->vm_pgoff == heap->table_pgoff) {
+		if (npages != heap->table_size >> PAGE_SHIFT)
+			return -EINVAL;
+		vma->vm_ops = &kgc_table_vm_ops;
+	} else if (vma->vm_pgoff < heap->nr_pages &&
+		   npages <= heap->nr_pages - vma->vm_pgoff) {
+		vma->vm_ops = &kgc_heap_vm_ops;
+	} else {
+		return -EINVAL;
+	}
+
+	vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
+	vma->vm_private_data = heap;
+	kgc_vm_open(vma);
+	return 0;
+}
