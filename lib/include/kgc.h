@@ -303,7 +303,183 @@ int kgc_stats_get(kgc_heap *heap, struct kgc_stats *out, size_t size);
 void kgc_stats_print(kgc_heap *heap, void *file);
 
 /* ------------------------------------------------------------ native calls */
-/* (declarations of the native-call bridge follow in kgc_native section) */
+/*
+ * The native-call bridge (JNI-like). A runtime registers native methods per
+ * owner class (kgc_native_register, like RegisterNatives) or lets them be
+ * found lazily by their JNI-mangled name (dlsym over the process and the
+ * libraries loaded with kgc_native_load_library), then calls them with
+ * kgc_native_call. Signatures use JNI descriptor syntax ("(I[BJ)D",
+ * "(Ljava/lang/String;)V"); they are parsed once, when the method is created,
+ * into a 64-bit fingerprint, a call plan and (for shapes without a direct
+ * trampoline) a prepared libffi call descriptor.
+ *
+ * C signature of a native for the Java descriptor (P1..Pn)R:
+ *  - regular static:    R fn(kgc_env *env, kgc_jclass cls, P1..Pn)
+ *  - regular instance:  R fn(kgc_env *env, kgc_jobject self, P1..Pn)
+ *  - critical (static only, primitives and primitive arrays, no object
+ *    return): R fn(P1..Pn) where each array parameter becomes two C
+ *    parameters (int32_t length, T *elements) - HotSpot's JavaCritical_
+ *    convention; a null array is passed as (0, NULL).
+ * Java -> C types: Z uint8_t, B int8_t, C uint16_t, S int16_t, I int32_t,
+ * J int64_t, F float, D double, L.../[... kgc_jobject (regular natives).
+ *
+ * Regular natives run in native state: their object arguments (and receiver)
+ * are local handles - pointers to root slots that the collector updates, so
+ * they stay valid when a collection moves the objects while the native runs.
+ * Natives touch objects only through the env (each env function leaves
+ * native state for its duration). Critical natives run in native state too,
+ * with their arrays pinned (kgc_critical_get): other threads keep allocating
+ * and collecting while they run.
+ */
+
+/* One argument or result, in Java order. */
+union kgc_value {
+	uint8_t z;
+	int8_t b;
+	uint16_t c;
+	int16_t s;
+	int32_t i;
+	int64_t j;
+	float f;
+	double d;
+	kgc_obj l;
+};
+
+/*
+ * A reference handed to native code: a pointer to a root slot holding the
+ * object (local handles: slots of the call's frame; global refs: kgc_handle
+ * cells). NULL stands for the null reference. Like jobject: opaque to the
+ * native, resolved only by the env.
+ */
+typedef kgc_obj *kgc_jobject;
+/* The owner class passed to static regular natives (like jclass). */
+typedef const struct kgc_native_class *kgc_jclass;
+/* A bound native method (stable until kgc_native_heap_release). */
+typedef struct kgc_method kgc_method;
+
+struct kgc_env_fns;
+/* Natives receive kgc_env *env and call (*env)->Fn(env, ...), like JNIEnv. */
+typedef const struct kgc_env_fns *kgc_env;
+
+/* Mark native functions that lazy lookup must find (like JNIEXPORT). */
+#define KGC_NATIVE_EXPORT __attribute__((visibility("default")))
+
+#define KGC_ENV_VERSION 0x00010000
+
+/*
+ * Env callbacks. Functions returning kgc_jobject return a new local ref
+ * (valid until the native returns; at least 16 per call without allocation)
+ * or NULL on failure/null. Functions returning int return 0 or -errno with
+ * kgc_last_error set. Field offsets are from the object start; type is a
+ * descriptor char (Z B C S I J F D) checked against nothing but size.
+ */
+struct kgc_env_fns {
+	uint32_t version;
+	uint32_t reserved0;
+	kgc_thread *(*GetThread)(kgc_env *env);
+	const char *(*GetClassName)(kgc_env *env, kgc_jclass cls);
+
+	kgc_jobject (*AllocObject)(kgc_env *env, kgc_type_id type);
+	kgc_jobject (*NewArray)(kgc_env *env, kgc_type_id array_type, size_t length);
+	kgc_type_id (*GetObjectType)(kgc_env *env, kgc_jobject obj);
+	size_t (*GetArrayLength)(kgc_env *env, kgc_jobject array);
+
+	int (*GetField)(kgc_env *env, kgc_jobject obj, size_t offset, char type,
+			union kgc_value *out);
+	int (*SetField)(kgc_env *env, kgc_jobject obj, size_t offset, char type,
+			union kgc_value val);
+	kgc_jobject (*GetObjectField)(kgc_env *env, kgc_jobject obj, size_t offset);
+	int (*SetObjectField)(kgc_env *env, kgc_jobject obj, size_t offset,
+			      kgc_jobject val);
+
+	/* type: the array's element descriptor char (checked), like Get<T>ArrayRegion */
+	int (*GetArrayRegion)(kgc_env *env, kgc_jobject array, char type,
+			      size_t start, size_t len, void *buf);
+	int (*SetArrayRegion)(kgc_env *env, kgc_jobject array, char type,
+			      size_t start, size_t len, const void *buf);
+	kgc_jobject (*GetObjectArrayElement)(kgc_env *env, kgc_jobject array, size_t index);
+	int (*SetObjectArrayElement)(kgc_env *env, kgc_jobject array, size_t index,
+				     kgc_jobject val);
+	/* Pins the array (kgc_critical_get); no env call until the release. */
+	void *(*GetPrimitiveArrayCritical)(kgc_env *env, kgc_jobject array, size_t *length);
+	void (*ReleasePrimitiveArrayCritical)(kgc_env *env, kgc_jobject array,
+					      void *elems, int mode);
+
+	/* Exceptions: a pending exception makes kgc_native_call return -EPROTO. */
+	int (*Throw)(kgc_env *env, kgc_jobject exc);
+	/* Allocates an object of type and throws it; message kept beside it. */
+	int (*ThrowNew)(kgc_env *env, kgc_type_id type, const char *message);
+	int (*ExceptionCheck)(kgc_env *env);
+	kgc_jobject (*ExceptionOccurred)(kgc_env *env);
+	void (*ExceptionClear)(kgc_env *env);
+
+	kgc_jobject (*NewGlobalRef)(kgc_env *env, kgc_jobject obj);
+	void (*DeleteGlobalRef)(kgc_env *env, kgc_jobject ref);
+	kgc_jobject (*NewLocalRef)(kgc_env *env, kgc_jobject obj);
+	void (*DeleteLocalRef)(kgc_env *env, kgc_jobject ref);
+	int (*IsSameObject)(kgc_env *env, kgc_jobject a, kgc_jobject b);
+};
+
+#define KGC_NATIVE_STATIC	(1u << 0)	/* no receiver */
+#define KGC_NATIVE_CRITICAL	(1u << 1)	/* critical native (implies static) */
+
+/* One entry of a registration table (like JNINativeMethod). */
+struct kgc_native_method {
+	const char *name;
+	const char *signature;
+	void *fnptr;
+	uint32_t flags;
+};
+
+/*
+ * Bind n methods of owner ("pkg/Cls"). The whole table is validated first;
+ * nothing is bound if any entry fails: -EINVAL (bad descriptor: "bad syntax at
+ * column N", "unknown type 'Q' at column N"; critical non-static or with a
+ * reference parameter/return; NULL name/fnptr), -EEXIST (already registered,
+ * or twice in the table). kgc_last_error names the method and the fault.
+ */
+int kgc_native_register(kgc_heap *heap, const char *owner,
+			const struct kgc_native_method *table, size_t n);
+/* Unbinds owner's registered methods (they fall back to lazy lookup). */
+int kgc_native_unregister(kgc_heap *heap, const char *owner);
+
+/*
+ * The method owner.name with descriptor sig, created unbound if it was not
+ * registered (flags must match an existing method's, else -EINVAL). An
+ * unbound method is linked on its first call (or kgc_native_method_link) by
+ * looking up Java_<mangled owner>_<mangled name> and then the overloaded
+ * form ...__<mangled params> (JavaCritical_ prefix for critical methods).
+ */
+int kgc_native_method_find(kgc_heap *heap, const char *owner, const char *name,
+			   const char *sig, uint32_t flags, kgc_method **out);
+/* Link now: 0, or -ENOENT with the symbol names tried in kgc_last_error. */
+int kgc_native_method_link(kgc_method *m);
+/* The signature's 64-bit fingerprint (0: more than 13 parameters). */
+uint64_t kgc_native_method_fingerprint(const kgc_method *m);
+const char *kgc_native_class_name(kgc_jclass cls);
+
+/* dlopen a library searched (after the process) by lazy lookup. */
+int kgc_native_load_library(kgc_heap *heap, const char *path);
+
+/*
+ * Call m on thread t (managed state). args: sig's parameters in Java order
+ * (references as kgc_obj, arrays for critical natives too); receiver for
+ * instance methods (NULL -> -EINVAL), ignored for static ones; result may be
+ * NULL for void. Returns 0, -ENOENT (lazy lookup failed), -EINVAL, or -EPROTO:
+ * the native left an exception pending (fetch it with kgc_native_exception).
+ */
+int kgc_native_call(kgc_thread *t, kgc_method *m, kgc_obj receiver,
+		    const union kgc_value *args, union kgc_value *result);
+
+/* The exception pending on t after -EPROTO (a raw kgc_obj), or NULL. */
+kgc_obj kgc_native_exception(kgc_thread *t);
+/* Its ThrowNew message, or NULL. Valid until cleared. */
+const char *kgc_native_exception_message(kgc_thread *t);
+/* Clears it (do so before kgc_thread_detach: it is held by a handle). */
+void kgc_native_exception_clear(kgc_thread *t);
+
+/* Frees the heap's classes, methods and libraries; call before kgc_heap_destroy. */
+void kgc_native_heap_release(kgc_heap *heap);
 
 #ifdef __cplusplus
 }

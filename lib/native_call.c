@@ -1,0 +1,628 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * native_call.c - calling native methods.
+ *
+ * native_method_prepare (once per method) turns the parsed signature into a
+ * call plan: one op per Java parameter saying where its value goes (integer
+ * register i, fp register i, a handle to frame slot k, or - critical - a
+ * (length, pointer) pair), the number of frame slots a regular call needs,
+ * and the call kind:
+ *
+ *  NC_INT6  every C argument is integer-class (ints, pointers, handles) and
+ *           there are at most 6: the native is called directly through a
+ *           pointer of type R(*)(6 x uint64_t).
+ *  NC_REG   at most 6 integer-class and 8 fp-class C arguments: called
+ *           directly through R(*)(6 x uint64_t, 8 x double), floats carried
+ *           in the low half of their double register.
+ *  NC_FFI   anything else (stack arguments): a prepared ffi_cif.
+ *
+ * The direct kinds rely on the System V AMD64 (and AAPCS64) rule that
+ * integer-class and fp-class arguments are assigned to their register files
+ * independently, in order, and that surplus argument registers are ignored by
+ * the callee - the same reasoning a JIT's signature handler uses. Elsewhere
+ * every method uses libffi. Setting native_force_ffi (tests) makes every
+ * method prepared afterwards use libffi, to check both paths agree.
+ *
+ * The invoker (regular / critical, and specialised ones for hot shapes) is
+ * chosen at prepare time; kgc_native_call is one load and one indirect call.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "native_internal.h"
+
+#if defined(__x86_64__) || defined(__aarch64__)
+#define NATIVE_DIRECT 1
+#else
+#define NATIVE_DIRECT 0
+#endif
+#define NINT 6
+#define NFP 8
+
+int native_force_ffi;
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+typedef uint64_t u64;
+union fpreg {
+	double d;
+	float f;
+	u64 u;
+};
+
+/* ------------------------------------------------------------ preparation */
+
+static ffi_type *ffi_of(unsigned t)
+{
+	switch (t) {
+	case NT_VOID: return &ffi_type_void;
+	case NT_Z: return &ffi_type_uint8;
+	case NT_B: return &ffi_type_sint8;
+	case NT_C: return &ffi_type_uint16;
+	case NT_S: return &ffi_type_sint16;
+	case NT_I: return &ffi_type_sint32;
+	case NT_J: return &ffi_type_sint64;
+	case NT_F: return &ffi_type_float;
+	case NT_D: return &ffi_type_double;
+	default: return &ffi_type_pointer;
+	}
+}
+
+static const char *type_word(unsigned t)
+{
+	static const char *const w[NT_COUNT] = {
+		"void", "boolean", "byte", "char", "short", "int", "long", "float",
+		"double", "a reference", "an array", "a reference array",
+	};
+	return t < NT_COUNT ? w[t] : "?";
+}
+
+static int invoke_regular(kgc_thread *t, struct kgc_method *m, void *fn, kgc_obj recv,
+			  const union kgc_value *args, union kgc_value *res);
+static int invoke_critical(kgc_thread *t, struct kgc_method *m, void *fn, kgc_obj recv,
+			   const union kgc_value *args, union kgc_value *res);
+static int invoke_crit_a1_i32(kgc_thread *t, struct kgc_method *m, void *fn, kgc_obj recv,
+			      const union kgc_value *args, union kgc_value *res);
+static int invoke_crit_v_v(kgc_thread *t, struct kgc_method *m, void *fn, kgc_obj recv,
+			   const union kgc_value *args, union kgc_value *res);
+
+int native_method_prepare(struct kgc_method *m, char *err, size_t errsz)
+{
+	const struct native_sig *s = &m->sig;
+	bool crit = m->flags & KGC_NATIVE_CRITICAL;
+	unsigned ni = 0, nf = 0, nc = 0, nrefs = 1, narr = 0;
+	ffi_status st;
+
+	if (crit) {
+		if (!(m->flags & KGC_NATIVE_STATIC)) {
+			snprintf(err, errsz, "a critical native must be static");
+			return -EINVAL;
+		}
+		if (s->ret > NT_D) {
+			snprintf(err, errsz, "a critical native cannot return %s",
+				 type_word(s->ret));
+			return -EINVAL;
+		}
+		for (unsigned i = 0; i < s->nparams; i++)
+			if (s->types[i] == NT_OBJ || s->types[i] == NT_RARR) {
+				snprintf(err, errsz, "a critical native takes only primitives "
+					 "and primitive arrays; parameter %u is %s", i + 1,
+					 type_word(s->types[i]));
+				return -EINVAL;
+			}
+	}
+	m->ops = calloc(s->nparams + 1, sizeof(*m->ops));
+	m->atypes = calloc(2 * s->nparams + 3, sizeof(*m->atypes));
+	if (!m->ops || !m->atypes) {
+		snprintf(err, errsz, "out of memory");
+		return -ENOMEM;
+	}
+	if (!crit) {		/* env, class or receiver handle */
+		m->atypes[nc++] = &ffi_type_pointer;
+		m->atypes[nc++] = &ffi_type_pointer;
+		ni = 2;
+	}
+	for (unsigned i = 0; i < s->nparams; i++) {
+		struct native_plan_op *op = &m->ops[i];
+		unsigned ty = s->types[i];
+
+		op->type = (uint8_t)ty;
+		op->elem = s->elems[i];
+		op->carg = (uint16_t)nc;
+		switch (ty) {
+		case NT_F:
+		case NT_D:
+			op->op = ty == NT_F ? OP_F32 : OP_F64;
+			op->reg = (uint16_t)nf++;
+			m->atypes[nc++] = ffi_of(ty);
+			break;
+		case NT_OBJ:
+		case NT_RARR:
+		case NT_PARR:
+			if (crit) {
+				op->op = OP_CRIT_ARR;
+				op->reg = (uint16_t)ni;
+				ni += 2;
+				m->atypes[nc++] = &ffi_type_sint32;
+				m->atypes[nc++] = &ffi_type_pointer;
+				narr++;
+			} else {
+				op->op = OP_REF;
+				op->reg = (uint16_t)ni++;
+				op->slot = (uint16_t)nrefs++;
+				m->atypes[nc++] = &ffi_type_pointer;
+			}
+			break;
+		default:
+			op->op = OP_INT_S;
+			op->reg = (uint16_t)ni++;
+			m->atypes[nc++] = ffi_of(ty);
+			break;
+		}
+	}
+	m->nint = (uint8_t)(ni > 255 ? 255 : ni);
+	m->nfp = (uint8_t)(nf > 255 ? 255 : nf);
+	m->narr = (uint8_t)narr;
+	m->nrefs = (uint16_t)nrefs;
+	m->ncargs = (uint16_t)nc;
+	if (NATIVE_DIRECT && !native_force_ffi && ni <= NINT && nf == 0)
+		m->call_kind = NC_INT6;
+	else if (NATIVE_DIRECT && !native_force_ffi && ni <= NINT && nf <= NFP)
+		m->call_kind = NC_REG;
+	else
+		m->call_kind = NC_FFI;
+
+	/* The cif is prepared for every method: it is the reference path. */
+	st = ffi_prep_cif(&m->cif, FFI_DEFAULT_ABI, nc, ffi_of(s->ret), m->atypes);
+	if (st != FFI_OK) {
+		snprintf(err, errsz, "libffi cannot describe this call (status %d)", (int)st);
+		return -EINVAL;
+	}
+
+	if (!crit)
+		m->invoke = invoke_regular;
+	else if (m->call_kind == NC_INT6 && s->nparams == 1 && s->types[0] == NT_PARR &&
+		 s->ret == NT_I)
+		m->invoke = invoke_crit_a1_i32;
+	else if (m->call_kind == NC_INT6 && s->nparams == 0 && s->ret == NT_VOID)
+		m->invoke = invoke_crit_v_v;
+	else
+		m->invoke = invoke_critical;
+	return 0;
+}
+
+void native_method_unprepare(struct kgc_method *m)
+{
+	free(m->ops);
+	free(m->atypes);
+	m->ops = NULL;
+	m->atypes = NULL;
+}
+
+/* ------------------------------------------------------------- marshalling */
+
+static inline u64 widen(unsigned ty, const union kgc_value *v)
+{
+	switch (ty) {
+	case NT_Z: return v->z;
+	case NT_B: return (u64)(int64_t)v->b;
+	case NT_C: return v->c;
+	case NT_S: return (u64)(int64_t)v->s;
+	case NT_I: return (u64)(int64_t)v->i;
+	default: return (u64)v->j;
+	}
+}
+
+/* Raw return of a direct or ffi call, before conversion to a kgc_value. */
+union rawret {
+	u64 u;
+	ffi_arg a;
+	float f;
+	double d;
+	void *p;
+};
+
+#define I6 u64, u64, u64, u64, u64, u64
+#define A6 ia[0], ia[1], ia[2], ia[3], ia[4], ia[5]
+#define D8 double, double, double, double, double, double, double, double
+#define F8 fa[0].d, fa[1].d, fa[2].d, fa[3].d, fa[4].d, fa[5].d, fa[6].d, fa[7].d
+
+/* Calls fn with integer registers ia and (NC_REG) fp registers fa. */
+static inline void call_direct(void *fn, unsigned kind, unsigned ret, const u64 *ia,
+			       const union fpreg *fa, union rawret *r)
+{
+	if (kind == NC_INT6) {
+		switch (ret) {
+		case NT_VOID: ((void (*)(I6))fn)(A6); break;
+		case NT_Z: r->u = ((uint8_t (*)(I6))fn)(A6); break;
+		case NT_B: r->u = (u64)((int8_t (*)(I6))fn)(A6); break;
+		case NT_C: r->u = ((uint16_t (*)(I6))fn)(A6); break;
+		case NT_S: r->u = (u64)((int16_t (*)(I6))fn)(A6); break;
+		case NT_I: r->u = (u64)((int32_t (*)(I6))fn)(A6); break;
+		case NT_J: r->u = (u64)((int64_t (*)(I6))fn)(A6); break;
+		case NT_F: r->f = ((float (*)(I6))fn)(A6); break;
+		case NT_D: r->d = ((double (*)(I6))fn)(A6); break;
+		default: r->p = ((void *(*)(I6))fn)(A6); break;
+		}
+	} else {
+		switch (ret) {
+		case NT_VOID: ((void (*)(I6, D8))fn)(A6, F8); break;
+		case NT_Z: r->u = ((uint8_t (*)(I6, D8))fn)(A6, F8); break;
+		case NT_B: r->u = (u64)((int8_t (*)(I6, D8))fn)(A6, F8); break;
+		case NT_C: r->u = ((uint16_t (*)(I6, D8))fn)(A6, F8); break;
+		case NT_S: r->u = (u64)((int16_t (*)(I6, D8))fn)(A6, F8); break;
+		case NT_I: r->u = (u64)((int32_t (*)(I6, D8))fn)(A6, F8); break;
+		case NT_J: r->u = (u64)((int64_t (*)(I6, D8))fn)(A6, F8); break;
+		case NT_F: r->f = ((float (*)(I6, D8))fn)(A6, F8); break;
+		case NT_D: r->d = ((double (*)(I6, D8))fn)(A6, F8); break;
+		default: r->p = ((void *(*)(I6, D8))fn)(A6, F8); break;
+		}
+	}
+}
+
+/* Stores a primitive raw return into res (by Java type). */
+static inline void store_prim(unsigned ret, const union rawret *r, union kgc_value *res)
+{
+	switch (ret) {
+	case NT_VOID: break;
+	case NT_Z: res->z = (uint8_t)r->u; break;
+	case NT_B: res->b = (int8_t)r->u; break;
+	case NT_C: res->c = (uint16_t)r->u; break;
+	case NT_S: res->s = (int16_t)r->u; break;
+	case NT_I: res->i = (int32_t)r->u; break;
+	case NT_J: res->j = (int64_t)r->u; break;
+	case NT_F: res->f = r->f; break;
+	case NT_D: res->d = r->d; break;
+	}
+}
+
+/*
+ * The C argument vector of one call. Direct kinds fill ia/fa; NC_FFI fills
+ * cv (one 8-byte cell per C argument, value in its low bytes) and av.
+ */
+struct cargs {
+	u64 ia[NINT];
+	union fpreg fa[NFP];
+	u64 *cv;
+	void **av;
+};
+
+static inline void put_int(struct kgc_method *m, struct cargs *c, unsigned reg,
+			   unsigned cslot, u64 v)
+{
+	if (m->call_kind == NC_FFI)
+		c->cv[cslot] = v;
+	else
+		c->ia[reg] = v;
+}
+
+static void call_any(struct kgc_method *m, void *fn, struct cargs *c, union rawret *r)
+{
+	if (m->call_kind != NC_FFI) {
+		call_direct(fn, m->call_kind, m->sig.ret, c->ia, c->fa, r);
+		return;
+	}
+	for (unsigned i = 0; i < m->ncargs; i++)
+		c->av[i] = &c->cv[i];
+	r->u = 0;
+	ffi_call(&m->cif, FFI_FN(fn), r, c->av);
+	/* libffi widens integral returns to ffi_arg: the low bytes are the value */
+}
+
+/* --------------------------------------------------------- regular natives */
+
+static int invoke_regular(kgc_thread *t, struct kgc_method *m, void *fn, kgc_obj recv,
+			  const union kgc_value *args, union kgc_value *res)
+{
+	const unsigned np = m->sig.nparams, ret = m->sig.ret;
+	const uint32_t cap = m->nrefs + 1 + NATIVE_LOCAL_CAPACITY;
+	kgc_obj slots[cap];
+	u64 cv[m->call_kind == NC_FFI ? m->ncargs + 1 : 1];
+	void *av[m->call_kind == NC_FFI ? m->ncargs + 1 : 1];
+	struct cargs c = { .cv = cv, .av = av };
+	struct kgc_frame frame;
+	struct native_env env;
+	union rawret r = { 0 };
+	int rc = 0;
+
+	if (!(m->flags & KGC_NATIVE_STATIC) && unlikely(!recv)) {
+		native_error("native %s.%s%s: null receiver", m->owner->name, m->name, m->desc);
+		return -EINVAL;
+	}
+	slots[0] = (m->flags & KGC_NATIVE_STATIC) ? NULL : recv;
+	for (unsigned i = 0; i < np; i++)
+		if (m->ops[i].op == OP_REF)
+			slots[m->ops[i].slot] = args[i].l;
+	slots[m->nrefs] = NULL;		/* pending exception */
+
+	env.fns = &native_env_fns;
+	env.t = t;
+	env.m = m;
+	env.frame = &frame;
+	env.slots = slots;
+	env.cap = cap;
+	env.exc_slot = m->nrefs;
+	env.chunks = NULL;
+	env.exc_msg = NULL;
+	env.exc_pending = false;
+	kgc_frame_push(t, &frame, slots, m->nrefs + 1, NULL);
+
+	put_int(m, &c, 0, 0, (u64)(uintptr_t)&env);
+	put_int(m, &c, 1, 1, (m->flags & KGC_NATIVE_STATIC) ? (u64)(uintptr_t)m->owner
+							     : (u64)(uintptr_t)&slots[0]);
+	for (unsigned i = 0; i < np; i++) {
+		const struct native_plan_op *op = &m->ops[i];
+
+		switch (op->op) {
+		case OP_INT_S:
+			put_int(m, &c, op->reg, op->carg, widen(op->type, &args[i]));
+			break;
+		case OP_REF:
+			/* handle = pointer to the frame slot; null stays NULL */
+			put_int(m, &c, op->reg, op->carg,
+				args[i].l ? (u64)(uintptr_t)&slots[op->slot] : 0);
+			break;
+		case OP_F32:
+			if (m->call_kind == NC_FFI) {
+				c.cv[op->carg] = 0;
+				memcpy(&c.cv[op->carg], &args[i].f, sizeof(float));
+			} else {
+				c.fa[op->reg].u = 0;
+				c.fa[op->reg].f = args[i].f;
+			}
+			break;
+		case OP_F64:
+			if (m->call_kind == NC_FFI)
+				memcpy(&c.cv[op->carg], &args[i].d, sizeof(double));
+			else
+				c.fa[op->reg].d = args[i].d;
+			break;
+		}
+	}
+
+	kgc_enter_native(t);
+	call_any(m, fn, &c, &r);
+	kgc_leave_native(t);
+
+	if (res) {
+		if (ret == NT_OBJ || ret == NT_PARR || ret == NT_RARR) {
+			kgc_jobject h = (kgc_jobject)r.p;
+
+			res->l = h ? *h : NULL;
+		} else {
+			store_prim(ret, &r, res);
+		}
+	}
+	if (unlikely(env.exc_pending)) {
+		/* still rooted by the frame while the handle is made */
+		native_exception_set(t, slots[env.exc_slot], env.exc_msg);
+		env.exc_msg = NULL;
+		rc = -EPROTO;
+	}
+	free(env.exc_msg);
+	native_env_pop_locals(&env);
+	kgc_frame_pop(t, &frame);
+	return rc;
+}
+
+/* -------------------------------------------------------- critical natives */
+
+static int crit_fail(kgc_thread *t, struct kgc_method *m, unsigned k, const char *why)
+{
+	native_error("critical native %s.%s%s: array argument %u: %s", m->owner->name,
+		     m->name, m->desc, k + 1, why);
+	return -EINVAL;
+}
+
+static int invoke_critical(kgc_thread *t, struct kgc_method *m, void *fn, kgc_obj recv,
+			   const union kgc_value *args, union kgc_value *res)
+{
+	const unsigned np = m->sig.nparams, narr = m->narr;
+	kgc_obj arr[narr + 1];
+	void *elems[narr + 1];
+	u64 cv[m->call_kind == NC_FFI ? m->ncargs + 1 : 1];
+	void *av[m->call_kind == NC_FFI ? m->ncargs + 1 : 1];
+	struct cargs c = { .cv = cv, .av = av };
+	struct kgc_frame frame;
+	union rawret r = { 0 };
+	unsigned k = 0, pinned = 0;
+	int rc = 0;
+
+	for (unsigned i = 0; i < np; i++)
+		if (m->ops[i].op == OP_CRIT_ARR)
+			arr[k++] = args[i].l;
+	/*
+	 * With more than one array, the later ones must be in a root: once the
+	 * first is pinned the thread is in native state and a collection may
+	 * move the others before they are pinned.
+	 */
+	if (narr > 1)
+		kgc_frame_push(t, &frame, arr, narr, NULL);
+	for (k = 0; k < narr; k++)
+		elems[k] = NULL;
+	for (k = 0; k < narr; k++) {
+		size_t len;
+
+		if (!arr[k])
+			continue;
+		elems[k] = kgc_critical_get(t, &arr[k], &len);
+		if (!elems[k]) {
+			rc = crit_fail(t, m, k, "not a primitive array");
+			goto release;
+		}
+		pinned++;
+	}
+	k = 0;
+	for (unsigned i = 0; i < np; i++) {
+		const struct native_plan_op *op = &m->ops[i];
+
+		switch (op->op) {
+		case OP_INT_S:
+			put_int(m, &c, op->reg, op->carg, widen(op->type, &args[i]));
+			break;
+		case OP_CRIT_ARR: {
+			/* the array is pinned: its length word is stable */
+			size_t len = elems[k] ? kgc_array_length(arr[k]) : 0;
+
+			if (unlikely(len > INT32_MAX)) {
+				rc = crit_fail(t, m, k, "longer than 2^31-1 elements");
+				goto release;
+			}
+			put_int(m, &c, op->reg, op->carg, (u64)len);
+			put_int(m, &c, op->reg + 1, op->carg + 1, (u64)(uintptr_t)elems[k]);
+			k++;
+			break;
+		}
+		case OP_F32:
+			if (m->call_kind == NC_FFI) {
+				c.cv[op->carg] = 0;
+				memcpy(&c.cv[op->carg], &args[i].f, sizeof(float));
+			} else {
+				c.fa[op->reg].u = 0;
+				c.fa[op->reg].f = args[i].f;
+			}
+			break;
+		case OP_F64:
+			if (m->call_kind == NC_FFI)
+				memcpy(&c.cv[op->carg], &args[i].d, sizeof(double));
+			else
+				c.fa[op->reg].d = args[i].d;
+			break;
+		}
+	}
+	/* pinned arrays put the thread in native state; else do it here */
+	if (!pinned)
+		kgc_enter_native(t);
+	call_any(m, fn, &c, &r);
+	if (!pinned)
+		kgc_leave_native(t);
+	if (res)
+		store_prim(m->sig.ret, &r, res);
+release:
+	for (unsigned j = narr; j-- > 0;)
+		if (elems[j])
+			kgc_critical_release(t, &arr[j], elems[j], KGC_CRITICAL_COMMIT);
+	if (narr > 1)
+		kgc_frame_pop(t, &frame);
+	return rc;
+}
+
+/* (I[)I... shape: one primitive array, int result - the bench's sum. */
+static int invoke_crit_a1_i32(kgc_thread *t, struct kgc_method *m, void *fn, kgc_obj recv,
+			      const union kgc_value *args, union kgc_value *res)
+{
+	kgc_obj a = args[0].l;
+	void *p = NULL;
+	size_t len = 0;
+	int32_t v;
+
+	if (likely(a != NULL)) {
+		p = kgc_critical_get(t, &a, &len);
+		if (unlikely(!p))
+			return crit_fail(t, m, 0, "not a primitive array");
+		if (unlikely(len > INT32_MAX)) {
+			kgc_critical_release(t, &a, p, KGC_CRITICAL_COMMIT);
+			return crit_fail(t, m, 0, "longer than 2^31-1 elements");
+		}
+		v = ((int32_t (*)(int32_t, void *))fn)((int32_t)len, p);
+		kgc_critical_release(t, &a, p, KGC_CRITICAL_COMMIT);
+	} else {
+		kgc_enter_native(t);
+		v = ((int32_t (*)(int32_t, void *))fn)(0, NULL);
+		kgc_leave_native(t);
+	}
+	if (res)
+		res->i = v;
+	return 0;
+}
+
+/* ()V: the empty critical call. */
+static int invoke_crit_v_v(kgc_thread *t, struct kgc_method *m, void *fn, kgc_obj recv,
+			   const union kgc_value *args, union kgc_value *res)
+{
+	kgc_enter_native(t);
+	((void (*)(void))fn)();
+	kgc_leave_native(t);
+	return 0;
+}
+
+/* ------------------------------------------------------------------- entry */
+
+NATIVE_API int kgc_native_call(kgc_thread *t, kgc_method *m, kgc_obj receiver,
+		    const union kgc_value *args, union kgc_value *result)
+{
+	void *fn = __atomic_load_n(&m->fn, __ATOMIC_ACQUIRE);
+
+	if (unlikely(!fn)) {
+		int rc = native_method_link(m);
+
+		if (rc)
+			return rc;
+		fn = __atomic_load_n(&m->fn, __ATOMIC_ACQUIRE);
+	}
+	return m->invoke(t, m, fn, receiver, args, result);
+}
+
+/* ------------------------------------------------------ pending exceptions */
+
+/* One pending exception per OS thread (an attached kgc_thread is one). */
+static __thread struct {
+	kgc_thread *t;
+	kgc_handle h;
+	char *msg;
+	bool pending;
+} native_exc;
+
+int native_exception_set(kgc_thread *t, kgc_obj exc, char *msg)
+{
+	if (native_exc.t != t) {
+		/* a stale record of a previous attachment: its handle died with it */
+		native_exc.t = t;
+		native_exc.h = NULL;
+		free(native_exc.msg);
+		native_exc.msg = NULL;
+	}
+	if (!native_exc.h) {
+		native_exc.h = kgc_handle_new(t, exc);
+		if (!native_exc.h) {
+			free(msg);
+			return -ENOMEM;
+		}
+	} else {
+		kgc_handle_set(native_exc.h, exc);
+	}
+	free(native_exc.msg);
+	native_exc.msg = msg;
+	native_exc.pending = true;
+	return 0;
+}
+
+NATIVE_API kgc_obj kgc_native_exception(kgc_thread *t)
+{
+	if (native_exc.t != t || !native_exc.pending)
+		return NULL;
+	return kgc_handle_get(native_exc.h);
+}
+
+NATIVE_API const char *kgc_native_exception_message(kgc_thread *t)
+{
+	if (native_exc.t != t || !native_exc.pending)
+		return NULL;
+	return native_exc.msg;
+}
+
+NATIVE_API void kgc_native_exception_clear(kgc_thread *t)
+{
+	if (native_exc.t != t)
+		return;
+	if (native_exc.h)
+		kgc_handle_free(t, native_exc.h);
+	free(native_exc.msg);
+	native_exc.h = NULL;
+	native_exc.msg = NULL;
+	native_exc.pending = false;
+	native_exc.t = NULL;
+}

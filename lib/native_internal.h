@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * native_internal.h - internals of the native-call bridge (lib/native_*.c).
+ *
+ *   native_sig.c       descriptor parser, 64-bit fingerprint, JNI name mangling
+ *   native_registry.c  per-heap registry: owners, methods, registration,
+ *                      lazy lookup (dlsym), loaded libraries
+ *   native_call.c      call plans, direct register trampolines, libffi path,
+ *                      regular and critical invokers, pending exceptions
+ *   native_env.c       kgc_env_fns: the callbacks a regular native receives
+ *
+ * Binding happens once per method (native_method_prepare): the signature is
+ * parsed into a struct native_sig, a per-parameter call plan and, when no
+ * direct trampoline fits, a prepared ffi_cif. The call path only reads these.
+ */
+#ifndef KGC_NATIVE_INTERNAL_H
+#define KGC_NATIVE_INTERNAL_H
+
+#include <ffi.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <kgc.h>
+
+/* Public entry points (the library builds with -fvisibility=hidden). */
+#define NATIVE_API __attribute__((visibility("default")))
+
+/* ------------------------------------------------------------- signatures */
+
+/*
+ * Java-level type codes (4 bits: they are the fingerprint's digits).
+ * NT_PARR is a one-dimensional primitive array (element in elem[]), NT_RARR
+ * any other array ([L...; or [[...).
+ */
+enum native_type {
+	NT_VOID = 0, NT_Z, NT_B, NT_C, NT_S, NT_I, NT_J, NT_F, NT_D,
+	NT_OBJ, NT_PARR, NT_RARR,
+	NT_COUNT,
+};
+
+#define NATIVE_MAX_SLOTS	255	/* JVMS 4.3.3: parameter slots incl. this */
+#define NATIVE_FP_MAX_PARAMS	13	/* params that fit in a fingerprint */
+
+/*
+ * Fingerprint (seed 003: a signature compressed into one word so the call
+ * path never re-reads the string). Layout:
+ *   bits  0..3   return type (enum native_type)
+ *   bits  4..7   parameter count (0..13)
+ *   bits  8..59  parameter i at bits 8+4i (enum native_type)
+ *   bit  63      set: valid. 0 = too many parameters (no fingerprint).
+ * Two signatures that differ only in class names or primitive array element
+ * types share a fingerprint (they share the calling convention).
+ */
+#define NATIVE_FP_VALID		(1ull << 63)
+#define NATIVE_FP_RET(fp)	((unsigned)((fp) & 0xf))
+#define NATIVE_FP_NPARAMS(fp)	((unsigned)(((fp) >> 4) & 0xf))
+#define NATIVE_FP_PARAM(fp, i)	((unsigned)(((fp) >> (8 + 4 * (i))) & 0xf))
+
+struct native_sig {
+	uint16_t nparams;
+	uint16_t slots;		/* JVM parameter slots (J/D count 2) */
+	uint8_t ret;		/* enum native_type */
+	uint8_t ret_elem;	/* enum kgc_prim if ret == NT_PARR */
+	uint8_t *types;		/* nparams enum native_type */
+	uint8_t *elems;		/* nparams enum kgc_prim (NT_PARR only) */
+	uint64_t fingerprint;
+};
+
+/*
+ * Parse a JNI method descriptor. On error returns -EINVAL and writes a
+ * message ("bad syntax at column 4: expected ';' ...") into err.
+ * Free with native_sig_free.
+ */
+int native_sig_parse(const char *desc, struct native_sig *out, char *err, size_t errsz);
+void native_sig_free(struct native_sig *sig);
+uint64_t native_sig_fingerprint(const struct native_sig *sig);
+/* Type char -> enum kgc_prim, or -1. */
+int native_prim_of_char(char c);
+size_t native_prim_size(int prim);
+
+/*
+ * JNI short / long mangled names ("Java_" prefix included, or prefix
+ * "JavaCritical_"). owner in internal form ("pkg/sub/Cls"), names in
+ * (modified) UTF-8. Returns the length it needs (like snprintf) or -EINVAL
+ * on malformed UTF-8.
+ */
+int native_mangle(char *buf, size_t size, const char *prefix, const char *owner,
+		  const char *name, const char *desc /* NULL = short form */);
+
+/* --------------------------------------------------------------- registry */
+
+struct native_registry;
+
+struct kgc_native_class {
+	struct native_registry *reg;
+	struct kgc_native_class *next;
+	char *name;			/* internal form, "pkg/Cls" */
+};
+
+/* How one Java parameter travels to C (built once per method). */
+enum native_op {
+	OP_INT_S,	/* Z B C S I J: value already widened, to int reg/slot */
+	OP_F32,		/* F: fp reg */
+	OP_F64,		/* D: fp reg */
+	OP_REF,		/* L / arrays (regular): handle to a frame slot */
+	OP_CRIT_ARR,	/* primitive array (critical): (jint len, void *ptr) */
+};
+
+struct native_plan_op {
+	uint8_t op;
+	uint8_t type;		/* enum native_type */
+	uint8_t elem;		/* enum kgc_prim for arrays */
+	uint8_t pad;
+	uint16_t reg;		/* int/fp register index (direct) */
+	uint16_t slot;		/* frame slot (OP_REF) */
+	uint16_t carg;		/* C argument index (ffi; arrays: the length) */
+};
+
+struct kgc_method;
+typedef int (*native_invoker)(kgc_thread *t, struct kgc_method *m, void *fn,
+			      kgc_obj recv, const union kgc_value *args,
+			      union kgc_value *res);
+
+enum native_call_kind {
+	NC_INT6,	/* <= 6 integer-class C args, no fp args: direct */
+	NC_REG,		/* <= 6 integer-class + <= 8 fp-class C args: direct */
+	NC_FFI,		/* anything else: prepared ffi_cif */
+};
+
+struct kgc_method {
+	struct kgc_native_class *owner;
+	struct kgc_method *hnext;	/* registry hash chain */
+	char *name;
+	char *desc;
+	uint32_t flags;			/* KGC_NATIVE_STATIC | KGC_NATIVE_CRITICAL */
+	bool registered;		/* bound by kgc_native_register */
+	void *fn;			/* bound entry, NULL = not linked (atomic) */
+
+	struct native_sig sig;
+	uint64_t shape;			/* fingerprint | flag bits 60..61 */
+
+	/* call plan */
+	native_invoker invoke;
+	uint8_t call_kind;		/* enum native_call_kind */
+	uint8_t nint, nfp;		/* direct: registers used */
+	uint8_t narr;			/* critical: array params */
+	uint16_t nrefs;			/* regular: frame slots for ref args (+recv) */
+	uint16_t ncargs;		/* C-level argument count */
+	struct native_plan_op *ops;	/* sig.nparams */
+
+	/* libffi, NC_FFI only (also prepared for others in checked builds) */
+	ffi_cif cif;
+	ffi_type **atypes;
+};
+
+struct native_library {
+	struct native_library *next;
+	void *dl;
+	char *path;
+};
+
+struct native_registry {
+	kgc_heap *heap;
+	struct native_registry *next;
+	pthread_mutex_t lock;
+	struct kgc_native_class *classes;
+	struct native_library *libs, **libs_tail;
+	struct kgc_method **buckets;
+	size_t nbuckets, nmethods;
+};
+
+/* Set kgc_last_error for the native bridge (printf-style). */
+void native_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Reads back the message native_error set on this thread. */
+const char *native_error_msg(void);
+
+/* Builds the call plan + cif of m from m->sig and m->flags. -errno. */
+int native_method_prepare(struct kgc_method *m, char *err, size_t errsz);
+void native_method_unprepare(struct kgc_method *m);
+/* Lazy lookup (dlsym) and cache in m->fn. 0 / -ENOENT. */
+int native_method_link(struct kgc_method *m);
+
+/* ----------------------------------------------------------------- env */
+
+/* The env a regular native receives; lives on the invoker's C stack. */
+struct native_env {
+	const struct kgc_env_fns *fns;	/* must be first: kgc_env * == this */
+	kgc_thread *t;
+	struct kgc_method *m;
+	struct kgc_frame *frame;	/* argument frame (top until locals spill) */
+	kgc_obj *slots;			/* its slots */
+	uint32_t cap;			/* slots capacity of the argument frame */
+	uint32_t exc_slot;		/* index of the pending-exception slot */
+	struct native_lchunk *chunks;	/* spilled local-ref frames (LIFO) */
+	char *exc_msg;			/* ThrowNew message (malloc'd) */
+	bool exc_pending;
+};
+
+#define NATIVE_LOCAL_CAPACITY	16	/* JNI: at least 16 local refs */
+
+extern const struct kgc_env_fns native_env_fns;
+
+/* New local ref for obj in env (managed state). NULL obj -> NULL ref. */
+kgc_jobject native_env_new_local(struct native_env *env, kgc_obj obj);
+/* Pops spilled local chunks (managed state). */
+void native_env_pop_locals(struct native_env *env);
+
+/* Pending exception of the calling thread after kgc_native_call (-EPROTO). */
+int native_exception_set(kgc_thread *t, kgc_obj exc, char *msg /* owned */);
+
+#endif

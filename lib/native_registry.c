@@ -1,0 +1,567 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * native_registry.c - per-heap registry of native methods: owner classes,
+ * methods (hashed by owner/name/descriptor), RegisterNatives-style binding,
+ * lazy lookup of JNI-mangled symbols with dlsym, loaded libraries.
+ *
+ * kgc_heap is the collector's structure, so the bridge keeps its registries
+ * in a global list keyed by heap (touched only by register/find/load/release,
+ * never by calls). Methods live until kgc_native_heap_release, so a
+ * kgc_method * stays valid across unregistration; its binding (fn) is the
+ * only field that changes after creation and is read/written atomically.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "native_internal.h"
+
+/* The collector's error setter (error.c): feeds kgc_last_error. */
+void err_set(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static __thread char native_errbuf[512];
+
+void native_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(native_errbuf, sizeof(native_errbuf), fmt, ap);
+	va_end(ap);
+	err_set(0, "%s", native_errbuf);
+}
+
+const char *native_error_msg(void)
+{
+	return native_errbuf;
+}
+
+static pthread_mutex_t regs_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct native_registry *regs;
+
+static struct native_registry *registry_get(kgc_heap *heap, bool create)
+{
+	struct native_registry *r;
+
+	pthread_mutex_lock(&regs_lock);
+	for (r = regs; r; r = r->next)
+		if (r->heap == heap)
+			break;
+	if (!r && create) {
+		r = calloc(1, sizeof(*r));
+		if (r) {
+			r->heap = heap;
+			pthread_mutex_init(&r->lock, NULL);
+			r->libs_tail = &r->libs;
+			r->next = regs;
+			regs = r;
+		}
+	}
+	pthread_mutex_unlock(&regs_lock);
+	return r;
+}
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 0x100000001b3ull;
+	return (h ^ 0xff) * 0x100000001b3ull;
+}
+
+static uint64_t method_hash(const char *owner, const char *name, const char *desc)
+{
+	return hash_str(hash_str(hash_str(0xcbf29ce484222325ull, owner), name), desc);
+}
+
+static struct kgc_native_class *class_get(struct native_registry *r, const char *name, bool create)
+{
+	struct kgc_native_class *c;
+
+	for (c = r->classes; c; c = c->next)
+		if (!strcmp(c->name, name))
+			return c;
+	if (!create)
+		return NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c || !(c->name = strdup(name))) {
+		free(c);
+		return NULL;
+	}
+	c->reg = r;
+	c->next = r->classes;
+	r->classes = c;
+	return c;
+}
+
+static struct kgc_method *method_lookup(struct native_registry *r, const char *owner,
+					const char *name, const char *desc)
+{
+	struct kgc_method *m;
+
+	if (!r->nbuckets)
+		return NULL;
+	m = r->buckets[method_hash(owner, name, desc) & (r->nbuckets - 1)];
+	for (; m; m = m->hnext)
+		if (!strcmp(m->name, name) && !strcmp(m->desc, desc) &&
+		    !strcmp(m->owner->name, owner))
+			return m;
+	return NULL;
+}
+
+static int method_insert(struct native_registry *r, struct kgc_method *m)
+{
+	size_t b;
+
+	if (r->nmethods + 1 > r->nbuckets / 2 * 1) {
+		size_t nb = r->nbuckets ? r->nbuckets * 2 : 64;
+		struct kgc_method **nt = calloc(nb, sizeof(*nt));
+
+		if (!nt)
+			return -ENOMEM;
+		for (size_t i = 0; i < r->nbuckets; i++) {
+			struct kgc_method *x = r->buckets[i], *nx;
+
+			for (; x; x = nx) {
+				nx = x->hnext;
+				b = method_hash(x->owner->name, x->name, x->desc) & (nb - 1);
+				x->hnext = nt[b];
+				nt[b] = x;
+			}
+		}
+		free(r->buckets);
+		r->buckets = nt;
+		r->nbuckets = nb;
+	}
+	b = method_hash(m->owner->name, m->name, m->desc) & (r->nbuckets - 1);
+	m->hnext = r->buckets[b];
+	r->buckets[b] = m;
+	r->nmethods++;
+	return 0;
+}
+
+static void method_free(struct kgc_method *m)
+{
+	if (!m)
+		return;
+	native_method_unprepare(m);
+	native_sig_free(&m->sig);
+	free(m->name);
+	free(m->desc);
+	free(m);
+}
+
+static const char *flag_str(uint32_t f)
+{
+	if (f & KGC_NATIVE_CRITICAL)
+		return "critical";
+	return (f & KGC_NATIVE_STATIC) ? "static" : "instance";
+}
+
+static uint32_t norm_flags(uint32_t f)
+{
+	/* critical implies static: keep the bit so "critical non-static" is an error */
+	return f & (KGC_NATIVE_STATIC | KGC_NATIVE_CRITICAL);
+}
+
+/*
+ * Parses and prepares a new method. On failure sets kgc_last_error with the
+ * method named and returns -errno.
+ */
+static int method_new(struct kgc_native_class *c, const char *name, const char *desc,
+		      uint32_t flags, struct kgc_method **out)
+{
+	struct kgc_method *m;
+	char err[256];
+	int rc;
+
+	*out = NULL;
+	if (!name || !*name) {
+		native_error("native %s: method without a name", c->name);
+		return -EINVAL;
+	}
+	if (!desc) {
+		native_error("native %s.%s: no signature", c->name, name);
+		return -EINVAL;
+	}
+	if (flags & ~(KGC_NATIVE_STATIC | KGC_NATIVE_CRITICAL)) {
+		native_error("native %s.%s%s: unknown flags %#x", c->name, name, desc, flags);
+		return -EINVAL;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		goto nomem;
+	m->owner = c;
+	m->flags = flags;
+	m->name = strdup(name);
+	m->desc = strdup(desc);
+	if (!m->name || !m->desc)
+		goto nomem;
+	rc = native_sig_parse(desc, &m->sig, err, sizeof(err));
+	if (!rc)
+		rc = native_method_prepare(m, err, sizeof(err));
+	if (rc) {
+		native_error("native %s.%s%s: %s", c->name, name, desc, err);
+		method_free(m);
+		return rc;
+	}
+	m->shape = m->sig.fingerprint ? m->sig.fingerprint | ((uint64_t)flags << 60) : 0;
+	*out = m;
+	return 0;
+nomem:
+	method_free(m);
+	native_error("native %s.%s: out of memory", c->name, name);
+	return -ENOMEM;
+}
+
+NATIVE_API int kgc_native_register(kgc_heap *heap, const char *owner,
+			const struct kgc_native_method *table, size_t n)
+{
+	struct native_registry *r;
+	struct kgc_native_class *c;
+	struct kgc_method **fresh = NULL, **target = NULL;
+	int rc = 0;
+
+	if (!heap || !owner || !*owner || (n && !table)) {
+		native_error("kgc_native_register: %s", !heap ? "no heap" :
+			     (!owner || !*owner) ? "no owner class" : "no table");
+		return -EINVAL;
+	}
+	r = registry_get(heap, true);
+	if (!r) {
+		native_error("kgc_native_register: out of memory");
+		return -ENOMEM;
+	}
+	fresh = calloc(n + 1, sizeof(*fresh));
+	target = calloc(n + 1, sizeof(*target));
+	if (!fresh || !target) {
+		free(fresh);
+		free(target);
+		native_error("kgc_native_register: out of memory");
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&r->lock);
+	c = class_get(r, owner, true);
+	if (!c) {
+		rc = -ENOMEM;
+		native_error("kgc_native_register: out of memory");
+		goto out;
+	}
+	/* Pass 1: validate everything, bind nothing. */
+	for (size_t i = 0; i < n; i++) {
+		const struct kgc_native_method *e = &table[i];
+		uint32_t fl = norm_flags(e->flags);
+		struct kgc_method *m;
+
+		if (e->name && e->signature) {
+			for (size_t k = 0; k < i; k++)
+				if (table[k].name && table[k].signature &&
+				    !strcmp(table[k].name, e->name) &&
+				    !strcmp(table[k].signature, e->signature)) {
+					native_error("native %s.%s%s: duplicate registration "
+						     "(entries %zu and %zu of the table)",
+						     owner, e->name, e->signature, k, i);
+					rc = -EEXIST;
+					goto out;
+				}
+		}
+		if (!e->fnptr) {
+			native_error("native %s.%s%s: NULL function pointer", owner,
+				     e->name ? e->name : "?", e->signature ? e->signature : "");
+			rc = -EINVAL;
+			goto out;
+		}
+		m = (e->name && e->signature) ? method_lookup(r, owner, e->name, e->signature) : NULL;
+		if (m) {
+			if (m->registered) {
+				native_error("native %s.%s%s: duplicate registration "
+					     "(already registered)", owner, e->name, e->signature);
+				rc = -EEXIST;
+				goto out;
+			}
+			if (m->flags != fl) {
+				native_error("native %s.%s%s: registered as %s but known as %s",
+					     owner, e->name, e->signature, flag_str(fl),
+					     flag_str(m->flags));
+				rc = -EINVAL;
+				goto out;
+			}
+			target[i] = m;
+			continue;
+		}
+		rc = method_new(c, e->name, e->signature, fl, &fresh[i]);
+		if (rc)
+			goto out;
+		target[i] = fresh[i];
+	}
+	/* Pass 2: insert and bind. */
+	for (size_t i = 0; i < n; i++) {
+		if (fresh[i]) {
+			rc = method_insert(r, fresh[i]);
+			if (rc) {
+				/* only possible failure: hash growth; undo nothing bound yet */
+				native_error("kgc_native_register: out of memory");
+				goto out;
+			}
+			fresh[i] = NULL;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		target[i]->registered = true;
+		__atomic_store_n(&target[i]->fn, table[i].fnptr, __ATOMIC_RELEASE);
+	}
+out:
+	pthread_mutex_unlock(&r->lock);
+	for (size_t i = 0; i < n; i++)
+		method_free(fresh[i]);
+	free(fresh);
+	free(target);
+	return rc;
+}
+
+NATIVE_API int kgc_native_unregister(kgc_heap *heap, const char *owner)
+{
+	struct native_registry *r = heap ? registry_get(heap, false) : NULL;
+
+	if (!heap || !owner) {
+		native_error("kgc_native_unregister: no %s", heap ? "owner" : "heap");
+		return -EINVAL;
+	}
+	if (!r)
+		return 0;
+	pthread_mutex_lock(&r->lock);
+	for (size_t b = 0; b < r->nbuckets; b++)
+		for (struct kgc_method *m = r->buckets[b]; m; m = m->hnext)
+			if (m->registered && !strcmp(m->owner->name, owner)) {
+				m->registered = false;
+				__atomic_store_n(&m->fn, NULL, __ATOMIC_RELEASE);
+			}
+	pthread_mutex_unlock(&r->lock);
+	return 0;
+}
+
+NATIVE_API int kgc_native_method_find(kgc_heap *heap, const char *owner, const char *name,
+			   const char *sig, uint32_t flags, kgc_method **out)
+{
+	struct native_registry *r;
+	struct kgc_native_class *c;
+	struct kgc_method *m;
+	int rc = 0;
+
+	if (out)
+		*out = NULL;
+	if (!heap || !owner || !*owner || !name || !sig || !out) {
+		native_error("kgc_native_method_find: missing %s", !heap ? "heap" :
+			     (!owner || !*owner) ? "owner" : !name ? "name" :
+			     !sig ? "signature" : "out");
+		return -EINVAL;
+	}
+	flags = norm_flags(flags);
+	r = registry_get(heap, true);
+	if (!r) {
+		native_error("kgc_native_method_find: out of memory");
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&r->lock);
+	m = method_lookup(r, owner, name, sig);
+	if (m) {
+		if (m->flags != flags) {
+			native_error("native %s.%s%s: looked up as %s but known as %s",
+				     owner, name, sig, flag_str(flags), flag_str(m->flags));
+			rc = -EINVAL;
+		} else {
+			*out = m;
+		}
+		goto out;
+	}
+	c = class_get(r, owner, true);
+	if (!c) {
+		native_error("kgc_native_method_find: out of memory");
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = method_new(c, name, sig, flags, &m);
+	if (rc)
+		goto out;
+	rc = method_insert(r, m);
+	if (rc) {
+		method_free(m);
+		native_error("kgc_native_method_find: out of memory");
+		goto out;
+	}
+	*out = m;
+out:
+	pthread_mutex_unlock(&r->lock);
+	return rc;
+}
+
+/* ------------------------------------------------------------ lazy lookup */
+
+static char *mangled(const char *prefix, struct kgc_method *m, bool long_form)
+{
+	const char *d = long_form ? m->desc : NULL;
+	int n = native_mangle(NULL, 0, prefix, m->owner->name, m->name, d);
+	char *s;
+
+	if (n < 0 || !(s = malloc((size_t)n + 1)))
+		return NULL;
+	native_mangle(s, (size_t)n + 1, prefix, m->owner->name, m->name, d);
+	return s;
+}
+
+int native_method_link(struct kgc_method *m)
+{
+	struct native_registry *r = m->owner->reg;
+	const char *prefix = (m->flags & KGC_NATIVE_CRITICAL) ? "JavaCritical_" : "Java_";
+	char *names[2];
+	void *fn = NULL;
+	int rc = 0;
+
+	if (__atomic_load_n(&m->fn, __ATOMIC_ACQUIRE))
+		return 0;
+	names[0] = mangled(prefix, m, false);
+	names[1] = mangled(prefix, m, true);
+	if (!names[0] || !names[1]) {
+		native_error("native %s.%s%s: cannot mangle the name (bad UTF-8?)",
+			     m->owner->name, m->name, m->desc);
+		rc = -EINVAL;
+		goto out;
+	}
+	pthread_mutex_lock(&r->lock);
+	/* Short name everywhere first, then the overloaded long name (JNI order). */
+	for (int k = 0; k < 2 && !fn; k++) {
+		fn = dlsym(RTLD_DEFAULT, names[k]);
+		for (struct native_library *l = r->libs; l && !fn; l = l->next)
+			fn = dlsym(l->dl, names[k]);
+	}
+	if (fn) {
+		void *expected = NULL;
+
+		/* a concurrent registration wins */
+		__atomic_compare_exchange_n(&m->fn, &expected, fn, false,
+					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	} else {
+		unsigned nlib = 0;
+
+		for (struct native_library *l = r->libs; l; l = l->next)
+			nlib++;
+		native_error("native %s.%s%s: not registered and no symbol %s or %s "
+			     "in the process or %u loaded librar%s", m->owner->name,
+			     m->name, m->desc, names[0], names[1], nlib, nlib == 1 ? "y" : "ies");
+		rc = -ENOENT;
+	}
+	pthread_mutex_unlock(&r->lock);
+out:
+	free(names[0]);
+	free(names[1]);
+	return rc;
+}
+
+NATIVE_API int kgc_native_method_link(kgc_method *m)
+{
+	if (!m) {
+		native_error("kgc_native_method_link: no method");
+		return -EINVAL;
+	}
+	return native_method_link(m);
+}
+
+NATIVE_API uint64_t kgc_native_method_fingerprint(const kgc_method *m)
+{
+	return m ? m->sig.fingerprint : 0;
+}
+
+NATIVE_API const char *kgc_native_class_name(kgc_jclass cls)
+{
+	return cls ? cls->name : NULL;
+}
+
+NATIVE_API int kgc_native_load_library(kgc_heap *heap, const char *path)
+{
+	struct native_registry *r;
+	struct native_library *l;
+	void *dl;
+
+	if (!heap || !path) {
+		native_error("kgc_native_load_library: no %s", heap ? "path" : "heap");
+		return -EINVAL;
+	}
+	r = registry_get(heap, true);
+	if (!r) {
+		native_error("kgc_native_load_library: out of memory");
+		return -ENOMEM;
+	}
+	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!dl) {
+		const char *e = dlerror();
+
+		native_error("kgc_native_load_library: %s", e ? e : path);
+		return -ENOENT;
+	}
+	pthread_mutex_lock(&r->lock);
+	for (l = r->libs; l; l = l->next)
+		if (l->dl == dl)
+			break;
+	if (l) {	/* already loaded: keep one reference */
+		pthread_mutex_unlock(&r->lock);
+		dlclose(dl);
+		return 0;
+	}
+	l = calloc(1, sizeof(*l));
+	if (!l || !(l->path = strdup(path))) {
+		pthread_mutex_unlock(&r->lock);
+		free(l);
+		dlclose(dl);
+		native_error("kgc_native_load_library: out of memory");
+		return -ENOMEM;
+	}
+	l->dl = dl;
+	*r->libs_tail = l;
+	r->libs_tail = &l->next;
+	pthread_mutex_unlock(&r->lock);
+	return 0;
+}
+
+NATIVE_API void kgc_native_heap_release(kgc_heap *heap)
+{
+	struct native_registry *r, **pp;
+
+	pthread_mutex_lock(&regs_lock);
+	for (pp = &regs; (r = *pp); pp = &r->next)
+		if (r->heap == heap) {
+			*pp = r->next;
+			break;
+		}
+	pthread_mutex_unlock(&regs_lock);
+	if (!r)
+		return;
+	for (size_t b = 0; b < r->nbuckets; b++) {
+		struct kgc_method *m = r->buckets[b], *n;
+
+		for (; m; m = n) {
+			n = m->hnext;
+			method_free(m);
+		}
+	}
+	free(r->buckets);
+	while (r->classes) {
+		struct kgc_native_class *c = r->classes;
+
+		r->classes = c->next;
+		free(c->name);
+		free(c);
+	}
+	while (r->libs) {
+		struct native_library *l = r->libs;
+
+		r->libs = l->next;
+		dlclose(l->dl);
+		free(l->path);
+		free(l);
+	}
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+}
