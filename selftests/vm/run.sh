@@ -96,7 +96,7 @@ log=$work/serial.log
 phase "booting $kver under QEMU/TCG (timeout ${vm_timeout}s)"
 timeout -k 10 "$vm_timeout" qemu-system-x86_64 -accel tcg -smp 2 -m 1024 -nodefaults -display none \
 	-no-reboot -serial "file:$log" -kernel "$vmlinuz" -initrd "$initrd" \
-	-append "console=ttyS0 panic=-1 quiet mitigations=off" </dev/null &
+	-append "console=ttyS0 panic=-1 oops=panic quiet mitigations=off" </dev/null &
 qpid=$!
 # Echo the console as it comes, minus the kernel log (saved to dmesg.txt);
 # with --demo only the command's own output, as is.
@@ -135,7 +135,12 @@ failures=()
 fail() { failures+=("$*"); }
 [ "$qrc" != 124 ] && [ "$qrc" != 137 ] || fail "QEMU timed out after ${vm_timeout}s"
 [ "$qrc" = 0 ] || [ "$qrc" = 124 ] || [ "$qrc" = 137 ] || fail "QEMU exited with status $qrc"
-grep -q '^KGC-DONE' "$out/console.log" || fail "the VM did not finish (no KGC-DONE on the console; see out/console.log)"
+if ! grep -q '^KGC-DONE' "$out/console.log"; then
+	last=$(awk '/^KGC-BEGIN / { n = $2 } /^KGC-RESULT / && $2 == n { n = "" } END { print n }' "$out/console.log")
+	why="did not finish"
+	grep -q 'Kernel panic' "$out/console.log" && why="kernel panicked"
+	fail "the VM $why${last:+ while running $last} (no KGC-DONE; see out/console.log)"
+fi
 for step in insmod-brd insmod-kgc; do
 	rc=$(rc_of $step)
 	[ "$rc" = 0 ] || fail "$step: status ${rc:-missing}"
@@ -196,7 +201,7 @@ if [ ${#failures[@]} -gt 0 ]; then
 	if [ $mode = cmd ]; then echo "---- last console lines ----"; tail -n 30 "$out/console.log"; fi
 	echo
 	echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!! kgc VM tests FAILED !!!!!!!!!!!!!!!!!!!!!!!!!!!!"
-	for f in "${failures[@]}"; do echo "!! $f"; done
+	for f in "${failures[@]}"; do sed 's/^/!! /' <<< "$f"; done
 	echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"
 fi
 if [ $mode = tests ]; then
