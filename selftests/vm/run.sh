@@ -93,10 +93,13 @@ mkdir -p "$out"
 find "$out" -maxdepth 1 -type f -delete
 log=$work/serial.log
 : > "$log"
+# Cheap memory-debugging the stock Debian kernel offers: slab red zones/poison,
+# page poisoning (checked on reuse), KFENCE sampling.
+debug_opts="slub_debug=FZP page_poison=1 kfence.sample_interval=10"
 phase "booting $kver under QEMU/TCG (timeout ${vm_timeout}s)"
 timeout -k 10 "$vm_timeout" qemu-system-x86_64 -accel tcg -smp 2 -m 1024 -nodefaults -display none \
 	-no-reboot -serial "file:$log" -kernel "$vmlinuz" -initrd "$initrd" \
-	-append "console=ttyS0 panic=-1 oops=panic quiet mitigations=off" </dev/null &
+	-append "console=ttyS0 panic=-1 oops=panic quiet mitigations=off $debug_opts" </dev/null &
 qpid=$!
 # Echo the console as it comes, minus the kernel log (saved to dmesg.txt);
 # with --demo only the command's own output, as is.
@@ -176,6 +179,8 @@ if [ $mode = tests ]; then
 		*) lf=$((lf + 1)); fail "lib/$b: $(describe "$rc")" ;;
 		esac
 	done
+	held=$(awk '/^KGC-PAGES-HELD / { print $2 }' "$out/console.log")
+	[ "${held:-0}" = 0 ] || fail "kgc still holds $held pages after every test ended (pages_held)"
 	rc=$(rc_of rmmod)
 	[ "$rc" = 0 ] || fail "rmmod kgc: status ${rc:-missing}"
 else
@@ -187,7 +192,7 @@ fi
 # Kernel log: complete in dmesg.txt; if the VM died before printing it, scan the console.
 scan=$out/dmesg.txt
 [ -s "$scan" ] || scan=$out/console.log
-bad=$(grep -E '\b(WARNING|BUG|Oops)\b|Bad page|general protection|Call Trace|kernel BUG|UBSAN:|KASAN:|soft lockup|hung_task|rcu_sched detected stalls' "$scan" || true)
+bad=$(grep -E '\b(WARNING|BUG|Oops)\b|Bad page|general protection|Call Trace|kernel BUG|UBSAN:|KASAN:|soft lockup|hung_task|rcu_sched detected stalls|memory corruption|KFENCE:' "$scan" || true)
 [ -z "$bad" ] || fail "kernel log has warnings/oopses:"$'\n'"$bad"
 
 {
