@@ -83,10 +83,10 @@ fi
 broken=$(find "$cache/headers" -xtype l | head -5)
 [ -z "$broken" ] || die "dangling links in the headers tree: $broken"
 
-# busybox insmod does not read .ko.xz
-brd=$(echo "$cache/image/lib/modules/$kver/kernel/drivers/block/brd.ko.xz")
-[ -f "$brd" ] || die "brd.ko.xz missing in the image package ($brd)"
-xz -dkf "$brd"
+# busybox insmod does not read .ko.xz (Debian compresses its modules with xz)
+brd=$cache/image/lib/modules/$kver/kernel/drivers/block/brd.ko
+if [ -f "$brd.xz" ]; then xz -dkf "$brd.xz"; fi
+[ -f "$brd" ] || die "brd.ko(.xz) missing in the image package ($brd)"
 [ -f "$cache/image/boot/vmlinuz-$kver" ] || die "vmlinuz-$kver missing in the image package"
 
 rm -rf "$cache/debs"
