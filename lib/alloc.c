@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * alloc.c - allocation: per-thread bump-pointer TLABs carved from eden
+ * regions, a slow path that refills or collects, humongous objects in
+ * contiguous regions, -ENOMEM after a full collection.
+ */
+#include <errno.h>
+#include <string.h>
+#include "gc_internal.h"
+
+#define API __attribute__((visibility("default")))
+
+void alloc_retire_tlab(struct kgc_thread *t)
+{
+	if (t->tlab_top && t->tlab_top < t->tlab_end)
+		obj_fill(t->tlab_top, (size_t)(t->tlab_end - t->tlab_top));
+	t->tlab_top = t->tlab_end = t->tlab_start = NULL;
+}
+
+/* h->lock held. Bump-allocates [min, want] bytes in the current eden region. */
+static char *eden_alloc(struct kgc_heap *h, size_t min, size_t want, size_t *got)
+{
+	struct region *r = h->eden_cur >= 0 ? &h->regions[h->eden_cur] : NULL;
+	size_t avail;
+	long idx;
+
+	if (!r || (size_t)(r->end - r->top) < min) {
+		if (!policy_eden_available(h))
+			return NULL;
+		idx = region_alloc_free(h, RT_EDEN);
+		if (idx < 0)
+			return NULL;
+		if (r && r->top < r->end)
+			obj_fill(r->top, (size_t)(r->end - r->top)), r->top = r->end;
+		h->eden_regions++;
+		h->eden_cur = idx;
+		r = &h->regions[idx];
+	}
+	avail = (size_t)(r->end - r->top);
+	if (want > avail)
+		want = avail;
+	*got = want;
+	r->top += want;
+	return r->top - want;
+}
+
+static char *humongous_alloc(struct kgc_heap *h, size_t size)
+{
+	uint32_t n = (uint32_t)((size + h->region_size - 1) >> h->region_shift);
+	long idx;
+	size_t left = size;
+
+	/* humongous allocation counts against old space: leave the reserve */
+	if (h->count[RT_FREE] < n + 1)
+		return NULL;
+	idx = region_alloc_contig(h, n);
+	if (idx < 0)
+		return NULL;
+	for (uint32_t k = 0; k < n; k++) {
+		struct region *r = &h->regions[idx + k];
+		size_t part = left < h->region_size ? left : h->region_size;
+
+		r->top = r->bottom + part;
+		left -= part;
+	}
+	h->st.bytes_allocated += size;
+	return h->regions[idx].bottom;
+}
+
+/* Slow path: refill the TLAB or allocate outside it; collect when needed. */
+static char *alloc_slow(struct kgc_thread *t, size_t size)
+{
+	struct kgc_heap *h = t->heap;
+	bool hum = size >= h->humongous_threshold;
+	int failures = 0;
+
+	for (int iter = 0; iter < 1000; iter++) {
+		char *p = NULL;
+		uint64_t epoch;
+		size_t got;
+
+		if (unlikely(atomic_load_explicit(&h->poll_word, memory_order_acquire)))
+			sp_block(t);
+		pthread_mutex_lock(&h->lock);
+		if (hum) {
+			p = humongous_alloc(h, size);
+		} else if (size > h->tlab_size / 4) {
+			p = eden_alloc(h, size, size, &got);
+			if (p)
+				h->st.bytes_allocated += size;
+		} else {
+			alloc_retire_tlab(t);
+			p = eden_alloc(h, size, h->tlab_size, &got);
+			if (p) {
+				t->tlab_start = p;
+				t->tlab_top = p + size;
+				t->tlab_end = p + got;
+				t->bytes_allocated += got;
+			}
+		}
+		epoch = atomic_load(&h->gc_count);
+		pthread_mutex_unlock(&h->lock);
+		if (p)
+			return p;
+		if (failures >= 2)
+			break;
+		if (sp_collect(t, failures ? KGC_GC_FULL : KGC_GC_YOUNG,
+			       hum ? GCR_HUMONGOUS : GCR_ALLOC, epoch))
+			failures++;
+	}
+	err_set(ENOMEM, "out of memory: cannot allocate %zu bytes (heap %zuM, %u regions, %u free)",
+		size, ((size_t)h->nregions << h->region_shift) >> 20, h->nregions, h->count[RT_FREE]);
+	return NULL;
+}
+
+static inline char *alloc_raw(struct kgc_thread *t, size_t size)
+{
+	char *p = t->tlab_top;
+
+	if (likely((size_t)(t->tlab_end - p) >= size && p)) {
+		t->tlab_top = p + size;
+		return p;
+	}
+	return alloc_slow(t, size);
+}
+
+API kgc_obj kgc_alloc(kgc_thread *t, kgc_type_id type)
+{
+	struct kgc_heap *h = t->heap;
+	const struct type_info *ti;
+	char *p;
+	size_t size;
+
+	if (unlikely(atomic_load_explicit(&t->state, memory_order_relaxed) != TS_MANAGED ||
+		     t->magic != THREAD_MAGIC) && !thread_check_managed(t, "kgc_alloc"))
+		return NULL;
+	if (unlikely(!type_valid(h, type) || type_get(h, type)->kind != KIND_INSTANCE)) {
+		if (h->opt.check)
+			fatal("kgc_alloc: thread '%s': type %u is not an instance type", t->name, type);
+		err_set(EINVAL, "kgc_alloc: type %u is not an instance type", type);
+		return NULL;
+	}
+	ti = type_get(h, type);
+	size = (size_t)ti->size_words * WORD;
+	p = alloc_raw(t, size);
+	if (unlikely(!p))
+		return NULL;
+	*(uint64_t *)p = hdr_make(KIND_INSTANCE, ti->size_words, type);
+	memset(p + WORD, 0, size - WORD);
+	return (kgc_obj)p;
+}
+
+API kgc_obj kgc_alloc_array(kgc_thread *t, kgc_type_id type, size_t length)
+{
+	struct kgc_heap *h = t->heap;
+	const struct type_info *ti;
+	bool ovf;
+	size_t size;
+	char *p;
+
+	if (unlikely(atomic_load_explicit(&t->state, memory_order_relaxed) != TS_MANAGED ||
+		     t->magic != THREAD_MAGIC) && !thread_check_managed(t, "kgc_alloc_array"))
+		return NULL;
+	if (unlikely(type < 1 || type > KGC_TYPE_REF_ARRAY)) {
+		if (h->opt.check)
+			fatal("kgc_alloc_array: thread '%s': type %u is not an array type", t->name, type);
+		err_set(EINVAL, "kgc_alloc_array: type %u is not an array type", type);
+		return NULL;
+	}
+	ti = type_get(h, type);
+	size = array_bytes(ti->elem_shift, length, &ovf);
+	if (ovf || size > ((size_t)h->nregions << h->region_shift)) {
+		err_set(ENOMEM, "kgc_alloc_array: %zu elements do not fit in the heap", length);
+		return NULL;
+	}
+	p = alloc_raw(t, size);
+	if (unlikely(!p))
+		return NULL;
+	*(uint64_t *)p = hdr_make(ti->kind, ti->kind == KIND_PRIM_ARRAY ? ti->elem_shift : 0, type);
+	((uint64_t *)p)[1] = length;
+	memset(p + KGC_ARRAY_DATA_OFFSET, 0, size - KGC_ARRAY_DATA_OFFSET);
+	return (kgc_obj)p;
+}

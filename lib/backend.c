@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * backend.c - the only file that talks to the OS: heap reservation (anon
+ * mmap or /dev/kgc), commit/uncommit, kernel pin queries, side-table memory,
+ * membarrier.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/membarrier.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "gc_internal.h"
+#define kgc_stats kgc_kmod_stats	/* the module has its own struct kgc_stats */
+#include "uapi/kgc.h"
+#undef kgc_stats
+
+_Static_assert(sizeof(struct kgc_region_rec) == KGC_REGION_REC_SIZE, "uapi");
+_Static_assert(sizeof(struct kgc_heap_create) == KGC_HEAP_CREATE_SIZE, "uapi");
+_Static_assert(sizeof(struct kgc_pin_query) == KGC_PIN_QUERY_SIZE, "uapi");
+
+void *os_alloc(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void os_free(void *p, size_t bytes)
+{
+	if (p)
+		munmap(p, bytes);
+}
+
+size_t os_phys_mem(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+
+	return pages > 0 && psz > 0 ? (size_t)pages * (size_t)psz : (size_t)1 << 30;
+}
+
+static void membarrier_register(struct backend *be)
+{
+	long r = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+
+	be->membarrier = false;
+	if (r < 0 || !(r & MEMBARRIER_CMD_PRIVATE_EXPEDITED))
+		return;
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
+		be->membarrier = true;
+}
+
+/*
+ * The GC side of the asymmetric Dekker handshake: after it returns, every
+ * running thread of this process has executed a full barrier, so a mutator's
+ * plain store of its state is visible (or the mutator sees the poll word).
+ */
+void os_membarrier(struct kgc_heap *h)
+{
+	if (h->be.membarrier &&
+	    syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
+		return;
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
+static int anon_open(struct kgc_heap *h, size_t region_size, uint32_t nregions)
+{
+	size_t size = region_size * nregions, res = size + region_size;
+	char *p = mmap(NULL, res, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uintptr_t b;
+
+	if (p == MAP_FAILED)
+		return -errno;
+	b = ALIGN_UP((uintptr_t)p, region_size);
+	h->be.reserve = p;
+	h->be.reserve_size = res;
+	h->base = (char *)b;
+	h->pin_base = calloc(nregions, sizeof(uint32_t));
+	if (!h->pin_base) {
+		munmap(p, res);
+		return -ENOMEM;
+	}
+	h->pin_stride = 1;
+	h->be.kind = KGC_BACKEND_ANON;
+	h->be.fd = -1;
+	return 0;
+}
+
+static int kmod_open(struct kgc_heap *h, size_t region_size, uint32_t nregions)
+{
+	struct kgc_info info;
+	struct kgc_heap_create hc;
+	int fd = open("/dev/kgc", O_RDWR | O_CLOEXEC), err;
+	void *heap, *table;
+
+	if (fd < 0)
+		return -errno;
+	memset(&info, 0, sizeof(info));
+	if (ioctl(fd, KGC_IOC_INFO, &info) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if (info.api_version != KGC_API_VERSION || !(info.features & KGC_FEAT_REGION_TABLE) ||
+	    info.region_rec_size != sizeof(struct kgc_region_rec)) {
+		err = -EPROTO;
+		goto fail;
+	}
+	memset(&hc, 0, sizeof(hc));
+	hc.region_size = region_size;
+	hc.nr_regions = nregions;
+	if (ioctl(fd, KGC_IOC_HEAP_CREATE, &hc) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	/* reserve region-aligned address space, then map the device over it */
+	h->be.reserve_size = hc.heap_size + region_size;
+	h->be.reserve = mmap(NULL, h->be.reserve_size, PROT_NONE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (h->be.reserve == MAP_FAILED) {
+		err = -errno;
+		h->be.reserve = NULL;
+		goto fail;
+	}
+	heap = mmap((void *)ALIGN_UP((uintptr_t)h->be.reserve, region_size), hc.heap_size,
+		    PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+	if (heap == MAP_FAILED) {
+		err = -errno;
+		goto fail;
+	}
+	table = mmap(NULL, hc.table_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, hc.table_offset);
+	if (table == MAP_FAILED) {
+		err = -errno;
+		goto fail;
+	}
+	h->base = heap;
+	h->be.table = table;
+	h->be.table_size = hc.table_size;
+	h->pin_base = (_Atomic uint32_t *)((char *)table + offsetof(struct kgc_region_rec, user_pins));
+	h->pin_stride = sizeof(struct kgc_region_rec) / sizeof(uint32_t);
+	if (info.features & KGC_FEAT_PIN_QUERY)
+		h->be.pinq_bitmap = calloc((nregions + 63) / 64, sizeof(uint64_t));
+	h->be.fd = fd;
+	h->be.kind = KGC_BACKEND_KMOD;
+	return 0;
+fail:
+	if (h->be.reserve)
+		munmap(h->be.reserve, h->be.reserve_size);
+	h->be.reserve = NULL;
+	close(fd);
+	return err;
+}
+
+int backend_open(struct kgc_heap *h, int kind, size_t region_size, uint32_t nregions)
+{
+	int err = -ENODEV;
+
+	if (kind == KGC_BACKEND_KMOD || kind == KGC_BACKEND_AUTO) {
+		err = kmod_open(h, region_size, nregions);
+		if (err == 0 || kind == KGC_BACKEND_KMOD) {
+			if (err)
+				err_set(-err, "kmod backend: /dev/kgc unusable: %s", strerror(-err));
+			goto out;
+		}
+	}
+	err = anon_open(h, region_size, nregions);
+	if (err)
+		err_set(-err, "anon backend: cannot reserve %zu bytes: %s",
+			region_size * nregions, strerror(-err));
+out:
+	if (!err)
+		membarrier_register(&h->be);
+	return err;
+}
+
+void backend_close(struct kgc_heap *h)
+{
+	if (h->be.kind == KGC_BACKEND_KMOD) {
+		munmap(h->be.table, h->be.table_size);
+		free(h->be.pinq_bitmap);
+		munmap(h->be.reserve, h->be.reserve_size);
+		close(h->be.fd);
+	} else {
+		munmap(h->be.reserve, h->be.reserve_size);
+		free((void *)h->pin_base);
+	}
+}
+
+int backend_commit(struct kgc_heap *h, uint32_t first, uint32_t count)
+{
+	/* anon memory and the module's heap both fault in on first touch */
+	(void)h; (void)first; (void)count;
+	return 0;
+}
+
+int backend_uncommit(struct kgc_heap *h, uint32_t first, uint32_t count)
+{
+	if (h->be.kind == KGC_BACKEND_KMOD) {
+		struct kgc_region_range rr;
+
+		memset(&rr, 0, sizeof(rr));
+		rr.first = first;
+		rr.count = count;
+		if (ioctl(h->be.fd, KGC_IOC_REGION_UNCOMMIT, &rr) < 0) {
+			if (errno == EBUSY)
+				h->be.uncommit_busy++;
+			return -errno;
+		}
+		return 0;
+	}
+	if (madvise(h->base + ((size_t)first << h->region_shift),
+		    (size_t)count << h->region_shift, MADV_DONTNEED) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Fills bitmap (nregions bits) with kernel-pinned regions; returns how many. */
+int backend_kernel_pins(struct kgc_heap *h, uint64_t *bitmap)
+{
+	struct kgc_pin_query q;
+
+	if (h->be.kind != KGC_BACKEND_KMOD || !h->be.pinq_bitmap)
+		return 0;
+	memset(&q, 0, sizeof(q));
+	q.first = 0;
+	q.count = h->nregions;
+	q.bitmap_ptr = (uintptr_t)bitmap;
+	if (ioctl(h->be.fd, KGC_IOC_PIN_QUERY, &q) < 0)
+		return 0;
+	return (int)q.nr_pinned;
+}

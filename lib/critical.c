@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * critical.c - the critical-array API (JNI Get/ReleasePrimitiveArrayCritical
+ * done the JEP 423 way), per-region pin counts, the per-thread pin cache and
+ * the GCLocker mode used for comparison.
+ *
+ * Pin counts: the region count (library array or the kmod region table's
+ * user_pins) plus, per thread, a cache of (region, count) not yet added to
+ * it. get/release on the cached region touch only the thread's own cache:
+ * plain loads/stores, no atomic RMW, no lock, no syscall. The cache is
+ * flushed (atomic add) when the thread pins another region and at every
+ * safepoint it reaches while managed. The collector reads the caches of
+ * threads in native state at the start of a collection: increments only
+ * happen in managed state (never during a collection), decrements may race
+ * but only for arrays already released, so what it sees is never an
+ * under-count.
+ */
+#include <errno.h>
+#include "gc_internal.h"
+
+#define API __attribute__((visibility("default")))
+
+#define RELAXED memory_order_relaxed
+
+static inline void pin_inc(struct kgc_thread *t, uint32_t idx)
+{
+	uint32_t r = atomic_load_explicit(&t->pc_region, RELAXED);
+	uint32_t c = atomic_load_explicit(&t->pc_count, RELAXED);
+
+	if (likely(r == idx)) {
+		atomic_store_explicit(&t->pc_count, c + 1, RELAXED);
+		return;
+	}
+	if (c)
+		atomic_fetch_add(region_pins(t->heap, r), c);
+	atomic_store_explicit(&t->pc_region, idx, RELAXED);
+	atomic_store_explicit(&t->pc_count, 1, RELAXED);
+}
+
+static inline void pin_dec(struct kgc_thread *t, uint32_t idx)
+{
+	uint32_t c = atomic_load_explicit(&t->pc_count, RELAXED);
+
+	if (likely(atomic_load_explicit(&t->pc_region, RELAXED) == idx && c)) {
+		atomic_store_explicit(&t->pc_count, c - 1, RELAXED);
+		return;
+	}
+	atomic_fetch_sub(region_pins(t->heap, idx), 1);
+}
+
+/* Managed state only. */
+void pin_flush_cache(struct kgc_thread *t)
+{
+	uint32_t c = atomic_load_explicit(&t->pc_count, RELAXED);
+
+	if (c) {
+		atomic_fetch_add(region_pins(t->heap, atomic_load_explicit(&t->pc_region, RELAXED)), c);
+		atomic_store_explicit(&t->pc_count, 0, RELAXED);
+	}
+}
+
+/* At a safepoint: which regions are pinned (by users or the kernel). */
+void pins_compute(struct kgc_heap *h)
+{
+	int kp = backend_kernel_pins(h, h->kpin_bits);
+
+	for (uint32_t i = 0; i < h->nregions; i++) {
+		struct region *r = &h->regions[i];
+
+		r->flags &= ~(RF_PINNED | RF_KPINNED);
+		if (atomic_load_explicit(region_pins(h, i), memory_order_acquire))
+			r->flags |= RF_PINNED;
+		if (kp && (h->kpin_bits[i / 64] >> (i % 64) & 1))
+			r->flags |= RF_KPINNED;
+	}
+	for (struct kgc_thread *t = h->threads; t; t = t->next) {
+		uint32_t c = atomic_load_explicit(&t->pc_count, memory_order_acquire);
+		uint32_t r = atomic_load_explicit(&t->pc_region, memory_order_acquire);
+
+		if (c && r < h->nregions)
+			h->regions[r].flags |= RF_PINNED;
+	}
+	if (h->log_mask & LOG_PIN)
+		for (uint32_t i = 0; i < h->nregions; i++)
+			if (h->regions[i].flags & (RF_PINNED | RF_KPINNED))
+				log_line(h, LOG_PIN, "region %u (%s) pinned: user %u%s", i,
+					 region_type_name(h->regions[i].type),
+					 atomic_load(region_pins(h, i)),
+					 h->regions[i].flags & RF_KPINNED ? ", kernel" : "");
+}
+
+bool region_pinned_now(struct kgc_heap *h, uint32_t idx)
+{
+	return h->regions[idx].flags & (RF_PINNED | RF_KPINNED);
+}
+
+/* ------------------------------------------------------------- GCLocker */
+
+static void gclocker_enter(struct kgc_thread *t)
+{
+	struct kgc_heap *h = t->heap;
+
+	for (;;) {
+		if (!atomic_load(&h->locker_needs_gc)) {
+			atomic_fetch_add(&h->locker_count, 1);
+			if (!atomic_load(&h->locker_needs_gc))
+				break;
+			if (atomic_fetch_sub(&h->locker_count, 1) == 1) {
+				pthread_mutex_lock(&h->sp_lock);
+				pthread_cond_broadcast(&h->locker_cond);
+				pthread_mutex_unlock(&h->sp_lock);
+			}
+		}
+		/* a collection is pending: let it run first (as JNI critical entry does) */
+		thread_set_native(t, TS_BLOCKED);
+		pthread_mutex_lock(&h->sp_lock);
+		while (atomic_load(&h->locker_needs_gc))
+			pthread_cond_wait(&h->locker_cond, &h->sp_lock);
+		pthread_mutex_unlock(&h->sp_lock);
+		thread_to_managed(t);
+	}
+	t->gclocker_held++;
+}
+
+static void gclocker_exit(struct kgc_thread *t)
+{
+	struct kgc_heap *h = t->heap;
+
+	t->gclocker_held--;
+	if (atomic_fetch_sub(&h->locker_count, 1) == 1 && atomic_load(&h->locker_needs_gc)) {
+		pthread_mutex_lock(&h->sp_lock);
+		pthread_cond_broadcast(&h->locker_cond);
+		pthread_mutex_unlock(&h->sp_lock);
+	}
+}
+
+/* ------------------------------------------------------------ the API */
+
+static const char *arr_type_name(struct kgc_heap *h, kgc_obj o)
+{
+	uint32_t ty = hdr_type(*obj_hdr(o));
+
+	return type_valid(h, ty) ? type_get(h, ty)->name : "?";
+}
+
+static void *crit_fail(struct kgc_thread *t, bool was_native, int err, const char *msg, kgc_obj o)
+{
+	if (t->heap->opt.check)
+		fatal("kgc_critical_get: thread '%s', array %p: %s", t->name, (void *)o, msg);
+	err_set(err, "kgc_critical_get: thread '%s', array %p: %s", t->name, (void *)o, msg);
+	if (was_native)
+		thread_set_native(t, TS_NATIVE);
+	return NULL;
+}
+
+API void *kgc_critical_get(kgc_thread *t, kgc_obj *ref, size_t *length)
+{
+	struct kgc_heap *h = t->heap;
+	bool was_native = false;
+	uint32_t top, idx;
+	kgc_obj o;
+	uint64_t hd;
+
+	if (unlikely(t->magic != THREAD_MAGIC))
+		thread_check(t, "kgc_critical_get");
+	if (atomic_load_explicit(&t->state, RELAXED) != TS_MANAGED) {
+		/* nested (or from native state): become managed so nothing moves under us */
+		was_native = true;
+		thread_to_managed(t);
+	}
+	if (unlikely(!ref || !*ref))
+		return crit_fail(t, was_native, EINVAL, "NULL array", NULL);
+	o = *ref;
+	hd = *obj_hdr(o);
+	if (unlikely(hdr_kind(hd) != KIND_PRIM_ARRAY || (hd & HDR_TAG_MASK) ||
+		     (t->pub.checked && (!in_heap(h, o) || !type_valid(h, hdr_type(hd))))))
+		return crit_fail(t, was_native, EINVAL, "not a primitive array", o);
+	top = atomic_load_explicit(&t->crit_top, RELAXED);
+	if (unlikely(top == CRIT_MAX)) {
+		uint32_t j = 0;
+
+		/* managed: no collection is reading the stack; squeeze released slots */
+		for (uint32_t i = 0; i < top; i++) {
+			kgc_obj e = atomic_load_explicit(&t->crit[i].obj, RELAXED);
+
+			if (e) {
+				t->crit[j].elems = t->crit[i].elems;
+				t->crit[j].region = t->crit[i].region;
+				atomic_store_explicit(&t->crit[j].obj, e, RELAXED);
+				j++;
+			}
+		}
+		top = j;
+		atomic_store_explicit(&t->crit_top, top, memory_order_release);
+		if (top == CRIT_MAX)
+			return crit_fail(t, was_native, ENOSPC, "too many nested critical sections", o);
+	}
+	idx = region_index(h, o);
+	if (h->opt.pin_mode == KGC_PIN_MODE_GCLOCKER)
+		gclocker_enter(t);
+	else
+		pin_inc(t, idx);
+	if (t->crit_open == 0)
+		t->native_before_crit = was_native;
+	t->crit[top].elems = kgc_array_data(o);
+	t->crit[top].region = idx;
+	atomic_store_explicit(&t->crit[top].obj, o, RELAXED);
+	atomic_store_explicit(&t->crit_top, top + 1, memory_order_release);
+	t->crit_open++;
+	atomic_store_explicit(&t->crit_gets, atomic_load_explicit(&t->crit_gets, RELAXED) + 1, RELAXED);
+	if (length)
+		*length = kgc_array_length(o);
+	thread_set_native(t, TS_NATIVE);
+	return kgc_array_data(o);
+}
+
+static int rel_fail(struct kgc_thread *t, const char *msg, kgc_obj o, void *elems)
+{
+	if (t->heap->opt.check)
+		fatal("kgc_critical_release: thread '%s', array %p, elems %p: %s", t->name,
+		      (void *)o, elems, msg);
+	err_set(EINVAL, "kgc_critical_release: thread '%s', array %p, elems %p: %s", t->name,
+		(void *)o, elems, msg);
+	return -EINVAL;
+}
+
+API int kgc_critical_release(kgc_thread *t, kgc_obj *ref, void *elems, int mode)
+{
+	struct kgc_heap *h = t->heap;
+	uint32_t top, i;
+	kgc_obj o;
+
+	if (unlikely(t->magic != THREAD_MAGIC))
+		thread_check(t, "kgc_critical_release");
+	o = ref ? *ref : NULL;
+	top = atomic_load_explicit(&t->crit_top, RELAXED);
+	for (i = top; i-- > 0;) {
+		kgc_obj e = atomic_load_explicit(&t->crit[i].obj, RELAXED);
+
+		if (e && t->crit[i].elems == elems && (e == o || !o))
+			break;
+	}
+	if (unlikely(i == UINT32_MAX)) {
+		bool same_array = false;
+
+		if (!t->crit_open)
+			return rel_fail(t, "release without a matching critical_get", o, elems);
+		for (uint32_t k = 0; k < top; k++)
+			if (o && atomic_load_explicit(&t->crit[k].obj, RELAXED) == o)
+				same_array = true;
+		if (same_array)
+			return rel_fail(t, "released pointer is not the one critical_get returned for this array",
+					o, elems);
+		return rel_fail(t, "release without a matching critical_get (array not held)", o, elems);
+	}
+	(void)mode;
+	(void)arr_type_name;
+	if (h->opt.pin_mode == KGC_PIN_MODE_GCLOCKER)
+		gclocker_exit(t);
+	else
+		pin_dec(t, t->crit[i].region);
+	atomic_store_explicit(&t->crit[i].obj, NULL, memory_order_release);
+	while (top > 0 && !atomic_load_explicit(&t->crit[top - 1].obj, RELAXED))
+		top--;
+	atomic_store_explicit(&t->crit_top, top, memory_order_release);
+	if (--t->crit_open == 0 && !t->native_before_crit)
+		thread_to_managed(t);
+	return 0;
+}
+
+/* Test hook: the next ngcs young collections find no to-space. */
+void evac_test_inject_failure(kgc_heap *h, int ngcs)
+{
+	pthread_mutex_lock(&h->lock);
+	h->evac_fail_inject = ngcs;
+	pthread_mutex_unlock(&h->lock);
+}

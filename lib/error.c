@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/* error.c - kgc_last_error (thread-local reason) and checked-mode aborts. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include "gc_internal.h"
+
+static __thread char err_buf[256];	/* the only global mutable state: per thread */
+
+__attribute__((visibility("default"))) const char *kgc_last_error(void)
+{
+	return err_buf;
+}
+
+void err_set(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)err;
+	va_start(ap, fmt);
+	vsnprintf(err_buf, sizeof(err_buf), fmt, ap);
+	va_end(ap);
+}
+
+void fatal(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	if (n > (int)sizeof(buf) - 2)
+		n = sizeof(buf) - 2;
+	buf[n++] = '\n';
+	/* one message, one write */
+	if (write(2, "kgc: fatal: ", 12) < 0 || write(2, buf, n) < 0) {
+	}
+	abort();
+}

@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * full.c - stop-the-world full collection: mark (side bitmap), then sliding
+ * compaction region by region (LISP2 style with the forwarding address
+ * computed from a per-512-byte-block destination table plus the mark bitmap,
+ * so headers are never overwritten). Pinned regions are never moved: their
+ * dead objects become fillers. Humongous objects never move and are freed
+ * when dead and not pinned.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "gc_internal.h"
+
+#define BLOCK_SHIFT 9	/* 512 bytes = 64 words = one bitmap word */
+
+static inline size_t bit_index(struct kgc_heap *h, const void *p)
+{
+	return (size_t)((const char *)p - h->base) / WORD;
+}
+static inline bool is_marked(struct kgc_heap *h, const void *p)
+{
+	size_t b = bit_index(h, p);
+
+	return h->mark_bits[b / 64] >> (b % 64) & 1;
+}
+static inline bool set_mark(struct kgc_heap *h, const void *p)
+{
+	size_t b = bit_index(h, p);
+	uint64_t m = 1ull << (b % 64);
+
+	if (h->mark_bits[b / 64] & m)
+		return false;
+	h->mark_bits[b / 64] |= m;
+	return true;
+}
+
+static void clear_bits(struct kgc_heap *h, struct region *r)
+{
+	size_t b = bit_index(h, r->bottom) / 64;
+	size_t n = ((h->region_size / WORD) + 63) / 64;
+
+	memset(&h->mark_bits[b], 0, n * sizeof(uint64_t));
+}
+
+static void mark_push(struct kgc_heap *h, kgc_obj o)
+{
+	if (unlikely(h->stack_len == h->stack_cap)) {
+		size_t nc = h->stack_cap ? h->stack_cap * 2 : 4096;
+		kgc_obj **ns = realloc(h->stack, nc * sizeof(*ns));
+
+		if (!ns)
+			fatal("full GC: out of memory for the mark stack (%zu entries)", nc);
+		h->stack = ns;
+		h->stack_cap = nc;
+	}
+	h->stack[h->stack_len++] = (kgc_obj *)o;
+}
+
+static void mark_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
+{
+	kgc_obj o = *slot;
+
+	(void)ctx;
+	if (set_mark(h, o))
+		mark_push(h, o);
+}
+
+/* Iterate marked object starts in [lo, hi). */
+#define FOR_EACH_MARKED(h, lo, hi, p)                                              \
+	for (size_t _w = bit_index(h, lo) / 64, _we = (bit_index(h, hi) + 63) / 64; _w < _we; _w++) \
+		for (uint64_t _bits = (h)->mark_bits[_w]; _bits; _bits &= _bits - 1)      \
+			if (((p) = (h)->base + ((_w * 64 + (size_t)__builtin_ctzll(_bits)) * WORD)), \
+			    (p) >= (lo) && (p) < (hi))
+
+static inline bool compactable(const struct region *r)
+{
+	return (r->type == RT_EDEN || r->type == RT_SURVIVOR || r->type == RT_OLD) &&
+	       !(r->flags & (RF_PINNED | RF_KPINNED));
+}
+
+/* New address of p (marked, in a compacted region). */
+static char *forwardee(struct kgc_heap *h, char *p)
+{
+	struct region *r = region_of(h, p);
+	size_t b, bit;
+	uint64_t bits;
+	char *d, *bs;
+
+	if (!(r->flags & RF_CSET))
+		return p;
+	b = (size_t)(p - h->base) >> BLOCK_SHIFT;
+	d = h->block_dest[b];
+	bs = h->base + (b << BLOCK_SHIFT);
+	bit = (size_t)(p - bs) / WORD;
+	bits = h->mark_bits[b] & ((1ull << bit) - 1);	/* block = exactly one bitmap word */
+	while (bits) {
+		char *q = bs + (size_t)__builtin_ctzll(bits) * WORD;
+
+		d += obj_size(q);
+		bits &= bits - 1;
+	}
+	return d;
+}
+
+static void adjust_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
+{
+	char *o = (char *)*slot, *n = forwardee(h, o);
+
+	(void)ctx;
+	if (n != o)
+		*slot = (kgc_obj)n;
+}
+
+static void fill_dead(struct kgc_heap *h, struct region *r)
+{
+	char *p = r->bottom, *dead = NULL;
+
+	while (p < r->top) {
+		size_t sz = obj_size(p);
+
+		if (is_marked(h, p)) {
+			if (dead)
+				obj_fill(dead, (size_t)(p - dead));
+			dead = NULL;
+		} else if (!dead) {
+			dead = p;
+		}
+		p += sz;
+	}
+	if (dead)
+		obj_fill(dead, (size_t)(r->top - dead));
+}
+
+void full_collect(struct kgc_heap *h, uint32_t *npinned)
+{
+	uint32_t *list = malloc(h->nregions * sizeof(uint32_t)), n = 0, di = 0;
+	char **new_top = malloc(h->nregions * sizeof(char *));
+	size_t used_before = heap_used_bytes(h), moved = 0;
+	char *dtop, *dend, *p;
+
+	if (!list || !new_top)
+		fatal("full GC: out of memory");
+	h->surv_cur = h->old_cur = -1;
+	for (uint32_t i = 0; i < h->nregions; i++) {
+		struct region *r = &h->regions[i];
+
+		r->flags &= ~(RF_CSET | RF_FAILED | RF_GC_ALLOC);
+		if (r->type != RT_FREE)
+			clear_bits(h, r);
+		if (r->flags & (RF_PINNED | RF_KPINNED) && r->type != RT_FREE)
+			(*npinned)++;
+	}
+	/* 1. mark */
+	h->stack_len = 0;
+	roots_iterate(h, mark_slot, NULL);
+	roots_iterate_critical(h, mark_slot, NULL);
+	while (h->stack_len) {
+		kgc_obj o = (kgc_obj)h->stack[--h->stack_len];
+
+		obj_iterate_refs(h, o, mark_slot, NULL);
+	}
+	/* 2. forwarding: slide live objects of compactable regions towards the bottom */
+	for (uint32_t i = 0; i < h->nregions; i++)
+		if (compactable(&h->regions[i])) {
+			h->regions[i].flags |= RF_CSET;
+			list[n++] = i;
+		}
+	if (n) {
+		dtop = h->regions[list[0]].bottom;
+		dend = h->regions[list[0]].end;
+		for (uint32_t k = 0; k < n; k++) {
+			struct region *r = &h->regions[list[k]];
+			size_t cur_block = SIZE_MAX, block_bytes = 0;
+			char *block_start = NULL;
+
+			FOR_EACH_MARKED(h, r->bottom, r->top, p) {
+				size_t sz = obj_size(p), b = (size_t)(p - h->base) >> BLOCK_SHIFT;
+
+				if (b != cur_block) {
+					cur_block = b;
+					block_start = dtop;
+					block_bytes = 0;
+					h->block_dest[b] = dtop;
+				}
+				if (dtop + sz > dend) {
+					/* the whole block moves on to the next destination region */
+					new_top[di] = block_start;
+					di++;
+					dtop = h->regions[list[di]].bottom;
+					dend = h->regions[list[di]].end;
+					h->block_dest[b] = dtop;
+					dtop += block_bytes;
+				}
+				dtop += sz;
+				block_bytes += sz;
+				r->live_bytes += sz;
+			}
+		}
+		new_top[di] = dtop;
+	}
+	/* 3. adjust references everywhere */
+	roots_iterate(h, adjust_slot, NULL);
+	for (uint32_t i = 0; i < h->nregions; i++) {
+		struct region *r = &h->regions[i];
+
+		if (r->type == RT_FREE || r->type == RT_HUM_CONT)
+			continue;
+		if (r->type == RT_HUM_START) {
+			if (is_marked(h, r->bottom))
+				obj_iterate_refs(h, (kgc_obj)r->bottom, adjust_slot, NULL);
+			continue;
+		}
+		FOR_EACH_MARKED(h, r->bottom, r->top, p)
+			obj_iterate_refs(h, (kgc_obj)p, adjust_slot, NULL);
+	}
+	/* 4. compact */
+	for (uint32_t k = 0; k < n; k++) {
+		struct region *r = &h->regions[list[k]];
+		size_t cur_block = SIZE_MAX;
+		char *d = NULL;
+
+		FOR_EACH_MARKED(h, r->bottom, r->top, p) {
+			size_t sz = obj_size(p), b = (size_t)(p - h->base) >> BLOCK_SHIFT;
+
+			if (b != cur_block) {
+				cur_block = b;
+				d = h->block_dest[b];
+			}
+			if (d != p) {
+				memmove(d, p, sz);
+				moved += sz;
+			}
+			d += sz;
+		}
+	}
+	/* 5. region bookkeeping */
+	for (uint32_t k = 0; k < n; k++) {
+		struct region *r = &h->regions[list[k]];
+
+		if (k <= di && new_top[k] > r->bottom) {
+			if (h->opt.poison && r->top > new_top[k])
+				memset(new_top[k], 0xde, (size_t)(r->top - new_top[k]));
+			r->top = new_top[k];
+			region_set_type(h, r, RT_OLD);
+		} else {
+			if (h->opt.poison)
+				memset(r->bottom, 0xde, (size_t)(r->top - r->bottom));
+			region_free(h, r);
+		}
+	}
+	for (uint32_t i = 0; i < h->nregions; i++) {
+		struct region *r = &h->regions[i];
+
+		if (r->type == RT_HUM_START) {
+			bool pinned = false;
+
+			for (uint32_t k = 0; k < r->hum_count; k++)
+				pinned |= region_pinned_now(h, i + k);
+			if (!is_marked(h, r->bottom) && !pinned) {
+				uint32_t cnt = r->hum_count;
+
+				for (uint32_t k = 0; k < cnt; k++)
+					region_free(h, &h->regions[i + k]);
+			}
+		} else if (r->type != RT_FREE && r->type != RT_HUM_CONT && !(r->flags & RF_CSET)) {
+			/* pinned: stays in place, dead objects become fillers */
+			fill_dead(h, r);
+			if (r->type != RT_OLD)
+				region_set_type(h, r, RT_OLD);
+		}
+	}
+	cards_clear_all(h);
+	for (uint32_t i = 0; i < h->nregions; i++) {
+		struct region *r = &h->regions[i];
+
+		r->flags &= ~RF_CSET;
+		if (r->type == RT_OLD)
+			bot_rebuild(h, r);
+	}
+	h->eden_cur = -1;
+	{
+		size_t after = heap_used_bytes(h);
+
+		h->st.bytes_freed += used_before > after ? used_before - after : 0;
+	}
+	log_line(h, LOG_HEAP, "full: moved %zuK; regions: old %u humongous %u free %u",
+		 moved >> 10, h->count[RT_OLD], h->count[RT_HUM_START] + h->count[RT_HUM_CONT],
+		 h->count[RT_FREE]);
+	free(list);
+	free(new_top);
+}

@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gc_internal.h - internals of the collector (everything in lib/ except the
+ * native bridge). Internal names never start with kgc_ (the version script
+ * exports kgc_*); each module uses its own prefix.
+ *
+ *   error.c     kgc_last_error, err_set, fatal (checked-mode aborts)
+ *   options.c   the one table of KGC_* environment variables
+ *   backend.c   the only file talking to the OS: mmap/madvise/ioctl/membarrier
+ *   policy.c    all policy: sizing, young size, tenuring, when to go full
+ *   stats.c     counters and the pause histogram
+ *   log.c       -Xlog:gc style lines
+ *   region.c    region types and checked transitions, free-region search
+ *   heap.c      heap create/destroy
+ *   object.c    header word, sizes, fillers
+ *   types.c     type registry (oop maps)
+ *   alloc.c     TLABs, slow path, humongous
+ *   thread.c    attach/detach, native state transitions
+ *   safepoint.c stop/resume the world, collection requests, GCLocker
+ *   roots.c     frames, global handles
+ *   cardtable.c card table and block-offset table
+ *   young.c     young evacuation (with evacuation failure)
+ *   full.c      mark + sliding compaction
+ *   verify.c    heap verifier
+ *   critical.c  critical API, pin counts, per-thread pin cache
+ */
+#ifndef KGC_GC_INTERNAL_H
+#define KGC_GC_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <kgc.h>
+
+#define UNUSED __attribute__((unused))
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#define ALIGN_UP(x, a) (((x) + (a) - 1) & ~((size_t)(a) - 1))
+#define WORD 8
+
+/* ------------------------------------------------------------------ errors */
+void err_set(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+_Noreturn void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ----------------------------------------------------------------- objects */
+/*
+ * Header word:
+ *   bits 0-1   tag: 00 normal, 10 evacuation failed (live, stays in place),
+ *              11 forwarded (bits 2..63 | 0 = forwardee address)
+ *   bits 2-5   age (young collections survived)
+ *   bits 6-7   kind: instance / prim array / ref array / filler
+ *   bits 8-31  instances: size in words; prim arrays: log2 element size;
+ *              filler: 1 = one-word filler, 0 = length word holds bytes
+ *   bits 32-63 type id
+ * The full collection marks in a side bitmap, so headers stay intact.
+ */
+#define HDR_TAG_MASK	3ull
+#define HDR_TAG_FAILED	2ull
+#define HDR_TAG_FWD	3ull
+#define HDR_AGE_SHIFT	2
+#define HDR_AGE_MASK	(0xfull << HDR_AGE_SHIFT)
+#define HDR_AGE_MAX	15
+#define HDR_KIND_SHIFT	6
+#define HDR_INFO_SHIFT	8
+#define HDR_INFO_MASK	0xffffffull
+#define HDR_TYPE_SHIFT	32
+
+enum obj_kind { KIND_INSTANCE = 0, KIND_PRIM_ARRAY = 1, KIND_REF_ARRAY = 2, KIND_FILLER = 3 };
+
+#define TYPE_FILLER	0xfffffff0u
+#define INSTANCE_MAX_WORDS HDR_INFO_MASK
+
+static inline uint64_t *obj_hdr(const void *o) { return (uint64_t *)o; }
+
+static inline uint64_t hdr_make(unsigned kind, uint64_t info, uint32_t type)
+{
+	return ((uint64_t)type << HDR_TYPE_SHIFT) | (info << HDR_INFO_SHIFT) |
+	       ((uint64_t)kind << HDR_KIND_SHIFT);
+}
+static inline unsigned hdr_kind(uint64_t h) { return (h >> HDR_KIND_SHIFT) & 3; }
+static inline uint32_t hdr_type(uint64_t h) { return (uint32_t)(h >> HDR_TYPE_SHIFT); }
+static inline unsigned hdr_age(uint64_t h) { return (h & HDR_AGE_MASK) >> HDR_AGE_SHIFT; }
+static inline uint64_t hdr_info(uint64_t h) { return (h >> HDR_INFO_SHIFT) & HDR_INFO_MASK; }
+static inline bool hdr_is_fwd(uint64_t h) { return (h & HDR_TAG_MASK) == HDR_TAG_FWD; }
+static inline uint64_t hdr_with_age(uint64_t h, unsigned age)
+{
+	return (h & ~HDR_AGE_MASK) | ((uint64_t)age << HDR_AGE_SHIFT);
+}
+
+/* Size in bytes from a (non-forwarded) header and the object. */
+static inline size_t obj_size_h(const void *o, uint64_t h)
+{
+	switch (hdr_kind(h)) {
+	case KIND_INSTANCE:
+		return hdr_info(h) * WORD;
+	case KIND_PRIM_ARRAY:
+		return ALIGN_UP(KGC_ARRAY_DATA_OFFSET +
+				(((const uint64_t *)o)[1] << hdr_info(h)), WORD);
+	case KIND_REF_ARRAY:
+		return KGC_ARRAY_DATA_OFFSET + ((const uint64_t *)o)[1] * WORD;
+	default:
+		return hdr_info(h) == 1 ? WORD : ((const uint64_t *)o)[1];
+	}
+}
+static inline size_t obj_size(const void *o) { return obj_size_h(o, *obj_hdr(o)); }
+
+void obj_fill(void *start, size_t bytes);	/* filler object(s), heap stays parsable */
+size_t array_bytes(unsigned elem_shift, size_t length, bool *overflow);
+
+/* ------------------------------------------------------------------- types */
+struct type_info {
+	char *name;
+	uint32_t kind;		/* enum obj_kind */
+	uint32_t size_words;	/* instances */
+	uint32_t elem_shift;	/* prim arrays */
+	uint32_t nrefs;
+	uint32_t *ref_offsets;	/* byte offsets */
+};
+
+struct type_table {
+	pthread_mutex_t lock;
+	_Atomic(struct type_info **) slots;	/* grows; old arrays kept until destroy */
+	_Atomic uint32_t count;
+	uint32_t cap;
+	void **retired;		/* old slot arrays */
+	uint32_t nretired;
+};
+int types_init(struct kgc_heap *h);
+void types_destroy(struct kgc_heap *h);
+static inline const struct type_info *type_get(struct kgc_heap *h, uint32_t id);
+bool type_valid(struct kgc_heap *h, uint32_t id);
+
+/* ----------------------------------------------------------------- options */
+struct options_internal {
+	struct kgc_options pub;
+	char log_buf[64];
+};
+unsigned log_parse(const char *spec);
+enum { LOG_GC = 1, LOG_HEAP = 2, LOG_PIN = 4, LOG_SAFEPOINT = 8, LOG_ALL = 0xff };
+
+/* ----------------------------------------------------------------- backend */
+struct backend {
+	int kind;		/* KGC_BACKEND_KMOD or KGC_BACKEND_ANON */
+	int fd;			/* /dev/kgc, -1 for anon */
+	char *reserve;		/* anon: whole reservation (for munmap) */
+	size_t reserve_size;
+	void *table;		/* kmod: region table mapping */
+	size_t table_size;
+	uint64_t *pinq_bitmap;	/* kmod: PIN_QUERY scratch */
+	bool membarrier;
+	uint64_t uncommit_busy;
+};
+int backend_open(struct kgc_heap *h, int kind, size_t region_size, uint32_t nregions);
+void backend_close(struct kgc_heap *h);
+void *os_alloc(size_t bytes);			/* zeroed, NORESERVE side tables */
+void os_free(void *p, size_t bytes);
+int backend_commit(struct kgc_heap *h, uint32_t first, uint32_t count);
+int backend_uncommit(struct kgc_heap *h, uint32_t first, uint32_t count);
+int backend_kernel_pins(struct kgc_heap *h, uint64_t *bitmap); /* regions pinned by the kernel; 0 if none */
+void os_membarrier(struct kgc_heap *h);
+size_t os_phys_mem(void);
+
+/* ----------------------------------------------------------------- regions */
+enum region_type {
+	RT_FREE = 0, RT_EDEN, RT_SURVIVOR, RT_OLD, RT_HUM_START, RT_HUM_CONT, RT_COUNT,
+};
+enum {
+	RF_COMMITTED = 1 << 0,
+	RF_CSET = 1 << 1,	/* being evacuated (young) / compacted (full) */
+	RF_FAILED = 1 << 2,	/* evacuation failed: objects stay, becomes old */
+	RF_GC_ALLOC = 1 << 3,	/* allocated as to-space during this collection */
+	RF_PINNED = 1 << 4,	/* pinned at the start of this collection */
+	RF_KPINNED = 1 << 5,	/* pinned by the kernel (kmod PIN_QUERY) */
+};
+enum fail_cause { FAIL_NONE = 0, FAIL_PINNED, FAIL_KPINNED, FAIL_ALLOC };
+
+struct region {
+	char *bottom, *top, *end;
+	uint8_t type, flags, fail_cause, pad;
+	uint32_t hum_start;	/* humongous: index of the start region */
+	uint32_t hum_count;	/* start region: number of regions */
+	size_t live_bytes;	/* computed by collections */
+};
+
+const char *region_type_name(int t);
+void region_set_type(struct kgc_heap *h, struct region *r, int type);
+long region_alloc_free(struct kgc_heap *h, int type);	/* index or -1 */
+long region_alloc_contig(struct kgc_heap *h, uint32_t n);	/* index or -1 */
+void region_free(struct kgc_heap *h, struct region *r);
+
+/* ---------------------------------------------------------------- threads */
+enum thread_state { TS_MANAGED = 0, TS_NATIVE = 1, TS_BLOCKED = 2 };
+
+#define CRIT_MAX 64
+struct crit_entry {
+	_Atomic(kgc_obj) obj;	/* NULL = released slot */
+	void *elems;
+	uint32_t region;
+};
+
+#define THREAD_MAGIC 0x6b677474u
+#define THREAD_DEAD 0xdeadbeefu
+#define FRAME_MAGIC 0x6b676672u
+
+struct kgc_thread {
+	struct kgc_thread_pub pub;	/* must be first */
+	char *tlab_top, *tlab_end, *tlab_start;
+	struct kgc_heap *heap;
+	_Atomic int state;
+	uint32_t magic;
+	struct kgc_frame *frames;
+	uint32_t frame_depth;
+	/* pin cache: pins of this thread on one region not yet in the region count */
+	_Atomic uint32_t pc_region;
+	_Atomic uint32_t pc_count;
+	/* open critical sections */
+	struct crit_entry crit[CRIT_MAX];
+	_Atomic uint32_t crit_top;	/* entries [0, crit_top) (some may be released) */
+	uint32_t crit_open;		/* live entries */
+	uint32_t gclocker_held;
+	bool native_before_crit;	/* state to return to after the last release */
+	_Atomic uint64_t crit_gets;
+	uint64_t bytes_allocated;
+	struct kgc_thread *next, *prev;
+	char name[40];
+};
+
+/* ------------------------------------------------------------------ handles */
+struct kgc_handle_cell { kgc_obj obj; };
+#define HANDLE_BLOCK 256
+struct handle_block {
+	struct handle_block *next;
+	struct kgc_handle_cell cells[HANDLE_BLOCK];
+};
+#define HANDLE_FREE_TAG ((uintptr_t)1)
+
+/* -------------------------------------------------------------------- stats */
+struct gc_stats {
+	struct kgc_stats s;
+};
+
+/* --------------------------------------------------------------------- heap */
+struct kgc_heap {
+	struct kgc_options opt;
+	unsigned log_mask;
+	struct backend be;
+	char *base, *limit;
+	size_t region_size;
+	uint32_t region_shift;
+	uint32_t nregions;
+	struct region *regions;
+	/* pin counts: anon = own array (stride 1); kmod = region table user_pins */
+	_Atomic uint32_t *pin_base;
+	uint32_t pin_stride;	/* in uint32 units */
+	/* card table (byte per 512 bytes, 0 = dirty) and block offset table */
+	uint8_t *cards;
+	uint8_t *card_biased;
+	size_t ncards;
+	uint32_t *bot;		/* per card: byte offset from region bottom of the object covering the card start */
+	/* full GC side tables */
+	uint64_t *mark_bits;	/* 1 bit per word */
+	size_t mark_words;
+	char **block_dest;	/* per 512-byte block */
+	/* region counts */
+	uint32_t count[RT_COUNT];
+	uint32_t next_free_hint;
+	/* allocation */
+	long eden_cur;		/* current eden region for TLABs, -1 none */
+	uint32_t eden_regions;	/* eden regions handed out since the last GC */
+	uint32_t young_target;	/* eden regions before a young GC */
+	uint32_t soft_regions;	/* heap sizing: regions we try to stay within */
+	unsigned tenure;
+	size_t tlab_size;
+	size_t humongous_threshold;
+	bool need_full;
+	/* locks / safepoints */
+	pthread_mutex_t lock;		/* regions, threads, handles, stats */
+	pthread_mutex_t gc_lock;	/* serializes collections */
+	pthread_mutex_t sp_lock;	/* with sp_cond: waiting for a collection to end */
+	pthread_cond_t sp_cond;
+	_Atomic uint32_t poll_word;
+	_Atomic uint64_t gc_count;	/* completed collections */
+	struct kgc_thread *threads;
+	struct kgc_thread *zombies;	/* checked mode: detached threads, kept to diagnose use */
+	uint32_t nthreads;
+	/* GCLocker */
+	_Atomic uint32_t locker_count;
+	_Atomic uint32_t locker_needs_gc;
+	pthread_cond_t locker_cond;	/* with sp_lock */
+	/* handles */
+	struct handle_block *hblocks;
+	struct kgc_handle_cell *hfree;
+	/* types */
+	struct type_table types;
+	/* stats */
+	struct kgc_stats st;
+	uint64_t gc_id;
+	_Atomic uint64_t critical_gets;
+	/* GC scratch */
+	kgc_obj **stack;	/* young: work stack (objects to scan) */
+	size_t stack_len, stack_cap;
+	int evac_fail_inject;	/* test hook: fail to-space allocation in the next N young GCs */
+	long surv_cur, old_cur;	/* GC allocation regions */
+	uint32_t surv_regions;
+	uint64_t *kpin_bits;
+};
+
+static inline const struct type_info *type_get(struct kgc_heap *h, uint32_t id)
+{
+	struct type_info **s = atomic_load_explicit(&h->types.slots, memory_order_acquire);
+	return s[id];
+}
+
+static inline uint32_t region_index(const struct kgc_heap *h, const void *p)
+{
+	return (uint32_t)(((const char *)p - h->base) >> h->region_shift);
+}
+static inline struct region *region_of(const struct kgc_heap *h, const void *p)
+{
+	return &h->regions[region_index(h, p)];
+}
+static inline bool in_heap(const struct kgc_heap *h, const void *p)
+{
+	return (const char *)p >= h->base && (const char *)p < h->limit;
+}
+static inline _Atomic uint32_t *region_pins(struct kgc_heap *h, uint32_t idx)
+{
+	return h->pin_base + (size_t)idx * h->pin_stride;
+}
+static inline bool region_is_young(const struct region *r)
+{
+	return r->type == RT_EDEN || r->type == RT_SURVIVOR;
+}
+
+/* ------------------------------------------------------------------ modules */
+int options_from_env(struct kgc_options *o);
+
+void policy_init(struct kgc_heap *h);
+size_t policy_region_size(size_t max_heap);
+size_t policy_default_heap(void);
+void policy_after_gc(struct kgc_heap *h, bool full);
+unsigned policy_tenure(struct kgc_heap *h);
+bool policy_should_full(struct kgc_heap *h);
+bool policy_eden_available(struct kgc_heap *h);
+uint32_t policy_survivor_limit(struct kgc_heap *h);
+
+void stats_pause(struct kgc_heap *h, bool full, uint64_t ns);
+void stats_refresh(struct kgc_heap *h);
+
+void log_gc(struct kgc_heap *h, const char *what, const char *cause, size_t before,
+	    size_t after, uint64_t ns, uint32_t npinned, unsigned fail_mask);
+void log_line(struct kgc_heap *h, unsigned mask, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+size_t heap_used_bytes(struct kgc_heap *h);
+uint64_t now_ns(void);
+
+int cards_init(struct kgc_heap *h);
+void cards_clear_region(struct kgc_heap *h, struct region *r);
+void cards_clear_all(struct kgc_heap *h);
+static inline uint8_t *card_for(struct kgc_heap *h, const void *p)
+{
+	return h->card_biased + ((uintptr_t)p >> KGC_CARD_SHIFT);
+}
+#define CARD_CLEAN 0xff
+#define CARD_DIRTY 0
+void bot_record(struct kgc_heap *h, struct region *r, char *start, size_t size);
+void bot_rebuild(struct kgc_heap *h, struct region *r);
+char *bot_block_start(struct kgc_heap *h, struct region *r, const char *card_start);
+
+/* thread/safepoint */
+void thread_set_native(struct kgc_thread *t, int state);
+void thread_to_managed(struct kgc_thread *t);
+void sp_block(struct kgc_thread *t);
+enum gc_reason { GCR_ALLOC = 0, GCR_EXPLICIT, GCR_HUMONGOUS };
+int sp_collect(struct kgc_thread *t, int kind, int reason, uint64_t epoch);
+void sp_retire_tlabs(struct kgc_heap *h);
+void thread_check(struct kgc_thread *t, const char *what);
+bool thread_check_managed(struct kgc_thread *t, const char *what);
+
+/* roots */
+typedef void (*slot_fn)(struct kgc_heap *h, kgc_obj *slot, void *ctx);
+void roots_iterate(struct kgc_heap *h, slot_fn fn, void *ctx);		/* frames + handles */
+void roots_iterate_critical(struct kgc_heap *h, slot_fn fn, void *ctx);	/* open critical arrays (read only) */
+void handles_destroy(struct kgc_heap *h);
+/* calls fn on every reference slot of object o */
+void obj_iterate_refs(struct kgc_heap *h, kgc_obj o, slot_fn fn, void *ctx);
+void obj_iterate_refs_range(struct kgc_heap *h, kgc_obj o, char *lo, char *hi, slot_fn fn, void *ctx);
+
+/* collections (called at a safepoint with h->lock held) */
+void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask);
+void full_collect(struct kgc_heap *h, uint32_t *npinned);
+void verify_heap(struct kgc_heap *h, const char *when);
+void pins_compute(struct kgc_heap *h);	/* sets RF_PINNED / RF_KPINNED */
+void pin_flush_cache(struct kgc_thread *t);
+bool region_pinned_now(struct kgc_heap *h, uint32_t idx);
+void evac_test_inject_failure(kgc_heap *h, int ngcs);	/* test hook */
+
+/* alloc */
+void alloc_retire_tlab(struct kgc_thread *t);
+size_t alloc_gc_words(struct kgc_heap *h);
+
+#endif

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/* heap.c - heap creation and destruction. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gc_internal.h"
+
+#define API __attribute__((visibility("default")))
+
+size_t heap_used_bytes(struct kgc_heap *h)
+{
+	size_t used = 0;
+
+	for (uint32_t i = 0; i < h->nregions; i++) {
+		struct region *r = &h->regions[i];
+
+		if (r->type == RT_HUM_START || r->type == RT_HUM_CONT)
+			used += h->region_size;
+		else if (r->type != RT_FREE)
+			used += (size_t)(r->top - r->bottom);
+	}
+	return used;
+}
+
+API int kgc_heap_create(const struct kgc_options *opts, kgc_heap **out)
+{
+	struct kgc_options o;
+	struct kgc_heap *h;
+	size_t rs, heap;
+	int err;
+
+	if (!out) {
+		err_set(EINVAL, "kgc_heap_create: out is NULL");
+		return -EINVAL;
+	}
+	*out = NULL;
+	if (opts) {
+		o = *opts;
+	} else if ((err = kgc_options_init(&o))) {
+		return err;
+	}
+	heap = o.max_heap ? o.max_heap : policy_default_heap();
+	rs = o.region_size ? o.region_size : policy_region_size(heap);
+	if (rs < ((size_t)1 << 20) || rs > ((size_t)1 << 25) ||
+	    (rs & (rs - 1))) {
+		err_set(EINVAL, "kgc_heap_create: region size %zu not a power of two in 1..32 MiB", rs);
+		return -EINVAL;
+	}
+	heap = ALIGN_UP(heap, rs);
+	if (heap / rs < 2 || heap / rs > (1u << 24) || o.pin_mode < 0 || o.pin_mode > 1 ||
+	    o.backend < 0 || o.backend > 2) {
+		err_set(EINVAL, "kgc_heap_create: bad options (heap %zu, region %zu)", heap, rs);
+		return -EINVAL;
+	}
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->opt = o;
+	h->region_size = rs;
+	h->region_shift = (uint32_t)__builtin_ctzl(rs);
+	h->nregions = (uint32_t)(heap / rs);
+	h->log_mask = log_parse(o.log);
+	h->opt.log = NULL;	/* the caller's string may go away */
+	err = backend_open(h, o.backend, rs, h->nregions);
+	if (err) {
+		free(h);
+		return err;
+	}
+	h->limit = h->base + heap;
+	h->regions = calloc(h->nregions, sizeof(*h->regions));
+	h->mark_words = (heap / WORD + 63) / 64;
+	h->mark_bits = os_alloc(h->mark_words * sizeof(uint64_t));
+	h->block_dest = os_alloc((heap >> KGC_CARD_SHIFT) * sizeof(char *));
+	h->kpin_bits = calloc((h->nregions + 63) / 64, sizeof(uint64_t));
+	if (!h->regions || !h->mark_bits || !h->block_dest || !h->kpin_bits ||
+	    cards_init(h) || types_init(h)) {
+		err_set(ENOMEM, "kgc_heap_create: out of memory for side tables");
+		err = -ENOMEM;
+		goto fail;
+	}
+	for (uint32_t i = 0; i < h->nregions; i++) {
+		struct region *r = &h->regions[i];
+
+		r->bottom = r->top = h->base + (size_t)i * rs;
+		r->end = r->bottom + rs;
+		r->type = RT_FREE;
+	}
+	h->count[RT_FREE] = h->nregions;
+	h->eden_cur = h->surv_cur = h->old_cur = -1;
+	pthread_mutex_init(&h->lock, NULL);
+	pthread_mutex_init(&h->gc_lock, NULL);
+	pthread_mutex_init(&h->sp_lock, NULL);
+	pthread_cond_init(&h->sp_cond, NULL);
+	pthread_cond_init(&h->locker_cond, NULL);
+	policy_init(h);
+	*out = h;
+	return 0;
+fail:
+	os_free(h->cards, h->ncards);
+	os_free(h->bot, h->ncards * sizeof(uint32_t));
+	os_free(h->mark_bits, h->mark_words * sizeof(uint64_t));
+	os_free(h->block_dest, (heap >> KGC_CARD_SHIFT) * sizeof(char *));
+	free(h->kpin_bits);
+	free(h->regions);
+	backend_close(h);
+	free(h);
+	return err;
+}
+
+API int kgc_heap_destroy(kgc_heap *h)
+{
+	size_t heap;
+
+	if (!h)
+		return -EINVAL;
+	pthread_mutex_lock(&h->lock);
+	if (h->threads) {
+		struct kgc_thread *t = h->threads;
+		uint32_t top = atomic_load(&t->crit_top);
+
+		for (struct kgc_thread *u = h->threads; u; u = u->next)
+			if (u->crit_open) {
+				t = u;
+				top = atomic_load(&u->crit_top);
+				break;
+			}
+		pthread_mutex_unlock(&h->lock);
+		if (t->crit_open) {
+			kgc_obj a = NULL;
+
+			for (uint32_t i = 0; i < top && !a; i++)
+				a = atomic_load(&t->crit[i].obj);
+			if (h->opt.check)
+				fatal("kgc_heap_destroy: thread '%s' still has %u critical section(s) open (array %p)",
+				      t->name, t->crit_open, (void *)a);
+			err_set(EBUSY, "kgc_heap_destroy: thread '%s' still has %u critical section(s) open (array %p)",
+				t->name, t->crit_open, (void *)a);
+		} else {
+			err_set(EBUSY, "kgc_heap_destroy: thread '%s' is still attached", t->name);
+		}
+		return -EBUSY;
+	}
+	pthread_mutex_unlock(&h->lock);
+	heap = (size_t)h->nregions << h->region_shift;
+	while (h->zombies) {
+		struct kgc_thread *z = h->zombies;
+
+		h->zombies = z->next;
+		free(z);
+	}
+	handles_destroy(h);
+	types_destroy(h);
+	os_free(h->cards, h->ncards);
+	os_free(h->bot, h->ncards * sizeof(uint32_t));
+	os_free(h->mark_bits, h->mark_words * sizeof(uint64_t));
+	os_free(h->block_dest, (heap >> KGC_CARD_SHIFT) * sizeof(char *));
+	free(h->kpin_bits);
+	free(h->stack);
+	free(h->regions);
+	backend_close(h);
+	pthread_mutex_destroy(&h->lock);
+	pthread_mutex_destroy(&h->gc_lock);
+	pthread_mutex_destroy(&h->sp_lock);
+	pthread_cond_destroy(&h->sp_cond);
+	pthread_cond_destroy(&h->locker_cond);
+	free(h);
+	return 0;
+}
+
+API const char *kgc_heap_backend(const kgc_heap *h)
+{
+	return h->be.kind == KGC_BACKEND_KMOD ? "kmod" : "anon";
+}
+
+API size_t kgc_heap_region_size(const kgc_heap *h)
+{
+	return h->region_size;
+}

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/* options.c - defaults and the one table of KGC_* environment variables. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "gc_internal.h"
+
+enum opt_kind { O_SIZE, O_UINT, O_BOOL, O_BACKEND, O_PINMODE, O_STR };
+
+static const struct opt_desc {
+	const char *env;
+	enum opt_kind kind;
+	size_t off;
+	const char *help;
+} opt_table[] = {
+	{ "KGC_HEAP_MAX", O_SIZE, offsetof(struct kgc_options, max_heap), "heap reservation (bytes, k/m/g suffix)" },
+	{ "KGC_REGION_SIZE", O_SIZE, offsetof(struct kgc_options, region_size), "region size, 1m..32m power of two" },
+	{ "KGC_YOUNG_SIZE", O_SIZE, offsetof(struct kgc_options, young_size), "eden+survivor target" },
+	{ "KGC_TENURE", O_UINT, offsetof(struct kgc_options, tenure_threshold), "tenuring threshold (0..15)" },
+	{ "KGC_GC_THREADS", O_UINT, offsetof(struct kgc_options, gc_threads), "GC worker threads" },
+	{ "KGC_BACKEND", O_BACKEND, offsetof(struct kgc_options, backend), "auto|kmod|anon" },
+	{ "KGC_PIN_MODE", O_PINMODE, offsetof(struct kgc_options, pin_mode), "pin|gclocker" },
+	{ "KGC_VERIFY", O_BOOL, offsetof(struct kgc_options, verify), "verify heap before/after GC" },
+	{ "KGC_CHECK", O_BOOL, offsetof(struct kgc_options, check), "checked mode" },
+	{ "KGC_POISON", O_BOOL, offsetof(struct kgc_options, poison), "poison freed/evacuated space" },
+	{ "KGC_LOG", O_STR, offsetof(struct kgc_options, log), "gc,gc+heap,gc+pin,gc+safepoint,gc*" },
+};
+
+static int parse_size(const char *s, size_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s)
+		return -EINVAL;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	case 't': case 'T': v <<= 40; end++; break;
+	}
+	if (*end == 'b' || *end == 'B')
+		end++;
+	if (*end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int options_from_env(struct kgc_options *o)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < sizeof(opt_table) / sizeof(opt_table[0]); i++) {
+		const struct opt_desc *d = &opt_table[i];
+		const char *v = getenv(d->env);
+		char *p = (char *)o + d->off;
+		size_t sz;
+
+		if (!v || !*v)
+			continue;
+		switch (d->kind) {
+		case O_SIZE:
+			if (parse_size(v, &sz) == 0)
+				*(size_t *)p = sz;
+			else
+				ret = -EINVAL;
+			break;
+		case O_UINT:
+			if (parse_size(v, &sz) == 0)
+				*(unsigned *)p = (unsigned)sz;
+			else
+				ret = -EINVAL;
+			break;
+		case O_BOOL:
+			*(int *)p = !(strcmp(v, "0") == 0 || strcasecmp(v, "false") == 0 ||
+				      strcasecmp(v, "off") == 0 || strcasecmp(v, "no") == 0);
+			break;
+		case O_BACKEND:
+			if (!strcasecmp(v, "auto"))
+				*(int *)p = KGC_BACKEND_AUTO;
+			else if (!strcasecmp(v, "kmod"))
+				*(int *)p = KGC_BACKEND_KMOD;
+			else if (!strcasecmp(v, "anon"))
+				*(int *)p = KGC_BACKEND_ANON;
+			else
+				ret = -EINVAL;
+			break;
+		case O_PINMODE:
+			if (!strcasecmp(v, "pin"))
+				*(int *)p = KGC_PIN_MODE_PIN;
+			else if (!strcasecmp(v, "gclocker"))
+				*(int *)p = KGC_PIN_MODE_GCLOCKER;
+			else
+				ret = -EINVAL;
+			break;
+		case O_STR:
+			*(const char **)p = v;
+			break;
+		}
+		if (ret)
+			err_set(-ret, "bad value for %s: '%s' (%s)", d->env, v, d->help);
+	}
+	return ret;
+}
+
+__attribute__((visibility("default"))) int kgc_options_init(struct kgc_options *opts)
+{
+	if (!opts)
+		return -EINVAL;
+	memset(opts, 0, sizeof(*opts));
+	opts->tenure_threshold = 7;
+	opts->backend = KGC_BACKEND_AUTO;
+	opts->pin_mode = KGC_PIN_MODE_PIN;
+	return options_from_env(opts);
+}
+
+unsigned log_parse(const char *spec)
+{
+	unsigned m = 0;
+	char buf[128], *save, *tok;
+
+	if (!spec || !*spec)
+		return 0;
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "gc"))
+			m |= LOG_GC;
+		else if (!strcmp(tok, "gc*") || !strcmp(tok, "all"))
+			m |= LOG_ALL;
+		else if (!strcmp(tok, "gc+heap"))
+			m |= LOG_GC | LOG_HEAP;
+		else if (!strcmp(tok, "gc+pin"))
+			m |= LOG_GC | LOG_PIN;
+		else if (!strcmp(tok, "gc+safepoint"))
+			m |= LOG_GC | LOG_SAFEPOINT;
+	}
+	return m;
+}

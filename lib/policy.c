@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * policy.c - all sizing and triggering decisions: region size (G1-like,
+ * ~2048 regions), young generation size, tenuring threshold, when a young
+ * collection is followed by a full one, soft heap size.
+ */
+#include "gc_internal.h"
+
+#define MB (1024u * 1024u)
+#define TARGET_REGIONS 2048
+#define RESERVE_PERCENT 10	/* free regions kept for survivors/promotion */
+
+size_t policy_default_heap(void)
+{
+	size_t h = os_phys_mem() / 4;
+
+	if (h < 64 * (size_t)MB)
+		h = 64 * (size_t)MB;
+	if (h > ((size_t)32 << 30))
+		h = (size_t)32 << 30;
+	return h;
+}
+
+size_t policy_region_size(size_t max_heap)
+{
+	size_t r = MB;
+
+	while (r < 32 * (size_t)MB && r * 2 * TARGET_REGIONS <= max_heap)
+		r *= 2;
+	return r;
+}
+
+static uint32_t reserve_regions(struct kgc_heap *h)
+{
+	uint32_t r = h->nregions * RESERVE_PERCENT / 100;
+
+	return r ? r : 1;
+}
+
+void policy_init(struct kgc_heap *h)
+{
+	uint32_t young;
+
+	if (h->opt.young_size) {
+		young = (uint32_t)(h->opt.young_size >> h->region_shift);
+	} else {
+		/* ~15% of the heap, at most 256 MiB of eden: pause stays short */
+		young = h->nregions * 15 / 100;
+		if (((size_t)young << h->region_shift) > ((size_t)256 << 20))
+			young = (uint32_t)(((size_t)256 << 20) >> h->region_shift);
+	}
+	if (young < 1)
+		young = 1;
+	if (young > h->nregions / 2 && h->nregions >= 4)
+		young = h->nregions / 2;
+	h->young_target = young;
+	h->tenure = h->opt.tenure_threshold > HDR_AGE_MAX ? HDR_AGE_MAX : h->opt.tenure_threshold;
+	h->tlab_size = h->region_size / 64 > 256 * 1024 ? 256 * 1024 : h->region_size / 64;
+	if (h->tlab_size < 4096)
+		h->tlab_size = 4096;
+	h->humongous_threshold = h->region_size / 2;
+	h->soft_regions = h->nregions;
+}
+
+unsigned policy_tenure(struct kgc_heap *h)
+{
+	return h->tenure;
+}
+
+/* Survivor regions per young GC; beyond this objects are promoted early. */
+uint32_t policy_survivor_limit(struct kgc_heap *h)
+{
+	uint32_t s = h->young_target / 4;
+
+	return s ? s : 1;
+}
+
+/* Eden regions a mutator may take before the next young collection. */
+static uint32_t eden_budget(struct kgc_heap *h)
+{
+	uint32_t free = h->count[RT_FREE], res = reserve_regions(h), b = h->young_target;
+
+	if (free <= res)
+		return 0;
+	if (b > free - res)
+		b = free - res;
+	return b;
+}
+
+bool policy_eden_available(struct kgc_heap *h)
+{
+	return h->eden_regions < h->young_target && eden_budget(h) > 0;
+}
+
+/* After a young collection: is old space so full that the next one cannot work? */
+bool policy_should_full(struct kgc_heap *h)
+{
+	uint32_t need = h->young_target / 2 + reserve_regions(h);
+
+	if (need < 2)
+		need = 2;
+	return h->need_full || h->count[RT_FREE] < need;
+}
+
+void policy_after_gc(struct kgc_heap *h, bool full)
+{
+	h->eden_regions = 0;
+	if (full)
+		h->need_full = false;
+	/* shrink young when old space leaves too little room */
+	if (!h->opt.young_size) {
+		uint32_t free = h->count[RT_FREE], res = reserve_regions(h);
+		uint32_t cap = free > res ? (free - res) : 1;
+		uint32_t want = h->nregions * 15 / 100;
+
+		if (((size_t)want << h->region_shift) > ((size_t)256 << 20))
+			want = (uint32_t)(((size_t)256 << 20) >> h->region_shift);
+		if (want < 1)
+			want = 1;
+		h->young_target = want < cap ? want : (cap ? cap : 1);
+	}
+}

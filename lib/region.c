@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/* region.c - region types, checked transitions, free-region search. */
+#include "gc_internal.h"
+
+static const char *const names[RT_COUNT] = {
+	"free", "eden", "survivor", "old", "humongous-start", "humongous-continues",
+};
+
+const char *region_type_name(int t)
+{
+	return t >= 0 && t < RT_COUNT ? names[t] : "?";
+}
+
+/* Allowed transitions: from -> bitmask of to. */
+static const uint8_t allowed[RT_COUNT] = {
+	[RT_FREE] = 1 << RT_EDEN | 1 << RT_SURVIVOR | 1 << RT_OLD | 1 << RT_HUM_START | 1 << RT_HUM_CONT,
+	[RT_EDEN] = 1 << RT_FREE | 1 << RT_OLD,		/* evacuated / failed or full GC */
+	[RT_SURVIVOR] = 1 << RT_FREE | 1 << RT_OLD,
+	[RT_OLD] = 1 << RT_FREE,
+	[RT_HUM_START] = 1 << RT_FREE,
+	[RT_HUM_CONT] = 1 << RT_FREE,
+};
+
+void region_set_type(struct kgc_heap *h, struct region *r, int type)
+{
+	if (type == r->type)
+		return;
+	if (!(allowed[r->type] & (1u << type)))
+		fatal("region %u: illegal transition %s -> %s", (unsigned)(r - h->regions),
+		      region_type_name(r->type), region_type_name(type));
+	h->count[r->type]--;
+	h->count[type]++;
+	r->type = (uint8_t)type;
+}
+
+static void region_take(struct kgc_heap *h, struct region *r, int type)
+{
+	region_set_type(h, r, type);
+	r->top = r->bottom;
+	r->flags |= RF_COMMITTED;
+	r->flags &= ~(RF_CSET | RF_FAILED | RF_PINNED | RF_KPINNED);
+	r->fail_cause = FAIL_NONE;
+	r->live_bytes = 0;
+}
+
+/* With h->lock held (or at a safepoint). Prefers low addresses (compaction). */
+long region_alloc_free(struct kgc_heap *h, int type)
+{
+	uint32_t n = h->nregions;
+
+	if (!h->count[RT_FREE])
+		return -1;
+	/* next_free_hint: no free region below it */
+	for (uint32_t i = h->next_free_hint; i < n; i++) {
+		struct region *r = &h->regions[i];
+
+		if (r->type == RT_FREE) {
+			region_take(h, r, type);
+			h->next_free_hint = i + 1;
+			return i;
+		}
+	}
+	return -1;
+}
+
+long region_alloc_contig(struct kgc_heap *h, uint32_t cnt)
+{
+	uint32_t run = 0;
+
+	if (h->count[RT_FREE] < cnt)
+		return -1;
+	/* from the top of the heap: keeps humongous objects out of the way of compaction */
+	for (long i = (long)h->nregions - 1; i >= 0; i--) {
+		if (h->regions[i].type != RT_FREE) {
+			run = 0;
+			continue;
+		}
+		if (++run == cnt) {
+			for (uint32_t k = 0; k < cnt; k++) {
+				struct region *r = &h->regions[i + k];
+
+				region_take(h, r, k ? RT_HUM_CONT : RT_HUM_START);
+				r->hum_start = (uint32_t)i;
+				r->hum_count = k ? 0 : cnt;
+			}
+			return i;
+		}
+	}
+	return -1;
+}
+
+void region_free(struct kgc_heap *h, struct region *r)
+{
+	uint32_t idx = (uint32_t)(r - h->regions);
+
+	region_set_type(h, r, RT_FREE);
+	if (idx < h->next_free_hint)
+		h->next_free_hint = idx;
+	r->top = r->bottom;
+	r->flags &= RF_COMMITTED;
+	r->fail_cause = FAIL_NONE;
+	r->hum_count = 0;
+	r->live_bytes = 0;
+	cards_clear_region(h, r);
+}

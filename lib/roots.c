@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: MIT */
+/* roots.c - frames (runtime-owned slot arrays with a refmap), global handles,
+ * and root iteration for the collectors. */
+#include <errno.h>
+#include <stdlib.h>
+#include "gc_internal.h"
+
+#define API __attribute__((visibility("default")))
+
+API void kgc_frame_push(kgc_thread *t, struct kgc_frame *f, kgc_obj *slots,
+			uint32_t nslots, const uint64_t *refmap)
+{
+	if (unlikely(t->pub.checked))
+		thread_check_managed(t, "kgc_frame_push");
+	f->prev = t->frames;
+	f->slots = slots;
+	f->nslots = nslots;
+	f->refmap = refmap;
+	f->magic = FRAME_MAGIC;
+	t->frames = f;
+	t->frame_depth++;
+}
+
+API int kgc_frame_pop(kgc_thread *t, struct kgc_frame *f)
+{
+	if (unlikely(t->pub.checked))
+		thread_check(t, "kgc_frame_pop");
+	if (unlikely(t->frames != f || f->magic != FRAME_MAGIC)) {
+		if (t->heap->opt.check)
+			fatal("kgc_frame_pop: thread '%s': frame %p popped out of order (top is %p)",
+			      t->name, (void *)f, (void *)t->frames);
+		err_set(EINVAL, "kgc_frame_pop: thread '%s': frame %p is not the top frame (%p)",
+			t->name, (void *)f, (void *)t->frames);
+		return -EINVAL;
+	}
+	t->frames = f->prev;
+	f->magic = 0;
+	t->frame_depth--;
+	return 0;
+}
+
+API kgc_handle kgc_handle_new(kgc_thread *t, kgc_obj obj)
+{
+	struct kgc_heap *h = t->heap;
+	struct kgc_handle_cell *c;
+
+	if (t->pub.checked)
+		thread_check_managed(t, "kgc_handle_new");
+	pthread_mutex_lock(&h->lock);
+	if (!h->hfree) {
+		struct handle_block *b = malloc(sizeof(*b));
+
+		if (!b) {
+			pthread_mutex_unlock(&h->lock);
+			err_set(ENOMEM, "kgc_handle_new: out of memory");
+			return NULL;
+		}
+		b->next = h->hblocks;
+		h->hblocks = b;
+		for (int i = HANDLE_BLOCK - 1; i >= 0; i--) {
+			b->cells[i].obj = (kgc_obj)((uintptr_t)h->hfree | HANDLE_FREE_TAG);
+			h->hfree = &b->cells[i];
+		}
+	}
+	c = h->hfree;
+	h->hfree = (struct kgc_handle_cell *)((uintptr_t)c->obj & ~HANDLE_FREE_TAG);
+	c->obj = obj;
+	pthread_mutex_unlock(&h->lock);
+	return c;
+}
+
+API void kgc_handle_free(kgc_thread *t, kgc_handle c)
+{
+	struct kgc_heap *h = t->heap;
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&h->lock);
+	if ((uintptr_t)c->obj & HANDLE_FREE_TAG) {
+		pthread_mutex_unlock(&h->lock);
+		if (h->opt.check)
+			fatal("kgc_handle_free: thread '%s': handle %p freed twice", t->name, (void *)c);
+		return;
+	}
+	c->obj = (kgc_obj)((uintptr_t)h->hfree | HANDLE_FREE_TAG);
+	h->hfree = c;
+	pthread_mutex_unlock(&h->lock);
+}
+
+void handles_destroy(struct kgc_heap *h)
+{
+	while (h->hblocks) {
+		struct handle_block *b = h->hblocks;
+
+		h->hblocks = b->next;
+		free(b);
+	}
+	h->hfree = NULL;
+}
+
+void roots_iterate(struct kgc_heap *h, slot_fn fn, void *ctx)
+{
+	for (struct kgc_thread *t = h->threads; t; t = t->next) {
+		for (struct kgc_frame *f = t->frames; f; f = f->prev) {
+			for (uint32_t i = 0; i < f->nslots; i++) {
+				if (f->refmap && !(f->refmap[i / 64] >> (i % 64) & 1))
+					continue;
+				if (f->slots[i])
+					fn(h, &f->slots[i], ctx);
+			}
+		}
+	}
+	for (struct handle_block *b = h->hblocks; b; b = b->next)
+		for (int i = 0; i < HANDLE_BLOCK; i++) {
+			kgc_obj o = b->cells[i].obj;
+
+			if (o && !((uintptr_t)o & HANDLE_FREE_TAG))
+				fn(h, &b->cells[i].obj, ctx);
+		}
+}
+
+/*
+ * Open critical arrays are roots (an array reachable only from native code
+ * must survive). They are pinned, so they never move: fn gets a copy and must
+ * not change it.
+ */
+void roots_iterate_critical(struct kgc_heap *h, slot_fn fn, void *ctx)
+{
+	for (struct kgc_thread *t = h->threads; t; t = t->next) {
+		uint32_t top = atomic_load_explicit(&t->crit_top, memory_order_acquire);
+
+		for (uint32_t i = 0; i < top && i < CRIT_MAX; i++) {
+			kgc_obj o = atomic_load_explicit(&t->crit[i].obj, memory_order_acquire), c = o;
+
+			if (!o)
+				continue;
+			fn(h, &c, ctx);
+			if (c != o)
+				fatal("critical array %p of thread '%s' was moved (region %u not pinned)",
+				      (void *)o, t->name, region_index(h, o));
+		}
+	}
+}
+
+void obj_iterate_refs(struct kgc_heap *h, kgc_obj o, slot_fn fn, void *ctx)
+{
+	uint64_t hd = *obj_hdr(o);
+
+	switch (hdr_kind(hd)) {
+	case KIND_INSTANCE: {
+		const struct type_info *ti = type_get(h, hdr_type(hd));
+
+		for (uint32_t i = 0; i < ti->nrefs; i++) {
+			kgc_obj *s = (kgc_obj *)((char *)o + ti->ref_offsets[i]);
+
+			if (*s)
+				fn(h, s, ctx);
+		}
+		break;
+	}
+	case KIND_REF_ARRAY: {
+		kgc_obj *s = kgc_array_data(o);
+		size_t n = kgc_array_length(o);
+
+		for (size_t i = 0; i < n; i++)
+			if (s[i])
+				fn(h, &s[i], ctx);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+/* Only the reference slots of o that lie in [lo, hi). */
+void obj_iterate_refs_range(struct kgc_heap *h, kgc_obj o, char *lo, char *hi, slot_fn fn, void *ctx)
+{
+	uint64_t hd = *obj_hdr(o);
+
+	switch (hdr_kind(hd)) {
+	case KIND_INSTANCE: {
+		const struct type_info *ti = type_get(h, hdr_type(hd));
+
+		for (uint32_t i = 0; i < ti->nrefs; i++) {
+			kgc_obj *s = (kgc_obj *)((char *)o + ti->ref_offsets[i]);
+
+			if ((char *)s >= lo && (char *)s < hi && *s)
+				fn(h, s, ctx);
+		}
+		break;
+	}
+	case KIND_REF_ARRAY: {
+		kgc_obj *s = kgc_array_data(o), *e = s + kgc_array_length(o);
+
+		if ((char *)s < lo)
+			s = (kgc_obj *)lo;
+		if ((char *)e > hi)
+			e = (kgc_obj *)hi;
+		for (; s < e; s++)
+			if (*s)
+				fn(h, s, ctx);
+		break;
+	}
+	default:
+		break;
+	}
+}

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * safepoint.c - stopping the world, running a collection, GCLocker mode.
+ *
+ * Any thread may request a collection (there is no VM thread). The requester
+ * becomes GC-safe itself, takes gc_lock, raises the poll word, waits until
+ * every other thread is in native or blocked state, collects, and resumes.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <time.h>
+#include "gc_internal.h"
+
+#define API __attribute__((visibility("default")))
+
+static void backoff(unsigned *n)
+{
+	if (++*n < 64) {
+		__builtin_ia32_pause();
+	} else if (*n < 256) {
+		sched_yield();
+	} else {
+		struct timespec ts = { 0, 20000 };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void stop_world(struct kgc_heap *h, struct kgc_thread *self)
+{
+	unsigned n = 0;
+	bool all;
+
+	atomic_store_explicit(&h->poll_word, 1, memory_order_seq_cst);
+	os_membarrier(h);
+	do {
+		all = true;
+		pthread_mutex_lock(&h->lock);
+		for (struct kgc_thread *t = h->threads; t; t = t->next)
+			if (t != self && atomic_load_explicit(&t->state, memory_order_acquire) == TS_MANAGED) {
+				all = false;
+				break;
+			}
+		pthread_mutex_unlock(&h->lock);
+		if (!all)
+			backoff(&n);
+	} while (!all);
+}
+
+static void resume_world(struct kgc_heap *h)
+{
+	pthread_mutex_lock(&h->sp_lock);
+	atomic_store_explicit(&h->poll_word, 0, memory_order_release);
+	pthread_cond_broadcast(&h->sp_cond);
+	pthread_mutex_unlock(&h->sp_lock);
+}
+
+void sp_retire_tlabs(struct kgc_heap *h)
+{
+	for (struct kgc_thread *t = h->threads; t; t = t->next)
+		alloc_retire_tlab(t);
+}
+
+static const char *cause_name(int reason)
+{
+	switch (reason) {
+	case GCR_EXPLICIT: return "Explicit";
+	case GCR_HUMONGOUS: return "Humongous Allocation";
+	default: return "Allocation Failure";
+	}
+}
+
+/* At the safepoint, h->lock held. */
+static void do_collect(struct kgc_heap *h, int kind, int reason)
+{
+	uint64_t t0 = now_ns();
+	size_t before;
+	uint32_t npinned = 0;
+	unsigned fail = 0;
+
+	sp_retire_tlabs(h);
+	h->eden_cur = -1;
+	if (kind == KGC_GC_YOUNG) {
+		h->gc_id++;
+		before = heap_used_bytes(h);
+		if (h->opt.verify)
+			verify_heap(h, "before young GC");
+		pins_compute(h);
+		young_collect(h, &npinned, &fail);
+		if (h->opt.verify)
+			verify_heap(h, "after young GC");
+		policy_after_gc(h, false);
+		{
+			uint64_t ns = now_ns() - t0;
+
+			stats_pause(h, false, ns);
+			log_gc(h, "Pause Young", "Normal", before, heap_used_bytes(h), ns, npinned, fail);
+		}
+		if (!policy_should_full(h))
+			return;
+		t0 = now_ns();
+		reason = -1;
+	}
+	h->gc_id++;
+	before = heap_used_bytes(h);
+	if (h->opt.verify)
+		verify_heap(h, "before full GC");
+	pins_compute(h);
+	npinned = 0;
+	full_collect(h, &npinned);
+	if (h->opt.verify)
+		verify_heap(h, "after full GC");
+	policy_after_gc(h, true);
+	{
+		uint64_t ns = now_ns() - t0;
+
+		stats_pause(h, true, ns);
+		log_gc(h, "Pause Full", reason < 0 ? "G1 Compaction Pause" : cause_name(reason),
+		       before, heap_used_bytes(h), ns, npinned, 0);
+	}
+}
+
+static void gclocker_wait(struct kgc_heap *h)
+{
+	uint64_t t0;
+
+	atomic_store_explicit(&h->locker_needs_gc, 1, memory_order_seq_cst);
+	if (!atomic_load_explicit(&h->locker_count, memory_order_seq_cst))
+		return;
+	t0 = now_ns();
+	pthread_mutex_lock(&h->sp_lock);
+	while (atomic_load_explicit(&h->locker_count, memory_order_seq_cst)) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 10 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&h->locker_cond, &h->sp_lock, &ts);
+	}
+	pthread_mutex_unlock(&h->sp_lock);
+	pthread_mutex_lock(&h->lock);
+	h->st.gclocker_stalls++;
+	h->st.gclocker_stall_ns += now_ns() - t0;
+	pthread_mutex_unlock(&h->lock);
+	log_line(h, LOG_PIN, "GCLocker: collection stalled %.3fms for critical sections",
+		 (now_ns() - t0) / 1e6);
+}
+
+static void gclocker_done(struct kgc_heap *h)
+{
+	pthread_mutex_lock(&h->sp_lock);
+	atomic_store_explicit(&h->locker_needs_gc, 0, memory_order_seq_cst);
+	pthread_cond_broadcast(&h->locker_cond);
+	pthread_mutex_unlock(&h->sp_lock);
+}
+
+/*
+ * Collect from thread t (managed). epoch: the gc_count the caller saw when it
+ * decided it needs a collection (UINT64_MAX = always collect). Returns 1 if
+ * this call collected, 0 if another thread collected in the meantime.
+ */
+int sp_collect(struct kgc_thread *t, int kind, int reason, uint64_t epoch)
+{
+	struct kgc_heap *h = t->heap;
+	bool gclocker = h->opt.pin_mode == KGC_PIN_MODE_GCLOCKER;
+	int did = 0;
+
+	pin_flush_cache(t);
+	thread_set_native(t, TS_BLOCKED);
+	pthread_mutex_lock(&h->gc_lock);
+	if (epoch == UINT64_MAX || atomic_load(&h->gc_count) == epoch) {
+		if (gclocker)
+			gclocker_wait(h);
+		stop_world(h, t);
+		pthread_mutex_lock(&h->lock);
+		do_collect(h, kind, reason);
+		atomic_fetch_add(&h->gc_count, 1);
+		pthread_mutex_unlock(&h->lock);
+		if (gclocker)
+			gclocker_done(h);
+		resume_world(h);
+		did = 1;
+	}
+	pthread_mutex_unlock(&h->gc_lock);
+	thread_to_managed(t);
+	return did;
+}
+
+API int kgc_collect(kgc_thread *t, int kind)
+{
+	if (!thread_check_managed(t, "kgc_collect"))
+		return -EPERM;
+	if (kind != KGC_GC_YOUNG && kind != KGC_GC_FULL) {
+		err_set(EINVAL, "kgc_collect: bad kind %d", kind);
+		return -EINVAL;
+	}
+	sp_collect(t, kind, GCR_EXPLICIT, UINT64_MAX);
+	return 0;
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/* tgc.h - helpers for the collector's unit tests (heap setup, a node type). */
+#ifndef KGC_TGC_H
+#define KGC_TGC_H
+
+#include <stdint.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "test.h"
+
+/* struct node { header; node *left; node *right; int64 value; } */
+#define N_LEFT 8
+#define N_RIGHT 16
+#define N_VALUE 24
+
+static inline kgc_heap *t_heap(size_t heap_mb, size_t young_mb, kgc_type_id *node_type)
+{
+	struct kgc_options o;
+	kgc_heap *h;
+	static const uint32_t offs[2] = { N_LEFT, N_RIGHT };
+	struct kgc_type_desc d = { .name = "node", .payload_size = 24, .nrefs = 2, .ref_offsets = offs };
+
+	T_ASSERT_EQ(kgc_options_init(&o), 0);
+	o.max_heap = heap_mb << 20;
+	o.region_size = 1 << 20;
+	o.young_size = young_mb << 20;
+	T_ASSERT_EQ(kgc_heap_create(&o, &h), 0);
+	if (node_type)
+		T_ASSERT_EQ(kgc_type_register(h, &d, node_type), 0);
+	return h;
+}
+
+static inline struct kgc_stats t_stats(kgc_heap *h)
+{
+	struct kgc_stats s;
+
+	T_ASSERT_EQ(kgc_stats_get(h, &s, sizeof(s)), 0);
+	return s;
+}
+
+/* Allocate garbage until at least n young collections happened. */
+static inline void t_churn(kgc_thread *t, kgc_heap *h, kgc_type_id node, uint64_t ngcs)
+{
+	uint64_t start = t_stats(h).young_gcs + t_stats(h).full_gcs;
+
+	while (t_stats(h).young_gcs + t_stats(h).full_gcs < start + ngcs)
+		for (int i = 0; i < 1000; i++)
+			T_ASSERT(kgc_alloc(t, node) != NULL);
+}
+
+/* Run fn in a child; assert it dies by a signal (abort) and stderr contains want. */
+static inline void t_expect_death(void (*fn)(void), const char *want)
+{
+	int pfd[2], st;
+	pid_t pid;
+	char buf[4096];
+	ssize_t n, tot = 0;
+
+	T_ASSERT_EQ(pipe(pfd), 0);
+	pid = fork();
+	T_ASSERT(pid >= 0);
+	if (pid == 0) {
+		dup2(pfd[1], 2);
+		close(pfd[0]);
+		setenv("KGC_CHECK", "1", 1);
+		fn();
+		_exit(0);
+	}
+	close(pfd[1]);
+	while ((n = read(pfd[0], buf + tot, sizeof(buf) - 1 - tot)) > 0)
+		tot += n;
+	buf[tot] = 0;
+	close(pfd[0]);
+	T_ASSERT(waitpid(pid, &st, 0) == pid);
+	if (!WIFSIGNALED(st) || !strstr(buf, want))
+		T_FAIL("child did not die with '%s' (status %#x), stderr:\n%s", want, st, buf);
+	printf("died as expected: %s", buf);
+}
+
+#endif

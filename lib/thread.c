@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * thread.c - attach/detach and the managed <-> native transitions.
+ *
+ * Transition protocol (asymmetric Dekker): a mutator stores its state with a
+ * plain (release) store, then only a compiler barrier, then loads the poll
+ * word. The collector stores the poll word, then runs membarrier(PRIVATE_
+ * EXPEDITED) - a full barrier on every running thread of the process - and
+ * only then reads the states. Without membarrier both sides use seq_cst
+ * fences.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gc_internal.h"
+
+#define API __attribute__((visibility("default")))
+
+void thread_set_native(struct kgc_thread *t, int state)
+{
+	atomic_store_explicit(&t->state, state, memory_order_release);
+}
+
+static void wait_gc_end(struct kgc_heap *h)
+{
+	pthread_mutex_lock(&h->sp_lock);
+	while (atomic_load_explicit(&h->poll_word, memory_order_acquire))
+		pthread_cond_wait(&h->sp_cond, &h->sp_lock);
+	pthread_mutex_unlock(&h->sp_lock);
+}
+
+void thread_to_managed(struct kgc_thread *t)
+{
+	struct kgc_heap *h = t->heap;
+	int prev = atomic_load_explicit(&t->state, memory_order_relaxed);
+
+	for (;;) {
+		atomic_store_explicit(&t->state, TS_MANAGED, memory_order_relaxed);
+		if (h->be.membarrier)
+			atomic_signal_fence(memory_order_seq_cst);
+		else
+			atomic_thread_fence(memory_order_seq_cst);
+		if (likely(!atomic_load_explicit(&h->poll_word, memory_order_acquire)))
+			return;
+		atomic_store_explicit(&t->state, prev == TS_MANAGED ? TS_BLOCKED : prev,
+				      memory_order_release);
+		wait_gc_end(h);
+	}
+}
+
+/* Safepoint: the thread is managed and a collection is pending. */
+void sp_block(struct kgc_thread *t)
+{
+	pin_flush_cache(t);
+	thread_set_native(t, TS_BLOCKED);
+	wait_gc_end(t->heap);
+	thread_to_managed(t);
+}
+
+API void kgc__safepoint_slow(kgc_thread *t)
+{
+	sp_block(t);
+}
+
+API void kgc_safepoint_poll(kgc_thread *t)
+{
+	thread_check(t, "kgc_safepoint_poll");
+	if (unlikely(atomic_load_explicit(&t->heap->poll_word, memory_order_acquire))) {
+		if (atomic_load_explicit(&t->state, memory_order_relaxed) != TS_MANAGED) {
+			thread_check_managed(t, "kgc_safepoint_poll");
+			return;
+		}
+		sp_block(t);
+	}
+}
+
+static kgc_obj first_critical(struct kgc_thread *t)
+{
+	uint32_t top = atomic_load(&t->crit_top);
+
+	for (uint32_t i = 0; i < top; i++) {
+		kgc_obj o = atomic_load_explicit(&t->crit[i].obj, memory_order_relaxed);
+
+		if (o)
+			return o;
+	}
+	return NULL;
+}
+
+void thread_check(struct kgc_thread *t, const char *what)
+{
+	if (unlikely(!t || t->magic != THREAD_MAGIC)) {
+		if (t && t->magic == THREAD_DEAD)
+			fatal("%s: thread '%s' used after kgc_thread_detach", what, t->name);
+		fatal("%s: %p is not an attached kgc thread", what, (void *)t);
+	}
+}
+
+/* Managed calls (allocation, frames, collections): not in native state,
+ * in particular not inside a critical section. */
+bool thread_check_managed(struct kgc_thread *t, const char *what)
+{
+	thread_check(t, what);
+	if (likely(atomic_load_explicit(&t->state, memory_order_relaxed) == TS_MANAGED))
+		return true;
+	if (t->crit_open) {
+		if (t->heap->opt.check)
+			fatal("%s inside a critical section: thread '%s', array %p (%u open); "
+			      "release critical arrays before managed calls", what, t->name,
+			      (void *)first_critical(t), t->crit_open);
+		err_set(EPERM, "%s inside a critical section: thread '%s', array %p (%u open)",
+			what, t->name, (void *)first_critical(t), t->crit_open);
+		return false;
+	}
+	if (t->heap->opt.check)
+		fatal("%s in native state: thread '%s' must kgc_leave_native first", what, t->name);
+	err_set(EPERM, "%s in native state: thread '%s'", what, t->name);
+	return false;
+}
+
+API int kgc_thread_attach(kgc_heap *h, const char *name, kgc_thread **out)
+{
+	struct kgc_thread *t;
+
+	if (!h || !out) {
+		err_set(EINVAL, "kgc_thread_attach: NULL argument");
+		return -EINVAL;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->pub.card_biased = h->card_biased;
+	t->pub.poll_word = (volatile uint32_t *)&h->poll_word;
+	t->pub.region_shift = h->region_shift;
+	t->pub.checked = h->opt.check ? 1 : 0;
+	t->heap = h;
+	t->magic = THREAD_MAGIC;
+	atomic_init(&t->state, TS_BLOCKED);
+	atomic_init(&t->pc_region, UINT32_MAX);
+	snprintf(t->name, sizeof(t->name), "%s", name ? name : "?");
+	pthread_mutex_lock(&h->lock);
+	t->next = h->threads;
+	if (h->threads)
+		h->threads->prev = t;
+	h->threads = t;
+	h->nthreads++;
+	pthread_mutex_unlock(&h->lock);
+	thread_to_managed(t);
+	*out = t;
+	return 0;
+}
+
+API int kgc_thread_detach(kgc_thread *t)
+{
+	struct kgc_heap *h;
+
+	thread_check(t, "kgc_thread_detach");
+	h = t->heap;
+	if (t->crit_open) {
+		if (h->opt.check)
+			fatal("kgc_thread_detach: thread '%s' has %u critical section(s) open (array %p)",
+			      t->name, t->crit_open, (void *)first_critical(t));
+		err_set(EBUSY, "kgc_thread_detach: thread '%s' has %u critical section(s) open (array %p)",
+			t->name, t->crit_open, (void *)first_critical(t));
+		return -EBUSY;
+	}
+	if (t->frames) {
+		if (h->opt.check)
+			fatal("kgc_thread_detach: thread '%s' still has %u frame(s) pushed", t->name,
+			      t->frame_depth);
+		err_set(EBUSY, "kgc_thread_detach: thread '%s' still has %u frame(s) pushed", t->name,
+			t->frame_depth);
+		return -EBUSY;
+	}
+	if (atomic_load(&t->state) != TS_MANAGED)
+		thread_to_managed(t);
+	alloc_retire_tlab(t);
+	pin_flush_cache(t);
+	thread_set_native(t, TS_BLOCKED);
+	pthread_mutex_lock(&h->lock);
+	if (t->prev)
+		t->prev->next = t->next;
+	else
+		h->threads = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
+	h->nthreads--;
+	h->st.bytes_allocated += t->bytes_allocated;
+	atomic_fetch_add(&h->critical_gets, atomic_load(&t->crit_gets));
+	t->magic = THREAD_DEAD;
+	if (h->opt.check) {
+		/* kept until heap destroy so later use is diagnosed, not a use-after-free */
+		t->next = h->zombies;
+		h->zombies = t;
+		t = NULL;
+	}
+	pthread_mutex_unlock(&h->lock);
+	free(t);
+	return 0;
+}
+
+API void kgc_enter_native(kgc_thread *t)
+{
+	thread_check(t, "kgc_enter_native");
+	if (t->heap->opt.check)
+		thread_check_managed(t, "kgc_enter_native");
+	thread_set_native(t, TS_NATIVE);
+}
+
+API void kgc_leave_native(kgc_thread *t)
+{
+	thread_check(t, "kgc_leave_native");
+	if (t->crit_open) {
+		if (t->heap->opt.check)
+			fatal("kgc_leave_native inside a critical section: thread '%s', array %p",
+			      t->name, (void *)first_critical(t));
+		return;
+	}
+	thread_to_managed(t);
+}

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/* types.c - the type registry: instance oop maps, predefined array types. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gc_internal.h"
+
+static const char *const prim_names[KGC_PRIM_COUNT] = {
+	"boolean[]", "byte[]", "char[]", "short[]", "int[]", "float[]", "long[]", "double[]",
+};
+static const uint8_t prim_shift[KGC_PRIM_COUNT] = { 0, 0, 1, 1, 2, 2, 3, 3 };
+
+static int types_add(struct kgc_heap *h, struct type_info *ti, uint32_t *id)
+{
+	struct type_table *tt = &h->types;
+	uint32_t n = atomic_load(&tt->count);
+	struct type_info **s = atomic_load(&tt->slots);
+
+	if (n >= TYPE_FILLER)
+		return -ENOSPC;
+	if (n == tt->cap) {
+		uint32_t ncap = tt->cap ? tt->cap * 2 : 64;
+		struct type_info **ns = calloc(ncap, sizeof(*ns));
+		void **nr = realloc(tt->retired, (tt->nretired + 1) * sizeof(void *));
+
+		if (!ns || !nr) {
+			free(ns);
+			if (nr)
+				tt->retired = nr;
+			return -ENOMEM;
+		}
+		tt->retired = nr;
+		if (s) {
+			memcpy(ns, s, n * sizeof(*ns));
+			tt->retired[tt->nretired++] = s;
+		}
+		atomic_store_explicit(&tt->slots, ns, memory_order_release);
+		s = ns;
+		tt->cap = ncap;
+	}
+	s[n] = ti;
+	atomic_store_explicit(&tt->count, n + 1, memory_order_release);
+	*id = n;
+	return 0;
+}
+
+int types_init(struct kgc_heap *h)
+{
+	uint32_t id;
+	int err;
+
+	pthread_mutex_init(&h->types.lock, NULL);
+	/* id 0 is invalid */
+	for (int i = 0; i < (int)KGC_TYPE_FIRST_USER; i++) {
+		struct type_info *ti = calloc(1, sizeof(*ti));
+
+		if (!ti)
+			return -ENOMEM;
+		if (i == 0) {
+			ti->name = strdup("<invalid>");
+			ti->kind = KIND_FILLER;
+		} else if (i <= KGC_PRIM_COUNT) {
+			ti->name = strdup(prim_names[i - 1]);
+			ti->kind = KIND_PRIM_ARRAY;
+			ti->elem_shift = prim_shift[i - 1];
+		} else {
+			ti->name = strdup("ref[]");
+			ti->kind = KIND_REF_ARRAY;
+			ti->elem_shift = 3;
+		}
+		if ((err = types_add(h, ti, &id)))
+			return err;
+	}
+	return 0;
+}
+
+void types_destroy(struct kgc_heap *h)
+{
+	struct type_table *tt = &h->types;
+	struct type_info **s = atomic_load(&tt->slots);
+	uint32_t n = atomic_load(&tt->count);
+
+	for (uint32_t i = 0; i < n; i++) {
+		free(s[i]->name);
+		free(s[i]->ref_offsets);
+		free(s[i]);
+	}
+	free(s);
+	for (uint32_t i = 0; i < tt->nretired; i++)
+		free(tt->retired[i]);
+	free(tt->retired);
+	pthread_mutex_destroy(&tt->lock);
+}
+
+bool type_valid(struct kgc_heap *h, uint32_t id)
+{
+	return id > 0 && id < atomic_load_explicit(&h->types.count, memory_order_acquire);
+}
+
+__attribute__((visibility("default")))
+int kgc_type_register(kgc_heap *h, const struct kgc_type_desc *d, kgc_type_id *out)
+{
+	struct type_info *ti;
+	uint64_t words;
+	uint32_t id;
+	int err;
+
+	if (!h || !d || !out || (d->nrefs && !d->ref_offsets)) {
+		err_set(EINVAL, "kgc_type_register: NULL argument");
+		return -EINVAL;
+	}
+	words = (KGC_HEADER_SIZE + (uint64_t)d->payload_size + WORD - 1) / WORD;
+	if (words > INSTANCE_MAX_WORDS || words * WORD >= h->humongous_threshold) {
+		err_set(EINVAL, "kgc_type_register: '%s': instance of %u bytes is too large",
+			d->name ? d->name : "?", d->payload_size);
+		return -EINVAL;
+	}
+	for (uint32_t i = 0; i < d->nrefs; i++) {
+		uint32_t off = d->ref_offsets[i];
+
+		if (off < KGC_HEADER_SIZE || off % WORD ||
+		    (uint64_t)off + WORD > KGC_HEADER_SIZE + (uint64_t)d->payload_size) {
+			err_set(EINVAL, "kgc_type_register: '%s': bad reference offset %u",
+				d->name ? d->name : "?", off);
+			return -EINVAL;
+		}
+	}
+	ti = calloc(1, sizeof(*ti));
+	if (!ti)
+		return -ENOMEM;
+	ti->name = strdup(d->name ? d->name : "?");
+	ti->kind = KIND_INSTANCE;
+	ti->size_words = (uint32_t)words;
+	ti->nrefs = d->nrefs;
+	ti->ref_offsets = d->nrefs ? malloc(d->nrefs * sizeof(uint32_t)) : NULL;
+	if (!ti->name || (d->nrefs && !ti->ref_offsets)) {
+		free(ti->name);
+		free(ti->ref_offsets);
+		free(ti);
+		return -ENOMEM;
+	}
+	if (d->nrefs)
+		memcpy(ti->ref_offsets, d->ref_offsets, d->nrefs * sizeof(uint32_t));
+	pthread_mutex_lock(&h->types.lock);
+	err = types_add(h, ti, &id);
+	pthread_mutex_unlock(&h->types.lock);
+	if (err) {
+		free(ti->name);
+		free(ti->ref_offsets);
+		free(ti);
+		err_set(-err, "kgc_type_register: type table full");
+		return err;
+	}
+	*out = id;
+	return 0;
+}
+
+__attribute__((visibility("default")))
+const char *kgc_type_name(const kgc_heap *h, kgc_type_id type)
+{
+	if (!h || !type_valid((struct kgc_heap *)h, type))
+		return type == TYPE_FILLER ? "<filler>" : NULL;
+	return type_get((struct kgc_heap *)h, type)->name;
+}

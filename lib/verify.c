@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * verify.c - KGC_VERIFY=1: walk the heap before and after every collection.
+ * Checks headers, that every reference points at an object start in a
+ * non-free region, that every old->young reference is covered by a dirty
+ * card, humongous chains and region accounting. Any failure is fatal with
+ * one message.
+ */
+#include <string.h>
+#include "gc_internal.h"
+
+struct vctx {
+	const char *when;
+	struct region *src;
+	const void *obj;
+};
+
+static inline size_t bit_index(struct kgc_heap *h, const void *p)
+{
+	return (size_t)((const char *)p - h->base) / WORD;
+}
+
+static bool is_start(struct kgc_heap *h, const void *p)
+{
+	size_t b = bit_index(h, p);
+
+	return h->mark_bits[b / 64] >> (b % 64) & 1;
+}
+
+static void check_header(struct kgc_heap *h, const char *when, const char *p, const char *lim)
+{
+	uint64_t hd = *obj_hdr(p);
+	size_t sz;
+
+	if (hd & HDR_TAG_MASK)
+		fatal("verify (%s): object %p in region %u has a stale GC tag (header %#llx)", when,
+		      (void *)p, region_index(h, p), (unsigned long long)hd);
+	if (hdr_kind(hd) == KIND_FILLER) {
+		if (hdr_type(hd) != TYPE_FILLER)
+			fatal("verify (%s): bad filler at %p (header %#llx)", when, (void *)p,
+			      (unsigned long long)hd);
+	} else if (!type_valid(h, hdr_type(hd)) || type_get(h, hdr_type(hd))->kind != hdr_kind(hd)) {
+		fatal("verify (%s): object %p in region %u (%s): bad header %#llx", when, (void *)p,
+		      region_index(h, p), region_type_name(region_of(h, p)->type), (unsigned long long)hd);
+	}
+	sz = obj_size_h(p, hd);
+	if (sz < WORD || sz % WORD || (size_t)(lim - p) < sz)
+		fatal("verify (%s): object %p (type %u) has bad size %zu (limit %p)", when, (void *)p,
+		      hdr_type(hd), sz, (void *)lim);
+}
+
+static void check_ref(struct kgc_heap *h, kgc_obj *slot, void *ctx)
+{
+	struct vctx *v = ctx;
+	kgc_obj o = *slot;
+	struct region *r;
+
+	if (!in_heap(h, o))
+		fatal("verify (%s): slot %p (object %p) holds %p, outside the heap", v->when,
+		      (void *)slot, v->obj, (void *)o);
+	r = region_of(h, o);
+	if (r->type == RT_FREE || r->type == RT_HUM_CONT || (char *)o >= r->top || !is_start(h, o))
+		fatal("verify (%s): slot %p (object %p) holds %p: not an object start (region %u %s)",
+		      v->when, (void *)slot, v->obj, (void *)o, region_index(h, o),
+		      region_type_name(r->type));
+	if (v->src && !region_is_young(v->src) && region_is_young(r) &&
+	    *card_for(h, slot) != CARD_DIRTY)
+		fatal("verify (%s): old->young reference without a dirty card (missing write barrier?): "
+		      "slot %p in %s region %u (object %p) -> %p in %s region %u", v->when,
+		      (void *)slot, region_type_name(v->src->type), (unsigned)(v->src - h->regions),
+		      v->obj, (void *)o, region_type_name(r->type), region_index(h, o));
+}
+
+void verify_heap(struct kgc_heap *h, const char *when)
+{
+	uint32_t count[RT_COUNT] = { 0 };
+	struct vctx v = { .when = when };
+
+	/* pass 1: headers, object starts */
+	for (uint32_t i = 0; i < h->nregions; i++) {
+		struct region *r = &h->regions[i];
+
+		if (r->type >= RT_COUNT)
+			fatal("verify (%s): region %u has bad type %u", when, i, r->type);
+		count[r->type]++;
+		memset(&h->mark_bits[bit_index(h, r->bottom) / 64], 0,
+		       (h->region_size / WORD / 64) * sizeof(uint64_t));
+		if (r->top < r->bottom || r->top > r->end)
+			fatal("verify (%s): region %u top %p out of bounds", when, i, (void *)r->top);
+		if (r->type == RT_FREE) {
+			if (atomic_load(region_pins(h, i)) && 0)
+				fatal("verify (%s): free region %u is pinned", when, i);
+			continue;
+		}
+		if (r->type == RT_HUM_CONT) {
+			struct region *s = &h->regions[r->hum_start];
+
+			if (r->hum_start >= i || s->type != RT_HUM_START || i >= r->hum_start + s->hum_count)
+				fatal("verify (%s): humongous continues region %u has no start (%u)", when, i,
+				      r->hum_start);
+			continue;
+		}
+		if (r->type == RT_HUM_START) {
+			check_header(h, when, r->bottom, r->bottom + ((size_t)r->hum_count << h->region_shift));
+			if (r->hum_count != (obj_size(r->bottom) + h->region_size - 1) >> h->region_shift)
+				fatal("verify (%s): humongous region %u spans %u regions for %zu bytes", when,
+				      i, r->hum_count, obj_size(r->bottom));
+			h->mark_bits[bit_index(h, r->bottom) / 64] |= 1;
+			continue;
+		}
+		for (char *p = r->bottom; p < r->top; p += obj_size(p)) {
+			size_t b;
+
+			check_header(h, when, p, r->top);
+			b = bit_index(h, p);
+			h->mark_bits[b / 64] |= 1ull << (b % 64);
+		}
+	}
+	for (int t = 0; t < RT_COUNT; t++)
+		if (count[t] != h->count[t])
+			fatal("verify (%s): %u %s regions counted, accounting says %u", when, count[t],
+			      region_type_name(t), h->count[t]);
+	/* pass 2: references */
+	for (uint32_t i = 0; i < h->nregions; i++) {
+		struct region *r = &h->regions[i];
+
+		if (r->type == RT_FREE || r->type == RT_HUM_CONT)
+			continue;
+		v.src = r;
+		for (char *p = r->bottom; p < r->top; p += obj_size(p)) {
+			v.obj = p;
+			obj_iterate_refs(h, (kgc_obj)p, check_ref, &v);
+			if (r->type == RT_HUM_START)
+				break;
+		}
+	}
+	v.src = NULL;
+	v.obj = NULL;
+	roots_iterate(h, check_ref, &v);
+	roots_iterate_critical(h, check_ref, &v);
+	/* leave the bitmap clear for the full collector */
+	for (uint32_t i = 0; i < h->nregions; i++)
+		if (h->regions[i].type != RT_FREE)
+			memset(&h->mark_bits[bit_index(h, h->regions[i].bottom) / 64], 0,
+			       (h->region_size / WORD / 64) * sizeof(uint64_t));
+}
