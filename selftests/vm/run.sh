@@ -164,7 +164,8 @@ if [ $mode = tests ]; then
 			failed=$((failed + 1)); fail "ksft/$b: never reported (crashed or hung the VM?)"
 		elif [ "$rc" != 0 ] && [ "$rc" != 4 ]; then   # 4 = KSFT_SKIP
 			[ "$f" -gt 0 ] || failed=$((failed + 1))    # died without a "not ok"
-			fail "ksft/$b: $(describe "$rc") ($f failed cases)"
+			names=$(sed -n 's/^not ok [0-9]* //p' "$tap" 2>/dev/null | tr '\n' ' ')
+			fail "ksft/$b: $(describe "$rc")${names:+; not ok: $names}"
 		elif [ "$rc" = 4 ] && [ $((p + f + s)) = 0 ]; then
 			skip=$((skip + 1))
 		fi
