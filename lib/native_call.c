@@ -417,12 +417,23 @@ static int crit_fail(kgc_thread *t, struct kgc_method *m, unsigned k, const char
 	return -EINVAL;
 }
 
+/*
+ * The array object behind a pointer kgc_critical_get returned. Pinned, so
+ * stable - and recomputing it avoids reading the root slot in native state
+ * (where the collector may be rewriting it).
+ */
+static inline kgc_obj pinned_obj(void *elems)
+{
+	return (kgc_obj)((char *)elems - KGC_ARRAY_DATA_OFFSET);
+}
+
 static int invoke_critical(kgc_thread *t, struct kgc_method *m, void *fn, kgc_obj recv,
 			   const union kgc_value *args, union kgc_value *res)
 {
 	const unsigned np = m->sig.nparams, narr = m->narr;
 	kgc_obj arr[narr + 1];
 	void *elems[narr + 1];
+	size_t lens[narr + 1];
 	u64 cv[m->call_kind == NC_FFI ? m->ncargs + 1 : 1];
 	void *av[m->call_kind == NC_FFI ? m->ncargs + 1 : 1];
 	struct cargs c = { .cv = cv, .av = av };
@@ -437,23 +448,28 @@ static int invoke_critical(kgc_thread *t, struct kgc_method *m, void *fn, kgc_ob
 	/*
 	 * With more than one array, the later ones must be in a root: once the
 	 * first is pinned the thread is in native state and a collection may
-	 * move the others before they are pinned.
+	 * move the others before they are pinned (a nested kgc_critical_get
+	 * becomes managed, then reads the slot).
 	 */
 	if (narr > 1)
 		kgc_frame_push(t, &frame, arr, narr, NULL);
-	for (k = 0; k < narr; k++)
-		elems[k] = NULL;
 	for (k = 0; k < narr; k++) {
-		size_t len;
-
+		elems[k] = NULL;
+		lens[k] = 0;
+	}
+	for (k = 0; k < narr; k++) {
 		if (!arr[k])
 			continue;
-		elems[k] = kgc_critical_get(t, &arr[k], &len);
-		if (!elems[k]) {
+		elems[k] = kgc_critical_get(t, &arr[k], &lens[k]);
+		if (unlikely(!elems[k])) {
 			rc = crit_fail(t, m, k, "not a primitive array");
 			goto release;
 		}
 		pinned++;
+		if (unlikely(lens[k] > INT32_MAX)) {
+			rc = crit_fail(t, m, k, "longer than 2^31-1 elements");
+			goto release;
+		}
 	}
 	k = 0;
 	for (unsigned i = 0; i < np; i++) {
@@ -463,19 +479,11 @@ static int invoke_critical(kgc_thread *t, struct kgc_method *m, void *fn, kgc_ob
 		case OP_INT_S:
 			put_int(m, &c, op->reg, op->carg, widen(op->type, &args[i]));
 			break;
-		case OP_CRIT_ARR: {
-			/* the array is pinned: its length word is stable */
-			size_t len = elems[k] ? kgc_array_length(arr[k]) : 0;
-
-			if (unlikely(len > INT32_MAX)) {
-				rc = crit_fail(t, m, k, "longer than 2^31-1 elements");
-				goto release;
-			}
-			put_int(m, &c, op->reg, op->carg, (u64)len);
+		case OP_CRIT_ARR:
+			put_int(m, &c, op->reg, op->carg, (u64)lens[k]);
 			put_int(m, &c, op->reg + 1, op->carg + 1, (u64)(uintptr_t)elems[k]);
 			k++;
 			break;
-		}
 		case OP_F32:
 			if (m->call_kind == NC_FFI) {
 				c.cv[op->carg] = 0;
@@ -503,8 +511,11 @@ static int invoke_critical(kgc_thread *t, struct kgc_method *m, void *fn, kgc_ob
 		store_prim(m->sig.ret, &r, res);
 release:
 	for (unsigned j = narr; j-- > 0;)
-		if (elems[j])
-			kgc_critical_release(t, &arr[j], elems[j], KGC_CRITICAL_COMMIT);
+		if (elems[j]) {
+			kgc_obj o = pinned_obj(elems[j]);
+
+			kgc_critical_release(t, &o, elems[j], KGC_CRITICAL_COMMIT);
+		}
 	if (narr > 1)
 		kgc_frame_pop(t, &frame);
 	return rc;
@@ -528,6 +539,7 @@ static int invoke_crit_a1_i32(kgc_thread *t, struct kgc_method *m, void *fn, kgc
 			return crit_fail(t, m, 0, "longer than 2^31-1 elements");
 		}
 		v = ((int32_t (*)(int32_t, void *))fn)((int32_t)len, p);
+		a = pinned_obj(p);
 		kgc_critical_release(t, &a, p, KGC_CRITICAL_COMMIT);
 	} else {
 		kgc_enter_native(t);

@@ -341,35 +341,25 @@ static int SetObjectArrayElement(kgc_env *e, kgc_jobject h, size_t i, kgc_jobjec
 }
 
 /*
- * Critical from a regular native: the handle's slot is the root
- * kgc_critical_get wants. kgc_critical_get is called in managed state and
- * returns in native state (pinned); the release returns to managed state,
- * and we re-enter native for the rest of the native.
+ * Critical from a regular native (already in native state): kgc_critical_get
+ * becomes managed itself while it pins, returns in native state, and the
+ * matching release leaves the thread in native state (the state it had
+ * before its first critical get). No env call may happen in between.
  */
 static void *GetPrimitiveArrayCritical(kgc_env *e, kgc_jobject h, size_t *length)
 {
-	kgc_thread *t = in(e);
-	void *p = NULL;
-
 	if (!h || !*h) {
 		native_error("GetPrimitiveArrayCritical: null array");
-		out(e);
 		return NULL;
 	}
-	p = kgc_critical_get(t, h, length);
-	if (!p)
-		out(e);
-	return p;
+	return kgc_critical_get(ENV(e)->t, h, length);
 }
 
 static void ReleasePrimitiveArrayCritical(kgc_env *e, kgc_jobject h, void *elems, int mode)
 {
-	kgc_thread *t = ENV(e)->t;
-
 	if (!h || !elems)
 		return;
-	kgc_critical_release(t, h, elems, mode);
-	out(e);
+	kgc_critical_release(ENV(e)->t, h, elems, mode);
 }
 
 /* -------------------------------------------------------------- exceptions */

@@ -268,6 +268,13 @@ NATIVE_API int kgc_native_register(kgc_heap *heap, const char *owner,
 					goto out;
 				}
 		}
+		if (e->flags & ~(KGC_NATIVE_STATIC | KGC_NATIVE_CRITICAL)) {
+			native_error("native %s.%s%s: unknown flags %#x", owner,
+				     e->name ? e->name : "?", e->signature ? e->signature : "",
+				     e->flags);
+			rc = -EINVAL;
+			goto out;
+		}
 		if (!e->fnptr) {
 			native_error("native %s.%s%s: NULL function pointer", owner,
 				     e->name ? e->name : "?", e->signature ? e->signature : "");

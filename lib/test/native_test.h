@@ -39,6 +39,10 @@ static inline kgc_method *nt_reg(const char *owner, const char *name, const char
 	struct kgc_native_method e = { name, sig, fn, flags };
 	kgc_method *m = NULL;
 
+	/* already registered with this function: reuse */
+	if (!kgc_native_method_find(nt_heap, owner, name, sig, flags, &m) && m->registered &&
+	    m->fn == fn)
+		return m;
 	if (kgc_native_register(nt_heap, owner, &e, 1))
 		T_FAIL("register %s.%s%s", owner, name, sig);
 	T_ASSERT_EQ(kgc_native_method_find(nt_heap, owner, name, sig, flags, &m), 0);

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A long critical native (and a regular native inside
+ * GetPrimitiveArrayCritical) while another thread allocates and forces
+ * collections: the collections complete while the native is still running
+ * (they do not wait for it), the pinned array neither moves nor changes.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
+#include "native_test.h"
+
+#define TIMEOUT_MS 60000
+#define NGC 4
+#define N 1024
+
+static atomic_int running;		/* the native is inside its critical region */
+static atomic_int gcs;			/* collections completed by the other thread */
+static atomic_int stop;
+static void *seen_elems;
+
+/*
+ * Waits for ngc + 1 collections completed after the native got going (one
+ * may have finished just before without being counted yet).
+ */
+static int wait_gcs(int ngc)
+{
+	int base = atomic_load(&gcs);
+
+	for (int ms = 0; ms < TIMEOUT_MS; ms++) {
+		if (atomic_load(&gcs) >= base + ngc + 1)
+			return 0;
+		usleep(1000);
+	}
+	return -1;
+}
+
+static int64_t sum(const int32_t *p, int32_t n)
+{
+	int64_t s = 0;
+
+	for (int32_t i = 0; i < n; i++)
+		s += p[i];
+	return s;
+}
+
+/* critical: (len, ptr); returns the sum, or -1 if the collections waited */
+static int64_t c_long(int32_t len, int32_t *p, int32_t ngc)
+{
+	seen_elems = p;
+	atomic_store(&running, 1);
+	if (wait_gcs(ngc))
+		return -1;
+	atomic_store(&running, 0);
+	return sum(p, len);
+}
+
+/* regular, holding the array critical through the env */
+static int64_t r_long(kgc_env *env, kgc_jclass c, kgc_jobject arr, int32_t ngc)
+{
+	size_t n;
+	int32_t *p = (*env)->GetPrimitiveArrayCritical(env, arr, &n);
+	int64_t s;
+
+	if (!p)
+		return -2;
+	seen_elems = p;
+	atomic_store(&running, 1);
+	if (wait_gcs(ngc)) {
+		(*env)->ReleasePrimitiveArrayCritical(env, arr, p, 0);
+		return -1;
+	}
+	atomic_store(&running, 0);
+	s = sum(p, (int32_t)n);
+	(*env)->ReleasePrimitiveArrayCritical(env, arr, p, 0);
+	return s;
+}
+
+static void *gc_thread(void *arg)
+{
+	kgc_thread *t;
+	struct kgc_frame f;
+	kgc_obj keep[1] = { NULL };
+
+	if (kgc_thread_attach(nt_heap, "gc", &t))
+		abort();
+	kgc_frame_push(t, &f, keep, 1, NULL);
+	while (!atomic_load(&stop)) {
+		if (!atomic_load(&running)) {
+			kgc_enter_native(t);
+			usleep(500);
+			kgc_leave_native(t);
+			continue;
+		}
+		/* allocate (some survives) and collect, young and full alternately */
+		for (int i = 0; i < 200; i++) {
+			kgc_obj o = kgc_alloc_array(t, KGC_TYPE_PRIM_ARRAY(KGC_PRIM_LONG), 64);
+
+			if (!o)
+				abort();
+			if (i % 50 == 0)
+				keep[0] = o;
+		}
+		if (kgc_collect(t, atomic_load(&gcs) % 2 ? KGC_GC_FULL : KGC_GC_YOUNG))
+			abort();
+		atomic_fetch_add(&gcs, 1);
+	}
+	kgc_frame_pop(t, &f);
+	kgc_thread_detach(t);
+	return NULL;
+}
+
+int main(void)
+{
+	const uint32_t C = KGC_NATIVE_CRITICAL | KGC_NATIVE_STATIC;
+	struct kgc_stats st0, st1;
+	union kgc_value a[2], r;
+	struct kgc_frame f;
+	kgc_obj s[1];
+	kgc_method *cm, *rm;
+	int64_t want = 0;
+	pthread_t th;
+
+	nt_setup();
+	cm = nt_reg("kgc/test/Crit", "hold", "([II)J", c_long, C);
+	rm = nt_reg("kgc/test/Crit", "holdRegular", "([II)J", r_long, KGC_NATIVE_STATIC);
+	kgc_frame_push(nt_thread, &f, s, 1, NULL);
+	s[0] = kgc_alloc_array(nt_thread, KGC_TYPE_PRIM_ARRAY(KGC_PRIM_INT), N);
+	for (int i = 0; i < N; i++) {
+		((int32_t *)kgc_array_data(s[0]))[i] = i * 3 - 100;
+		want += i * 3 - 100;
+	}
+	T_ASSERT_EQ(pthread_create(&th, NULL, gc_thread, NULL), 0);
+
+	for (int round = 0; round < 2; round++) {
+		kgc_method *m = round ? rm : cm;
+
+		T_ASSERT_EQ(kgc_stats_get(nt_heap, &st0, sizeof(st0)), 0);
+		a[0].l = s[0];
+		a[1].i = NGC;
+		T_ASSERT_EQ(kgc_native_call(nt_thread, m, NULL, a, &r), 0);
+		if (r.j == -1)
+			T_FAIL("%s: collections did not complete while the native held the array",
+			       round ? "regular+critical" : "critical");
+		T_ASSERT_EQ(r.j, want);
+		/* pinned: still where the native saw it */
+		T_ASSERT(kgc_array_data(s[0]) == seen_elems);
+		T_ASSERT_EQ(kgc_stats_get(nt_heap, &st1, sizeof(st1)), 0);
+		printf("%s: %llu young + %llu full collections during the call, "
+		       "%llu regions failed evacuation (pinned)\n", round ? "regular" : "critical",
+		       (unsigned long long)(st1.young_gcs - st0.young_gcs),
+		       (unsigned long long)(st1.full_gcs - st0.full_gcs),
+		       (unsigned long long)(st1.evac_fail_pinned - st0.evac_fail_pinned));
+		T_ASSERT(st1.young_gcs + st1.full_gcs >= st0.young_gcs + st0.full_gcs + NGC);
+	}
+	atomic_store(&stop, 1);
+	T_ASSERT_EQ(pthread_join(th, NULL), 0);
+	/* after release the array may move again */
+	T_ASSERT_EQ(kgc_collect(nt_thread, KGC_GC_FULL), 0);
+	T_ASSERT_EQ(sum(kgc_array_data(s[0]), N), want);
+	T_ASSERT_EQ(kgc_frame_pop(nt_thread, &f), 0);
+	nt_teardown();
+	puts("ok");
+	return 0;
+}
