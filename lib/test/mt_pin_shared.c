@@ -8,8 +8,8 @@
  *  - the elements are byte-identical to the expected pattern when the
  *    section starts, while it is held (re-checked after collections ran) and
  *    at its end;
- *  - the array did not move while pinned: after release the root slot still
- *    holds the address the elements pointer came from;
+ *  - the array did not move while pinned: a nested get on the same root,
+ *    after collections ran, returns the same elements pointer;
  *  - a private array written through the critical pointer keeps what was
  *    written, across later collections.
  * Checked at the end: collections really ran while sections were held,
@@ -145,18 +145,32 @@ static unsigned char *get(struct pinner *p, kgc_obj *slot, size_t want_len, size
 	return e;
 }
 
+/*
+ * Address stability, checked through the API while the section is held: a
+ * nested kgc_critical_get on the same root makes the thread managed for a
+ * moment (waiting out any collection in progress) and returns the array's
+ * current elements, which must be where the outer get put them. (Checking the
+ * slot after the last release would not do: the release unpins first and
+ * only then leaves native state, so a collection may legitimately move the
+ * array in between.)
+ */
+static void check_not_moved(struct pinner *p, kgc_obj *slot, unsigned char *e, size_t len,
+			    const char *what)
+{
+	size_t l;
+	unsigned char *e2 = get(p, slot, len, &l);
+
+	if (e2 != e)
+		T_FAIL("%s: %s moved while pinned: elements were at %p, now at %p", p->name,
+		       what, (void *)e, (void *)e2);
+	T_ASSERT_EQ(kgc_critical_release(p->t, slot, e2, KGC_CRITICAL_COMMIT), 0);
+	p->open--;
+}
+
 static void release(struct pinner *p, kgc_obj *slot, unsigned char *e)
 {
 	T_ASSERT_EQ(kgc_critical_release(p->t, slot, e, KGC_CRITICAL_COMMIT), 0);
-	/*
-	 * After the last release the thread is managed again and the slot holds
-	 * the array's current address, which must be where it was pinned. (After
-	 * an inner release the thread is still native and an unpinned array may
-	 * legitimately move, so only the last release is checked.)
-	 */
-	if (--p->open == 0 && (unsigned char *)kgc_array_data(*slot) != e)
-		T_FAIL("%s: array moved while pinned: elements were at %p, now at %p", p->name,
-		       (void *)e, kgc_array_data(*slot));
+	p->open--;
 }
 
 /* One or two shared arrays (possibly the same one twice), nested or overlapping. */
@@ -179,6 +193,8 @@ static void pin_shared(struct pinner *p)
 		check(e[i], bytes[i], keys[i], p->name, "at critical_get");
 	}
 	hold(p, (int)rndn(p, 3) == 0, e, bytes, keys, n);
+	for (int i = 0; i < n; i++)
+		check_not_moved(p, &p->slots[i], e[i], s[i]->len, s[i]->what);
 	if (n == 2 && order) {		/* overlapping: release the first one first */
 		release(p, &p->slots[0], e[0]);
 		release(p, &p->slots[1], e[1]);
@@ -215,6 +231,7 @@ static void pin_private(struct pinner *p)
 	fill(e, len * 4, key);
 	p->priv_key = key;
 	hold(p, 1, &e, &(size_t){ len * 4 }, &key, 1);
+	check_not_moved(p, &p->slots[2], e, len, "private int[] array");
 	release(p, &p->slots[2], e);
 	check(kgc_array_data(p->slots[2]), len * 4, key, p->name, "private array after release");
 	atomic_fetch_add(&sections_total, 1);
