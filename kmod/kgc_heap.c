@@ -388,6 +388,10 @@ static void kgc_region_release(struct kgc_heap *heap, u32 r)
 	kgc_table_sync(heap, r);
 	spin_unlock(&heap->slot_lock);
 
+	/* No page, no PTE: every earlier release already unmapped its own. */
+	if (!n)
+		return;
+
 	for (i = 0; i < n; i++) {
 		lock_page(scratch[i]);
 		unlock_page(scratch[i]);

@@ -310,10 +310,14 @@ TEST_F(heap, debugfs_lists_regions)
 	ASSERT_NE(0, best);
 
 	memset(self->mem + REGION, 1, 3 * self->pg);
+	/* Heap + table mapped; an mprotect in the middle makes it 4 VMAs. */
+	ASSERT_EQ(0, mprotect(self->mem + REGION, self->pg, PROT_READ));
 	self->table[1].user_pins = 5;
 	snprintf(path, sizeof(path), KGC_DEBUGFS "/%u", best);
 	f = fopen(path, "r");
 	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, fgets(line, sizeof(line), f));
+	ASSERT_NE(NULL, strstr(line, "mappings 4\n"));
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "%u %u %u %u %x", &r, &cp, &up, &kp, &fl) != 5)
 			continue;

@@ -136,6 +136,26 @@ static void *uncommitter(void *arg)
 	return NULL;
 }
 
+/* Writes each page through sh->mem, reads it through a new mapping. */
+static int coherent(struct shared *sh, size_t size)
+{
+	volatile char *fresh = kgc_map(sh->fd, size, 0);
+	size_t off;
+	int ok = 1;
+
+	if (fresh == MAP_FAILED)
+		return 0;
+	for (off = 0; off < size; off += sh->pg) {
+		sh->mem[off + 7] = (char)(off / sh->pg) | 1;
+		if (fresh[off + 7] != sh->mem[off + 7]) {
+			ok = 0;
+			break;
+		}
+	}
+	munmap((void *)fresh, size);
+	return ok;
+}
+
 FIXTURE(stress) {
 	struct shared sh;
 	size_t size;
@@ -193,10 +213,88 @@ TEST_F(stress, threads_fault_and_uncommit)
 	for (i = 0; i < n; i++)
 		ASSERT_GT(w[i].iterations, 0);
 
-	/* Quiet now: everything uncommits and refaults as zero. */
+	/*
+	 * Quiet now. A PTE left pointing at a released page would show up
+	 * as a mapping that no longer sees what a fresh mapping sees.
+	 */
+	ASSERT_TRUE(coherent(&self->sh, self->size));
+
+	/* Everything uncommits and refaults as zero. */
 	ASSERT_EQ(0, kgc_uncommit(self->sh.fd, 0, NR_REGIONS, NULL));
 	ASSERT_EQ(0, kgc_heap_pages(self->sh.fd));
 	ASSERT_TRUE(all_zero(self->sh.mem, self->size));
+}
+
+/* Hammers region 0 only, with writes and reads of random pages. */
+static void *hammer(void *arg)
+{
+	struct worker *w = arg;
+	struct shared *sh = w->sh;
+	size_t off;
+
+	while (!sh->stop) {
+		off = rnd(&w->seed) % REGION;
+		if (rnd(&w->seed) & 1)
+			sh->mem[off] = 1;
+		else
+			(void)*(volatile char *)(sh->mem + off);
+		w->iterations++;
+	}
+	return NULL;
+}
+
+/* Uncommits region 0 as fast as it can. */
+static void *region0_uncommitter(void *arg)
+{
+	struct worker *w = arg;
+	struct shared *sh = w->sh;
+	int ret;
+
+	while (!sh->stop) {
+		ret = kgc_uncommit(sh->fd, 0, 1, NULL);
+		if (ret && ret != -EBUSY)
+			fail(sh, "uncommit", ret);
+		if (!ret)
+			w->iterations++;
+	}
+	return NULL;
+}
+
+TEST_F(stress, uncommit_races_faults_on_one_region)
+{
+	void *(*fn[])(void *) = { hammer, hammer, hammer,
+				  region0_uncommitter };
+	int n = sizeof(fn) / sizeof(fn[0]), i;
+	long held0 = kgc_pages_held();
+	struct kgc_region_rec *table;
+	struct worker w[4];
+	double end;
+
+	memset(w, 0, sizeof(w));
+	for (i = 0; i < n; i++) {
+		w[i].sh = &self->sh;
+		w[i].seed = 0x2545f4914f6cdd1dull * (i + 3);
+		ASSERT_EQ(0, pthread_create(&w[i].tid, NULL, fn[i], &w[i]));
+	}
+	end = now() + RUN_SECONDS;
+	while (now() < end && !self->sh.errors)
+		usleep(50000);
+	self->sh.stop = 1;
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(0, pthread_join(w[i].tid, NULL));
+	TH_LOG("%ld uncommits succeeded", w[n - 1].iterations);
+	ASSERT_EQ(0, self->sh.errors);
+	ASSERT_GT(w[n - 1].iterations, 0);
+
+	ASSERT_TRUE(coherent(&self->sh, REGION));
+	/* Accounting agrees: table, heap stats and the module counter. */
+	table = kgc_map(self->sh.fd, sysconf(_SC_PAGESIZE), KGC_TABLE_OFFSET);
+	ASSERT_NE(MAP_FAILED, table);
+	ASSERT_EQ(REGION / self->sh.pg, table[0].committed_pages);
+	ASSERT_EQ(REGION / self->sh.pg, kgc_heap_pages(self->sh.fd));
+	if (held0 >= 0)
+		ASSERT_EQ(held0 + REGION / self->sh.pg, kgc_pages_held());
+	munmap(table, sysconf(_SC_PAGESIZE));
 }
 
 /* ---- fuzz ------------------------------------------------------------- */
@@ -267,6 +365,11 @@ static void pick(struct shared *sh, uint64_t *s, size_t *off, size_t *len)
 	*len = (*len + sh->pg - 1) & ~(sh->pg - 1);
 }
 
+static const int advice[] = {
+	MADV_DONTNEED, MADV_WILLNEED, MADV_COLD, MADV_PAGEOUT,
+	MADV_POPULATE_WRITE, MADV_MERGEABLE,
+};
+
 static void *fuzzer(void *arg)
 {
 	struct worker *w = arg;
@@ -278,7 +381,7 @@ static void *fuzzer(void *arg)
 	pid_t pid;
 
 	while (!sh->stop) {
-		switch (rnd(s) % 10) {
+		switch (rnd(s) % 11) {
 		case 0:
 		case 1:
 		case 2:
@@ -308,10 +411,19 @@ static void *fuzzer(void *arg)
 				munmap(p, len);
 			}
 			break;
-		case 4:		/* fork: the child must not see the heap */
+		case 4:		/* fork, sometimes after opting the heap in */
+			if (rnd(s) % 4 == 0)
+				madvise(sh->mem, NR_REGIONS * REGION,
+					(rnd(s) & 1) ? MADV_DOFORK :
+						       MADV_DONTFORK);
 			pid = fork();
-			if (pid == 0)
+			if (pid == 0) {
+				unsigned char v;
+
+				if (mincore(sh->mem, sh->pg, &v) == 0)
+					sh->mem[rnd(s) % (NR_REGIONS * REGION)] = 4;
 				_exit(0);
+			}
 			if (pid > 0)
 				waitpid(pid, &status, 0);
 			break;
@@ -334,6 +446,12 @@ static void *fuzzer(void *arg)
 			break;
 		case 6:
 			kgc_uncommit(sh->fd, rnd(s) % NR_REGIONS, 1, NULL);
+			break;
+		case 7:		/* madvise the core mm might try on any page */
+			pick(sh, s, &off, &len);
+			if (len > NR_REGIONS * REGION - off)
+				len = NR_REGIONS * REGION - off;
+			madvise(sh->mem + off, len, advice[rnd(s) % 6]);
 			break;
 		default:	/* touch the shared mapping */
 			sh->mem[rnd(s) % (NR_REGIONS * REGION)] = 3;
