@@ -61,6 +61,8 @@ int options_from_env(struct kgc_options *o)
 		char *p = (char *)o + d->off;
 		size_t sz;
 
+		int bad = 0;
+
 		if (!v || !*v)
 			continue;
 		switch (d->kind) {
@@ -68,13 +70,13 @@ int options_from_env(struct kgc_options *o)
 			if (parse_size(v, &sz) == 0)
 				*(size_t *)p = sz;
 			else
-				ret = -EINVAL;
+				bad = 1;
 			break;
 		case O_UINT:
 			if (parse_size(v, &sz) == 0)
 				*(unsigned *)p = (unsigned)sz;
 			else
-				ret = -EINVAL;
+				bad = 1;
 			break;
 		case O_BOOL:
 			*(int *)p = !(strcmp(v, "0") == 0 || strcasecmp(v, "false") == 0 ||
@@ -88,7 +90,7 @@ int options_from_env(struct kgc_options *o)
 			else if (!strcasecmp(v, "anon"))
 				*(int *)p = KGC_BACKEND_ANON;
 			else
-				ret = -EINVAL;
+				bad = 1;
 			break;
 		case O_PINMODE:
 			if (!strcasecmp(v, "pin"))
@@ -96,14 +98,16 @@ int options_from_env(struct kgc_options *o)
 			else if (!strcasecmp(v, "gclocker"))
 				*(int *)p = KGC_PIN_MODE_GCLOCKER;
 			else
-				ret = -EINVAL;
+				bad = 1;
 			break;
 		case O_STR:
 			*(const char **)p = v;
 			break;
 		}
-		if (ret)
-			err_set(-ret, "bad value for %s: '%s' (%s)", d->env, v, d->help);
+		if (bad) {
+			ret = -EINVAL;
+			err_set(EINVAL, "bad value for %s: '%s' (%s)", d->env, v, d->help);
+		}
 	}
 	return ret;
 }

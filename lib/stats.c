@@ -45,9 +45,15 @@ void stats_refresh(struct kgc_heap *h)
 	h->st.regions_survivor = h->count[RT_SURVIVOR];
 	h->st.regions_old = h->count[RT_OLD];
 	h->st.regions_humongous = h->count[RT_HUM_START] + h->count[RT_HUM_CONT];
-	for (uint32_t i = 0; i < h->nregions; i++)
-		if (atomic_load_explicit(region_pins(h, i), memory_order_relaxed))
-			pinned++;
+	for (uint32_t i = 0; i < h->nregions; i++) {
+		bool p = atomic_load_explicit(region_pins(h, i), memory_order_relaxed) != 0;
+
+		/* pins still in a thread's pin cache count too */
+		for (struct kgc_thread *t = h->threads; t && !p; t = t->next)
+			p = atomic_load_explicit(&t->pc_region, memory_order_relaxed) == i &&
+			    atomic_load_explicit(&t->pc_count, memory_order_relaxed);
+		pinned += p;
+	}
 	h->st.regions_pinned = pinned;
 	h->st.heap_capacity = (uint64_t)h->nregions * h->region_size;
 	h->st.heap_used = heap_used_bytes(h);

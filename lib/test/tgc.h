@@ -78,4 +78,34 @@ static inline void t_expect_death(void (*fn)(void), const char *want)
 	printf("died as expected: %s", buf);
 }
 
+#include <pthread.h>
+
+struct t_gcreq { kgc_heap *h; int kind; int n; kgc_type_id churn_type; };
+
+static inline void *t_gc_thread(void *arg)
+{
+	struct t_gcreq *r = arg;
+	kgc_thread *t;
+
+	T_ASSERT_EQ(kgc_thread_attach(r->h, "gc-helper", &t), 0);
+	for (int i = 0; i < r->n; i++) {
+		if (r->churn_type)
+			for (int k = 0; k < 20000; k++)
+				T_ASSERT(kgc_alloc(t, r->churn_type));
+		T_ASSERT_EQ(kgc_collect(t, r->kind), 0);
+	}
+	T_ASSERT_EQ(kgc_thread_detach(t), 0);
+	return NULL;
+}
+
+/* Another attached thread runs n collections of kind (allocating garbage of churn_type first). */
+static inline void t_collect_elsewhere(kgc_heap *h, int kind, int n, kgc_type_id churn_type)
+{
+	struct t_gcreq r = { h, kind, n, churn_type };
+	pthread_t th;
+
+	T_ASSERT_EQ(pthread_create(&th, NULL, t_gc_thread, &r), 0);
+	T_ASSERT_EQ(pthread_join(th, NULL), 0);
+}
+
 #endif

@@ -1,0 +1,65 @@
+/* The verifier catches a planted corruption: an old->young reference stored
+ * without the write barrier (no dirty card) is reported at the next GC. In
+ * checked mode a store of a non-object is caught by the barrier itself. */
+#include "tgc.h"
+
+static void missing_barrier(void)
+{
+	kgc_type_id node;
+	kgc_heap *h;
+	kgc_thread *t;
+	kgc_obj slot = NULL;
+	struct kgc_frame f;
+
+	unsetenv("KGC_CHECK");
+	setenv("KGC_VERIFY", "1", 1);
+	h = t_heap(32, 4, &node);
+	kgc_thread_attach(h, "mutator", &t);
+	kgc_frame_push(t, &f, &slot, 1, NULL);
+	slot = kgc_alloc(t, node);
+	kgc_collect(t, KGC_GC_FULL);			/* slot is old now */
+	*(kgc_obj *)((char *)slot + N_LEFT) = kgc_alloc(t, node);	/* no barrier! */
+	kgc_collect(t, KGC_GC_YOUNG);
+}
+
+static void bad_store(void)
+{
+	kgc_type_id node;
+	kgc_heap *h;
+	kgc_thread *t;
+	kgc_obj slot = NULL;
+	struct kgc_frame f;
+	char junk[64] = { 0 };
+
+	h = t_heap(32, 4, &node);	/* KGC_CHECK=1 set by t_expect_death */
+	kgc_thread_attach(h, "mutator", &t);
+	kgc_frame_push(t, &f, &slot, 1, NULL);
+	slot = kgc_alloc(t, node);
+	kgc_set_ref(t, slot, N_LEFT, (kgc_obj)junk);
+}
+
+static void stale_pointer(void)
+{
+	kgc_type_id node;
+	kgc_heap *h;
+	kgc_thread *t;
+	kgc_obj slot = NULL, stale;
+	struct kgc_frame f;
+
+	setenv("KGC_POISON", "1", 1);
+	h = t_heap(32, 4, &node);
+	kgc_thread_attach(h, "mutator", &t);
+	kgc_frame_push(t, &f, &slot, 1, NULL);
+	slot = kgc_alloc(t, node);
+	stale = kgc_alloc(t, node);
+	kgc_collect(t, KGC_GC_YOUNG);			/* 'stale' was garbage: its space is poisoned */
+	kgc_set_ref(t, slot, N_LEFT, stale);
+}
+
+int main(void)
+{
+	t_expect_death(missing_barrier, "old->young reference without a dirty card");
+	t_expect_death(bad_store, "is not a heap object");
+	t_expect_death(stale_pointer, "reference store: thread 'mutator'");
+	return 0;
+}
