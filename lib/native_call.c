@@ -521,7 +521,22 @@ release:
 	return rc;
 }
 
-/* (I[)I... shape: one primitive array, int result - the bench's sum. */
+/*
+ * Optional fast pin for critical natives, defined by the collector when it
+ * has one (weak: the bridge links and works without it, through
+ * kgc_critical_get/release). Contract:
+ *  crit_native_enter(t, o, &len): t managed, o a non-null object. If the
+ *    fast path applies (o a primitive array, pin mode PIN, ...), pins o's
+ *    region, puts t in native state, stores the length and returns the
+ *    elements - with no lock, atomic RMW or fence on the common path. Else
+ *    returns NULL with no side effect.
+ *  crit_native_exit(t, elems): t in native state after a successful enter:
+ *    back to managed (blocking while a collection runs), then unpins.
+ */
+void *crit_native_enter(kgc_thread *t, kgc_obj o, size_t *len) __attribute__((weak));
+void crit_native_exit(kgc_thread *t, void *elems) __attribute__((weak));
+
+/* ([X)I shape: one primitive array, int result - the bench's sum. */
 static int invoke_crit_a1_i32(kgc_thread *t, struct kgc_method *m, void *fn, kgc_obj recv,
 			      const union kgc_value *args, union kgc_value *res)
 {
@@ -530,7 +545,15 @@ static int invoke_crit_a1_i32(kgc_thread *t, struct kgc_method *m, void *fn, kgc
 	size_t len = 0;
 	int32_t v;
 
-	if (likely(a != NULL)) {
+	if (crit_native_enter && likely(a != NULL) &&
+	    likely((p = crit_native_enter(t, a, &len)) != NULL)) {
+		if (unlikely(len > INT32_MAX)) {
+			crit_native_exit(t, p);
+			return crit_fail(t, m, 0, "longer than 2^31-1 elements");
+		}
+		v = ((int32_t (*)(int32_t, void *))fn)((int32_t)len, p);
+		crit_native_exit(t, p);
+	} else if (likely(a != NULL)) {
 		p = kgc_critical_get(t, &a, &len);
 		if (unlikely(!p))
 			return crit_fail(t, m, 0, "not a primitive array");
