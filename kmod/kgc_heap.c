@@ -393,8 +393,8 @@ static void kgc_region_release(struct kgc_heap *heap, u32 r)
 		return;
 
 	for (i = 0; i < n; i++) {
-		lock_page(scratch[i]);
-		unlock_page(scratch[i]);
+		folio_lock(page_folio(scratch[i]));
+		folio_unlock(page_folio(scratch[i]));
 	}
 
 	unmap_mapping_pages(heap->inode->i_mapping, start, heap->region_pages,

@@ -42,6 +42,7 @@ static vm_fault_t kgc_heap_fault(struct vm_fault *vmf)
 {
 	struct kgc_heap *heap = vmf->vma->vm_private_data;
 	pgoff_t idx = vmf->pgoff;
+	struct folio *folio;
 	struct page *page;
 
 	if (idx >= heap->nr_pages)
@@ -52,10 +53,11 @@ static vm_fault_t kgc_heap_fault(struct vm_fault *vmf)
 		return VM_FAULT_OOM;
 	atomic64_inc(&heap->faults);
 
-	lock_page(page);
+	folio = page_folio(page);
+	folio_lock(folio);
 	if (READ_ONCE(heap->pages[idx]) != page) {
-		unlock_page(page);
-		put_page(page);
+		folio_unlock(folio);
+		folio_put(folio);
 		return VM_FAULT_NOPAGE;
 	}
 	vmf->page = page;

@@ -248,4 +248,72 @@ TEST_F(dev, read_write_rejected)
 	ASSERT_EQ(-1, write(self->fd, &c, 1));
 }
 
+#define MAX_HEAP_MB "/sys/module/kgc/parameters/max_heap_mb"
+
+static int write_param(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	n = n < 0 ? -errno : 0;
+	close(fd);
+	return n;
+}
+
+FIXTURE(param) {
+	int fd;
+	char saved[32];
+};
+
+FIXTURE_SETUP(param)
+{
+	int pfd;
+	ssize_t n;
+
+	self->saved[0] = 0;
+	self->fd = kgc_open();
+	if (self->fd < 0)
+		SKIP(return, "cannot open " KGC_DEV ": %s", strerror(errno));
+	pfd = open(MAX_HEAP_MB, O_RDONLY);
+	if (pfd < 0)
+		SKIP(return, MAX_HEAP_MB ": %s", strerror(errno));
+	n = read(pfd, self->saved, sizeof(self->saved) - 1);
+	close(pfd);
+	ASSERT_GT(n, 0);
+	self->saved[n] = 0;
+}
+
+FIXTURE_TEARDOWN(param)
+{
+	if (self->saved[0])
+		write_param(MAX_HEAP_MB, self->saved);
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+TEST_F(param, max_heap_mb_caps_new_heaps)
+{
+	struct kgc_info info;
+	int fd2;
+
+	ASSERT_EQ(0, write_param(MAX_HEAP_MB, "8"));
+	ASSERT_EQ(0, kgc_ioctl(self->fd, KGC_IOC_INFO, &info));
+	ASSERT_EQ(8 * MiB, info.max_heap_bytes);
+	ASSERT_EQ(8, info.max_regions);
+	ASSERT_EQ(-E2BIG, kgc_create(self->fd, 4 * MiB, 3, NULL));
+	ASSERT_EQ(-E2BIG, kgc_create(self->fd, 16 * MiB, 1, NULL));
+	ASSERT_EQ(0, kgc_create(self->fd, 4 * MiB, 2, NULL));
+	/* Out-of-range values are refused and change nothing. */
+	ASSERT_EQ(-EINVAL, write_param(MAX_HEAP_MB, "0"));
+	ASSERT_EQ(-EINVAL, write_param(MAX_HEAP_MB, "65537"));
+	ASSERT_EQ(-EINVAL, write_param(MAX_HEAP_MB, "lots"));
+	fd2 = kgc_open();
+	ASSERT_GE(fd2, 0);
+	ASSERT_EQ(-E2BIG, kgc_create(fd2, MiB, 9, NULL));
+	close(fd2);
+}
+
 TEST_HARNESS_MAIN
