@@ -13,7 +13,13 @@
 
 #define REGION		MiB
 #define NR_REGIONS	6
-#define RUN_SECONDS	2
+/* Seconds per stress test; KGC_STRESS_SECONDS overrides (for soaking). */
+static double run_seconds(void)
+{
+	const char *e = getenv("KGC_STRESS_SECONDS");
+
+	return e ? atof(e) : 2;
+}
 
 static double now(void)
 {
@@ -33,6 +39,7 @@ static uint64_t rnd(uint64_t *s)
 
 struct shared {
 	int fd;
+	int ramfd;		/* /dev/ram0 with O_DIRECT, or -1 */
 	long pg;
 	char *mem;
 	volatile int stop;
@@ -164,6 +171,7 @@ FIXTURE(stress) {
 FIXTURE_SETUP(stress)
 {
 	memset(&self->sh, 0, sizeof(self->sh));
+	self->sh.ramfd = -1;
 	self->sh.mem = MAP_FAILED;
 	self->sh.pg = sysconf(_SC_PAGESIZE);
 	self->sh.fd = kgc_open();
@@ -174,10 +182,13 @@ FIXTURE_SETUP(stress)
 	self->size = NR_REGIONS * REGION;
 	self->sh.mem = kgc_map(self->sh.fd, self->size, 0);
 	ASSERT_NE(MAP_FAILED, self->sh.mem);
+	self->sh.ramfd = open("/dev/ram0", O_RDWR | O_DIRECT);
 }
 
 FIXTURE_TEARDOWN(stress)
 {
+	if (self->sh.ramfd >= 0)
+		close(self->sh.ramfd);
 	if (self->sh.mem != MAP_FAILED)
 		munmap(self->sh.mem, self->size);
 	if (self->sh.fd >= 0)
@@ -199,7 +210,7 @@ TEST_F(stress, threads_fault_and_uncommit)
 		w[i].seed = 0x9e3779b97f4a7c15ull * (i + 1);
 		ASSERT_EQ(0, pthread_create(&w[i].tid, NULL, fn[i], &w[i]));
 	}
-	end = now() + RUN_SECONDS;
+	end = now() + run_seconds();
 	while (now() < end && !self->sh.errors)
 		usleep(50000);
 	self->sh.stop = 1;
@@ -276,7 +287,7 @@ TEST_F(stress, uncommit_races_faults_on_one_region)
 		w[i].seed = 0x2545f4914f6cdd1dull * (i + 3);
 		ASSERT_EQ(0, pthread_create(&w[i].tid, NULL, fn[i], &w[i]));
 	}
-	end = now() + RUN_SECONDS;
+	end = now() + run_seconds();
 	while (now() < end && !self->sh.errors)
 		usleep(50000);
 	self->sh.stop = 1;
@@ -381,7 +392,7 @@ static void *fuzzer(void *arg)
 	pid_t pid;
 
 	while (!sh->stop) {
-		switch (rnd(s) % 11) {
+		switch (rnd(s) % 12) {
 		case 0:
 		case 1:
 		case 2:
@@ -447,6 +458,17 @@ static void *fuzzer(void *arg)
 		case 6:
 			kgc_uncommit(sh->fd, rnd(s) % NR_REGIONS, 1, NULL);
 			break;
+		case 8:		/* O_DIRECT (a short kernel pin) into the heap */
+			if (sh->ramfd < 0)
+				break;
+			pick(sh, s, &off, &len);
+			if (len > 4 * sh->pg)
+				len = 4 * sh->pg;
+			if (len > NR_REGIONS * REGION - off)
+				len = NR_REGIONS * REGION - off;
+			if (pread(sh->ramfd, sh->mem + off, len, 0) < 0)
+				fail(sh, "O_DIRECT read into the heap", -errno);
+			break;
 		case 7:		/* madvise the core mm might try on any page */
 			pick(sh, s, &off, &len);
 			if (len > NR_REGIONS * REGION - off)
@@ -475,7 +497,7 @@ TEST_F(stress, fuzz_ioctls_and_mm_from_threads)
 		w[i].seed = 0xd1b54a32d192ed03ull * (i + 7);
 		ASSERT_EQ(0, pthread_create(&w[i].tid, NULL, fuzzer, &w[i]));
 	}
-	end = now() + RUN_SECONDS;
+	end = now() + run_seconds();
 	while (now() < end)
 		usleep(50000);
 	self->sh.stop = 1;
@@ -484,6 +506,9 @@ TEST_F(stress, fuzz_ioctls_and_mm_from_threads)
 		TH_LOG("fuzzer %d: %ld iterations", i, w[i].iterations);
 		ASSERT_GT(w[i].iterations, 0);
 	}
+	if (self->sh.errors)
+		TH_LOG("first error: %s", self->sh.what);
+	ASSERT_EQ(0, self->sh.errors);
 	/* The device still works and nothing is left behind. */
 	ASSERT_EQ(0, kgc_uncommit(self->sh.fd, 0, NR_REGIONS, NULL));
 	ASSERT_EQ(0, kgc_heap_pages(self->sh.fd));
