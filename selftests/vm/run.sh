@@ -36,6 +36,7 @@ kmod_dir=${KGC_KMOD_DIR:-$top/kmod}
 st_dir=${KGC_SELFTESTS_DIR:-$top/selftests}
 lib_dir=${KGC_LIB_DIR:-$top/lib}
 vm_timeout=${KGC_VM_TIMEOUT:-900}
+jobs=$(nproc)
 
 phase "installing packages (scripts/deps.sh)"
 bash scripts/deps.sh
@@ -60,7 +61,7 @@ vmlinuz=$top/.cache/kernel/image/boot/vmlinuz-$kver
 bash "$here/fetch-ksft.sh"
 
 phase "building kgc.ko against $kver"
-make -C "$kmod_dir" KDIR="$kdir" >"$work/kmod.log" 2>&1 ||
+make -j"$jobs" -C "$kmod_dir" KDIR="$kdir" >"$work/kmod.log" 2>&1 ||
 	{ cat "$work/kmod.log"; die "module build failed (make -C $kmod_dir KDIR=$kdir)"; }
 ko=$kmod_dir/kgc.ko
 [ -f "$ko" ] || die "make -C $kmod_dir succeeded but $ko does not exist"
@@ -70,12 +71,12 @@ modver=$(modinfo -F vermagic "$ko" | cut -d' ' -f1)
 libt=
 if [ $mode = tests ]; then
 	phase "building kselftests"
-	make -C "$st_dir" KSFT_INC="$top/.cache/ksft" OUT="$work/ksft" >"$work/ksft.log" 2>&1 ||
+	make -j"$jobs" -C "$st_dir" KSFT_INC="$top/.cache/ksft" OUT="$work/ksft" >"$work/ksft.log" 2>&1 ||
 		{ cat "$work/ksft.log"; die "kselftest build failed (make -C $st_dir KSFT_INC=.cache/ksft OUT=...)"; }
 	if make -C "$lib_dir" -n vm-tests >/dev/null 2>&1; then
 		phase "building library VM tests (make -C lib vm-tests)"
 		libt=$work/lib
-		make -C "$lib_dir" vm-tests VMOUT="$libt" >"$work/lib.log" 2>&1 ||
+		make -j"$jobs" -C "$lib_dir" vm-tests VMOUT="$libt" >"$work/lib.log" 2>&1 ||
 			{ cat "$work/lib.log"; die "library VM test build failed (make -C $lib_dir vm-tests VMOUT=...)"; }
 	fi
 fi
