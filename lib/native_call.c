@@ -586,6 +586,43 @@ static int invoke_crit_v_v(kgc_thread *t, struct kgc_method *m, void *fn, kgc_ob
 
 /* ------------------------------------------------------------------- entry */
 
+/*
+ * Checked mode (KGC_CHECK, like -Xcheck:jni): the runtime above is trusted
+ * otherwise. Array arguments must match the descriptor's array type - a
+ * byte[] passed as [I would let a critical native read 4x past its end.
+ */
+static const char *tname(struct kgc_method *m, kgc_type_id ty)
+{
+	const char *n = kgc_type_name(m->owner->reg->heap, ty);
+
+	return n ? n : "?";
+}
+
+static int native_check_args(kgc_thread *t, struct kgc_method *m, kgc_obj recv,
+			     const union kgc_value *args)
+{
+	for (unsigned i = 0; i < m->sig.nparams; i++) {
+		unsigned ty = m->sig.types[i];
+		kgc_type_id want, got;
+		kgc_obj o;
+
+		if (ty != NT_PARR && ty != NT_RARR)
+			continue;
+		o = args[i].l;
+		if (!o)
+			continue;
+		want = ty == NT_PARR ? KGC_TYPE_PRIM_ARRAY(m->sig.elems[i]) : KGC_TYPE_REF_ARRAY;
+		got = kgc_obj_type(o);
+		if (got != want) {
+			native_error("native %s.%s%s: argument %u is a %s, the descriptor wants %s",
+				     m->owner->name, m->name, m->desc, i + 1,
+				     tname(m, got), tname(m, want));
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 NATIVE_API int kgc_native_call(kgc_thread *t, kgc_method *m, kgc_obj receiver,
 		    const union kgc_value *args, union kgc_value *result)
 {
@@ -597,6 +634,12 @@ NATIVE_API int kgc_native_call(kgc_thread *t, kgc_method *m, kgc_obj receiver,
 		if (rc)
 			return rc;
 		fn = __atomic_load_n(&m->fn, __ATOMIC_ACQUIRE);
+	}
+	if (unlikely(((const struct kgc_thread_pub *)t)->checked)) {
+		int rc = native_check_args(t, m, receiver, args);
+
+		if (rc)
+			return rc;
 	}
 	return m->invoke(t, m, fn, receiver, args, result);
 }

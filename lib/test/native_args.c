@@ -300,7 +300,7 @@ static void run(const char *owner, bool ffi)
 		a[2].i = 0;
 		m = nt_reg(crit_owner, "arr", "([I[DI)J", c_arr, C);
 		T_ASSERT_EQ(kgc_native_call(nt_thread, m, NULL, a, &r), -EINVAL);
-		T_ASSERT_STR_HAS(kgc_last_error(), "array argument 1");
+		T_ASSERT_STR_HAS(kgc_last_error(), "argument 1");
 	}
 	printf("%s (%s): direct int %u, direct reg %u, ffi %u calls\n", owner,
 	       ffi ? "ffi forced" : "default", kinds[NC_INT6], kinds[NC_REG], kinds[NC_FFI]);
