@@ -89,6 +89,22 @@ static int invoke_crit_a1_i32(kgc_thread *t, struct kgc_method *m, void *fn, kgc
 static int invoke_crit_v_v(kgc_thread *t, struct kgc_method *m, void *fn, kgc_obj recv,
 			   const union kgc_value *args, union kgc_value *res);
 
+/*
+ * Specialised invokers, keyed by shape (fingerprint | flags << 60). The
+ * fingerprint ignores array element types: ([B)I and ([I)I share one.
+ */
+#define FP0(ret) (NATIVE_FP_VALID | (uint64_t)(ret))
+#define FP1(ret, p0) (NATIVE_FP_VALID | (uint64_t)(ret) | (1ull << 4) | ((uint64_t)(p0) << 8))
+#define CRIT_SHAPE(fp) ((fp) | ((uint64_t)(KGC_NATIVE_STATIC | KGC_NATIVE_CRITICAL) << 60))
+
+static const struct {
+	uint64_t shape;
+	native_invoker invoke;
+} special[] = {
+	{ CRIT_SHAPE(FP1(NT_I, NT_PARR)), invoke_crit_a1_i32 },	/* ([X)I */
+	{ CRIT_SHAPE(FP0(NT_VOID)), invoke_crit_v_v },			/* ()V */
+};
+
 int native_method_prepare(struct kgc_method *m, char *err, size_t errsz)
 {
 	const struct native_sig *s = &m->sig;
@@ -182,15 +198,15 @@ int native_method_prepare(struct kgc_method *m, char *err, size_t errsz)
 		return -EINVAL;
 	}
 
-	if (!crit)
-		m->invoke = invoke_regular;
-	else if (m->call_kind == NC_INT6 && s->nparams == 1 && s->types[0] == NT_PARR &&
-		 s->ret == NT_I)
-		m->invoke = invoke_crit_a1_i32;
-	else if (m->call_kind == NC_INT6 && s->nparams == 0 && s->ret == NT_VOID)
-		m->invoke = invoke_crit_v_v;
-	else
-		m->invoke = invoke_critical;
+	/* shape = fingerprint + flags: selects a specialised invoker, if any */
+	m->shape = s->fingerprint ? s->fingerprint | ((uint64_t)m->flags << 60) : 0;
+	m->invoke = crit ? invoke_critical : invoke_regular;
+	if (m->call_kind != NC_FFI)
+		for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); i++)
+			if (m->shape == special[i].shape) {
+				m->invoke = special[i].invoke;
+				break;
+			}
 	return 0;
 }
 

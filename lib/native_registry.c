@@ -208,7 +208,6 @@ static int method_new(struct kgc_native_class *c, const char *name, const char *
 		method_free(m);
 		return rc;
 	}
-	m->shape = m->sig.fingerprint ? m->sig.fingerprint | ((uint64_t)flags << 60) : 0;
 	*out = m;
 	return 0;
 nomem:
