@@ -5,8 +5,9 @@
 #   bash selftests/vm/run.sh                 run the tests (make check-kmod)
 #   bash selftests/vm/run.sh --demo [CMD]    boot the same VM, run CMD (or $KGC_VM_CMD)
 #                                            instead of the tests; exits with its status
-# Outputs in selftests/vm/out/: console.log, dmesg.txt, one .tap per test binary,
-# summary.txt (out/cmd/ for --demo). Exit status is non-zero on any failure.
+# Outputs in selftests/vm/out/: console.log, dmesg.txt, ksft_NAME.tap per kselftest,
+# lib_NAME.log per library test, results.txt, summary.txt (--demo: out/cmd/, cmd.out).
+# Exit status is non-zero on any failure.
 #
 # env: KGC_VM_CMD        same as --demo CMD
 #      KGC_VM_FILES      host files to copy into the VM's /usr/local/bin (on PATH)
@@ -53,7 +54,7 @@ trap 'rm -rf "$work"' EXIT
 # Fetching and building share the cache and the source dirs with any other run:
 # one at a time. Booting and checking run unlocked.
 exec 9> .cache/vm/lock
-flock 9 || die "cannot lock .cache/vm/lock"
+flock -n 9 || { say "waiting for another run to finish building (.cache/vm/lock)"; flock 9; }
 phase "kernel: fetching Debian 6.12 (cached after the first run)"
 kver=$(bash "$here/fetch-kernel.sh")
 kdir=$top/.cache/kernel/headers/linux-headers-$kver
@@ -122,7 +123,8 @@ awk -v out="$out" '
 	/^KGC-DMESG-BEGIN/ { d = 1; next }
 	/^KGC-DMESG-END/   { d = 0; next }
 	d                  { print > (out "/dmesg.txt"); next }
-	/^KGC-BEGIN /      { f = $2; gsub("/", "_", f); f = out "/" f ".tap"; printf "" > f; next }
+	/^KGC-BEGIN /      { f = $2; ext = f ~ /^ksft\// ? ".tap" : f == "cmd" ? ".out" : ".log"
+	                     gsub("/", "_", f); f = out "/" f ext; printf "" > f; next }
 	/^KGC-RESULT /     { print $2, $3 > (out "/results.txt"); f = ""; next }
 	f != ""            { print >> f }' "$out/console.log"
 touch "$out/results.txt"
@@ -188,7 +190,6 @@ if [ $mode = tests ]; then
 else
 	rc=$(rc_of cmd)
 	[ -n "$rc" ] || fail "the command never finished"
-	cp "$out/cmd.tap" "$out/cmd.out" 2>/dev/null && rm -f "$out/cmd.tap" || true
 fi
 
 # Kernel log: complete in dmesg.txt; if the VM died before printing it, scan the console.
