@@ -338,11 +338,31 @@ u32 kgc_region_kernel_pins(struct kgc_heap *heap, u32 r)
 	return pins;
 }
 
+/* Records a fresh kernel pin count for region @r in the table. */
+static void kgc_region_set_kpins(struct kgc_heap *heap, u32 r, u32 pins)
+{
+	struct kgc_region *reg = &heap->regions[r];
+
+	spin_lock(&heap->slot_lock);
+	reg->kernel_pins = pins;
+	if (pins)
+		reg->flags |= KGC_RF_KPINNED;
+	else
+		reg->flags &= ~KGC_RF_KPINNED;
+	kgc_table_sync(heap, r);
+	spin_unlock(&heap->slot_lock);
+}
+
 static bool kgc_region_busy(struct kgc_heap *heap, u32 r)
 {
+	u32 pins;
+
 	if (READ_ONCE(heap->table[r].user_pins))
 		return true;
-	return kgc_region_kernel_pins(heap, r) != 0;
+	pins = kgc_region_kernel_pins(heap, r);
+	if (pins)
+		kgc_region_set_kpins(heap, r, pins);
+	return pins != 0;
 }
 
 /*
@@ -412,8 +432,9 @@ static void kgc_region_release(struct kgc_heap *heap, u32 r)
 /*
  * UNCOMMIT checks every region of the range first; if any is pinned (user
  * count in the table, or a kernel pin on one of its pages) it fails with
- * -EBUSY, reports the first such region in busy_region and releases
- * nothing at all. Otherwise all regions of the range are released.
+ * -EBUSY, reports the first such region in busy_region (recording its
+ * kernel pins in the table, as PIN_QUERY would) and releases nothing.
+ * Otherwise all regions of the range are released.
  *
  * A pin taken after the check (by a thread racing with its own uncommit)
  * cannot hurt the kernel: the pinned page lives on, detached from the heap.
@@ -453,7 +474,6 @@ unlock:
 int kgc_heap_pin_query(struct kgc_heap *heap, u32 first, u32 count,
 		       u64 *bitmap, u32 *nr_pinned)
 {
-	struct kgc_region *reg;
 	u32 r, pins, n = 0;
 	int ret;
 
@@ -464,15 +484,7 @@ int kgc_heap_pin_query(struct kgc_heap *heap, u32 first, u32 count,
 	mutex_lock(&heap->lock);
 	for (r = first; r < first + count; r++) {
 		pins = kgc_region_kernel_pins(heap, r);
-		reg = &heap->regions[r];
-		spin_lock(&heap->slot_lock);
-		reg->kernel_pins = pins;
-		if (pins)
-			reg->flags |= KGC_RF_KPINNED;
-		else
-			reg->flags &= ~KGC_RF_KPINNED;
-		kgc_table_sync(heap, r);
-		spin_unlock(&heap->slot_lock);
+		kgc_region_set_kpins(heap, r, pins);
 		if (pins) {
 			bitmap[(r - first) / 64] |= 1ULL << ((r - first) % 64);
 			n++;
