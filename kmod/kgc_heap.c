@@ -243,6 +243,8 @@ static int kgc_region_populate(struct kgc_heap *heap, u32 r)
 	struct page *new;
 
 	for (; idx < end; idx++) {
+		if ((idx % KGC_RESCHED_BATCH) == KGC_RESCHED_BATCH - 1)
+			cond_resched();
 		if (READ_ONCE(heap->pages[idx]))
 			continue;
 		if (fatal_signal_pending(current))
@@ -258,7 +260,6 @@ static int kgc_region_populate(struct kgc_heap *heap, u32 r)
 		spin_unlock(&heap->slot_lock);
 		if (new)
 			__free_page(new);
-		cond_resched();
 	}
 	return 0;
 }
