@@ -51,7 +51,7 @@ static char *humongous_alloc(struct kgc_heap *h, size_t size)
 	size_t left = size;
 
 	/* humongous allocation counts against old space: leave the reserve */
-	if (h->count[RT_FREE] < n + 1)
+	if (h->count[RT_FREE] < n + (h->eden_use_reserve ? 0 : 1))
 		return NULL;
 	idx = region_alloc_contig(h, n);
 	if (idx < 0)
@@ -67,46 +67,74 @@ static char *humongous_alloc(struct kgc_heap *h, size_t size)
 	return h->regions[idx].bottom;
 }
 
-/* Slow path: refill the TLAB or allocate outside it; collect when needed. */
+/*
+ * With h->lock held (by a mutator, or by the collector for the thread that
+ * requested the collection): humongous, outside-TLAB or TLAB refill.
+ * *zero = bytes at the result the caller must clear.
+ */
+char *alloc_locked(struct kgc_thread *t, size_t size, size_t *zero)
+{
+	struct kgc_heap *h = t->heap;
+	size_t got;
+	char *p;
+
+	if (size >= h->humongous_threshold) {
+		p = humongous_alloc(h, size);
+		*zero = size;
+		return p;
+	}
+	if (size > h->tlab_size / 4) {
+		p = eden_alloc(h, size, size, &got);
+		if (p)
+			h->st.bytes_allocated += size;
+		*zero = size;
+		return p;
+	}
+	alloc_retire_tlab(t);
+	p = eden_alloc(h, size, h->tlab_size, &got);
+	if (p) {
+		t->tlab_start = p;
+		t->tlab_top = p + size;
+		t->tlab_end = p + got;
+		__atomic_store_n(&t->bytes_allocated, t->bytes_allocated + got, __ATOMIC_RELAXED);
+	}
+	*zero = got;	/* the whole TLAB, in bulk */
+	return p;
+}
+
+/* Slow path: refill the TLAB or allocate outside it; collect when needed.
+ * A collection this thread runs allocates for it inside the safepoint, so
+ * other threads cannot take the space first. */
 static char *alloc_slow(struct kgc_thread *t, size_t size)
 {
 	struct kgc_heap *h = t->heap;
 	bool hum = size >= h->humongous_threshold;
-	int failures = 0;
 
-	for (int iter = 0; iter < 1000; iter++) {
+	for (int iter = 0; iter < 10000; iter++) {
 		char *p = NULL;
 		uint64_t epoch;
-		size_t got;
+		size_t zero = 0;
+		int did;
 
 		if (unlikely(atomic_load_explicit(&h->poll_word, memory_order_acquire)))
 			sp_block(t);
 		pthread_mutex_lock(&h->lock);
-		if (hum) {
-			p = humongous_alloc(h, size);
-		} else if (size > h->tlab_size / 4) {
-			p = eden_alloc(h, size, size, &got);
-			if (p)
-				h->st.bytes_allocated += size;
-		} else {
-			alloc_retire_tlab(t);
-			p = eden_alloc(h, size, h->tlab_size, &got);
-			if (p) {
-				t->tlab_start = p;
-				t->tlab_top = p + size;
-				t->tlab_end = p + got;
-				t->bytes_allocated += got;
-			}
-		}
+		p = alloc_locked(t, size, &zero);
 		epoch = atomic_load(&h->gc_count);
 		pthread_mutex_unlock(&h->lock);
-		if (p)
+		if (!p) {
+			/* 0: another thread collected, 1: collected (p NULL: no room even after a
+			 * full collection), 2: collected and allocated, but lost the space to a
+			 * later collection before getting back */
+			did = sp_collect_alloc(t, KGC_GC_YOUNG, hum ? GCR_HUMONGOUS : GCR_ALLOC, epoch,
+					       size, &p, &zero);
+			if (!p && did == 1)
+				break;
+		}
+		if (p) {
+			memset(p, 0, zero);
 			return p;
-		if (failures >= 2)
-			break;
-		if (sp_collect(t, failures ? KGC_GC_FULL : KGC_GC_YOUNG,
-			       hum ? GCR_HUMONGOUS : GCR_ALLOC, epoch))
-			failures++;
+		}
 	}
 	err_set(ENOMEM, "out of memory: cannot allocate %zu bytes (heap %zuM, %u regions, %u free)",
 		size, ((size_t)h->nregions << h->region_shift) >> 20, h->nregions, h->count[RT_FREE]);
@@ -134,19 +162,18 @@ API kgc_obj kgc_alloc(kgc_thread *t, kgc_type_id type)
 	if (unlikely(atomic_load_explicit(&t->state, memory_order_relaxed) != TS_MANAGED ||
 		     t->magic != THREAD_MAGIC) && !thread_check_managed(t, "kgc_alloc"))
 		return NULL;
-	if (unlikely(!type_valid(h, type) || type_get(h, type)->kind != KIND_INSTANCE)) {
+	if (unlikely(type >= atomic_load_explicit(&h->types.count, memory_order_acquire) ||
+		     (ti = type_get(h, type))->kind != KIND_INSTANCE || !type)) {
 		if (h->opt.check)
 			fatal("kgc_alloc: thread '%s': type %u is not an instance type", t->name, type);
 		err_set(EINVAL, "kgc_alloc: type %u is not an instance type", type);
 		return NULL;
 	}
-	ti = type_get(h, type);
 	size = (size_t)ti->size_words * WORD;
 	p = alloc_raw(t, size);
 	if (unlikely(!p))
 		return NULL;
 	*(uint64_t *)p = hdr_make(KIND_INSTANCE, ti->size_words, type);
-	memset(p + WORD, 0, size - WORD);
 	return (kgc_obj)p;
 }
 
@@ -178,6 +205,5 @@ API kgc_obj kgc_alloc_array(kgc_thread *t, kgc_type_id type, size_t length)
 		return NULL;
 	*(uint64_t *)p = hdr_make(ti->kind, ti->kind == KIND_PRIM_ARRAY ? ti->elem_shift : 0, type);
 	((uint64_t *)p)[1] = length;
-	memset(p + KGC_ARRAY_DATA_OFFSET, 0, size - KGC_ARRAY_DATA_OFFSET);
 	return (kgc_obj)p;
 }

@@ -61,10 +61,10 @@ static void membarrier_register(struct backend *be)
  */
 void os_membarrier(struct kgc_heap *h)
 {
-	if (h->be.membarrier &&
-	    syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
-		return;
-	atomic_thread_fence(memory_order_seq_cst);
+	/* without membarrier, mutators use a seq_cst RMW and the collector's
+	 * seq_cst poll store / state loads complete the handshake */
+	if (h->be.membarrier)
+		syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 }
 
 static int anon_open(struct kgc_heap *h, size_t region_size, uint32_t nregions)
@@ -110,6 +110,17 @@ static int kmod_open(struct kgc_heap *h, size_t region_size, uint32_t nregions)
 		err = -EPROTO;
 		goto fail;
 	}
+	/* default heap size: fit the module's limits */
+	if (!h->opt.max_heap && info.max_heap_bytes &&
+	    (uint64_t)region_size * nregions > info.max_heap_bytes)
+		nregions = (uint32_t)(info.max_heap_bytes / region_size);
+	if (!h->opt.max_heap && info.max_regions && nregions > info.max_regions)
+		nregions = info.max_regions;
+	if (nregions < 2) {
+		err = -EINVAL;
+		goto fail;
+	}
+	h->nregions = nregions;
 	memset(&hc, 0, sizeof(hc));
 	hc.region_size = region_size;
 	hc.nr_regions = nregions;
@@ -151,6 +162,7 @@ fail:
 	if (h->be.reserve)
 		munmap(h->be.reserve, h->be.reserve_size);
 	h->be.reserve = NULL;
+	h->be.fd = -1;
 	close(fd);
 	return err;
 }
@@ -164,10 +176,12 @@ int backend_open(struct kgc_heap *h, int kind, size_t region_size, uint32_t nreg
 		if (err == 0 || kind == KGC_BACKEND_KMOD) {
 			if (err)
 				err_set(-err, "kmod backend: /dev/kgc unusable: %s", strerror(-err));
+			else
+				h->be.kind = KGC_BACKEND_KMOD;
 			goto out;
 		}
 	}
-	err = anon_open(h, region_size, nregions);
+	err = anon_open(h, region_size, h->nregions);
 	if (err)
 		err_set(-err, "anon backend: cannot reserve %zu bytes: %s",
 			region_size * nregions, strerror(-err));

@@ -42,7 +42,8 @@ static inline void pin_dec(struct kgc_thread *t, uint32_t idx)
 	uint32_t c = atomic_load_explicit(&t->pc_count, RELAXED);
 
 	if (likely(atomic_load_explicit(&t->pc_region, RELAXED) == idx && c)) {
-		atomic_store_explicit(&t->pc_count, c - 1, RELAXED);
+		/* release: the cleared critical entry is visible before the unpin */
+		atomic_store_explicit(&t->pc_count, c - 1, memory_order_release);
 		return;
 	}
 	atomic_fetch_sub(region_pins(t->heap, idx), 1);
@@ -100,6 +101,12 @@ static void gclocker_enter(struct kgc_thread *t)
 {
 	struct kgc_heap *h = t->heap;
 
+	if (t->gclocker_held) {
+		/* nested: this thread already keeps collections out; never block here */
+		t->gclocker_held++;
+		return;
+	}
+
 	for (;;) {
 		if (!atomic_load(&h->locker_needs_gc)) {
 			atomic_fetch_add(&h->locker_count, 1);
@@ -126,7 +133,8 @@ static void gclocker_exit(struct kgc_thread *t)
 {
 	struct kgc_heap *h = t->heap;
 
-	t->gclocker_held--;
+	if (--t->gclocker_held)
+		return;
 	if (atomic_fetch_sub(&h->locker_count, 1) == 1 && atomic_load(&h->locker_needs_gc)) {
 		pthread_mutex_lock(&h->sp_lock);
 		pthread_cond_broadcast(&h->locker_cond);
@@ -135,13 +143,6 @@ static void gclocker_exit(struct kgc_thread *t)
 }
 
 /* ------------------------------------------------------------ the API */
-
-static const char *arr_type_name(struct kgc_heap *h, kgc_obj o)
-{
-	uint32_t ty = hdr_type(*obj_hdr(o));
-
-	return type_valid(h, ty) ? type_get(h, ty)->name : "?";
-}
 
 static void *crit_fail(struct kgc_thread *t, bool was_native, int err, const char *msg, kgc_obj o)
 {
@@ -153,16 +154,21 @@ static void *crit_fail(struct kgc_thread *t, bool was_native, int err, const cha
 	return NULL;
 }
 
-API void *kgc_critical_get(kgc_thread *t, kgc_obj *ref, size_t *length)
+static inline uint32_t crit_region(struct kgc_thread *t, kgc_obj o)
+{
+	return (uint32_t)(((char *)o - t->heap_base) >> t->pub.region_shift);
+}
+
+/* The general path: nesting from native state, checks, GCLocker, a full stack. */
+static __attribute__((noinline)) void *critical_get_slow(struct kgc_thread *t, kgc_obj *ref, size_t *length)
 {
 	struct kgc_heap *h = t->heap;
 	bool was_native = false;
-	uint32_t top, idx;
+	uint32_t top;
 	kgc_obj o;
 	uint64_t hd;
 
-	if (unlikely(t->magic != THREAD_MAGIC))
-		thread_check(t, "kgc_critical_get");
+	thread_check(t, "kgc_critical_get");
 	if (atomic_load_explicit(&t->state, RELAXED) != TS_MANAGED) {
 		/* nested (or from native state): become managed so nothing moves under us */
 		was_native = true;
@@ -171,42 +177,65 @@ API void *kgc_critical_get(kgc_thread *t, kgc_obj *ref, size_t *length)
 	if (unlikely(!ref || !*ref))
 		return crit_fail(t, was_native, EINVAL, "NULL array", NULL);
 	o = *ref;
+	if (t->pub.checked && (!in_heap(h, o) || region_of(h, o)->type == RT_FREE))
+		return crit_fail(t, was_native, EINVAL, "not a heap object", o);
 	hd = *obj_hdr(o);
-	if (unlikely(hdr_kind(hd) != KIND_PRIM_ARRAY || (hd & HDR_TAG_MASK) ||
-		     (t->pub.checked && (!in_heap(h, o) || !type_valid(h, hdr_type(hd))))))
+	if (hdr_kind(hd) != KIND_PRIM_ARRAY || (hd & HDR_TAG_MASK) ||
+	    (t->pub.checked && !type_valid(h, hdr_type(hd))))
 		return crit_fail(t, was_native, EINVAL, "not a primitive array", o);
 	top = atomic_load_explicit(&t->crit_top, RELAXED);
-	if (unlikely(top == CRIT_MAX)) {
+	if (top == CRIT_MAX) {
 		uint32_t j = 0;
 
 		/* managed: no collection is reading the stack; squeeze released slots */
 		for (uint32_t i = 0; i < top; i++) {
 			kgc_obj e = atomic_load_explicit(&t->crit[i].obj, RELAXED);
 
-			if (e) {
-				t->crit[j].elems = t->crit[i].elems;
-				t->crit[j].region = t->crit[i].region;
-				atomic_store_explicit(&t->crit[j].obj, e, RELAXED);
-				j++;
-			}
+			if (e)
+				atomic_store_explicit(&t->crit[j++].obj, e, RELAXED);
 		}
 		top = j;
 		atomic_store_explicit(&t->crit_top, top, memory_order_release);
 		if (top == CRIT_MAX)
 			return crit_fail(t, was_native, ENOSPC, "too many nested critical sections", o);
 	}
-	idx = region_index(h, o);
-	if (h->opt.pin_mode == KGC_PIN_MODE_GCLOCKER)
+	if (t->gclocker) {
+		/* may wait for a pending collection, which may move the array: reload */
 		gclocker_enter(t);
-	else
-		pin_inc(t, idx);
+		o = *ref;
+	} else {
+		pin_inc(t, crit_region(t, o));
+	}
 	if (t->crit_open == 0)
 		t->native_before_crit = was_native;
-	t->crit[top].elems = kgc_array_data(o);
-	t->crit[top].region = idx;
 	atomic_store_explicit(&t->crit[top].obj, o, RELAXED);
 	atomic_store_explicit(&t->crit_top, top + 1, memory_order_release);
 	t->crit_open++;
+	atomic_store_explicit(&t->crit_gets, atomic_load_explicit(&t->crit_gets, RELAXED) + 1, RELAXED);
+	if (length)
+		*length = kgc_array_length(o);
+	thread_set_native(t, TS_NATIVE);
+	return kgc_array_data(o);
+}
+
+API void *kgc_critical_get(kgc_thread *t, kgc_obj *ref, size_t *length)
+{
+	kgc_obj o;
+	uint32_t top;
+
+	/* fast path: managed thread, unchecked pin mode, a primitive array, room on the stack */
+	if (unlikely(!t->crit_fast || atomic_load_explicit(&t->state, RELAXED) != TS_MANAGED ||
+		     !ref || !(o = *ref) ||
+		     (*obj_hdr(o) & (HDR_TAG_MASK | (3ull << HDR_KIND_SHIFT))) !=
+			     ((uint64_t)KIND_PRIM_ARRAY << HDR_KIND_SHIFT) ||
+		     (top = atomic_load_explicit(&t->crit_top, RELAXED)) == CRIT_MAX))
+		return critical_get_slow(t, ref, length);
+	pin_inc(t, crit_region(t, o));
+	/* managed state here means no section is open: this is the outermost one */
+	t->crit_open = 1;
+	t->native_before_crit = false;
+	atomic_store_explicit(&t->crit[top].obj, o, RELAXED);
+	atomic_store_explicit(&t->crit_top, top + 1, memory_order_release);
 	atomic_store_explicit(&t->crit_gets, atomic_load_explicit(&t->crit_gets, RELAXED) + 1, RELAXED);
 	if (length)
 		*length = kgc_array_length(o);
@@ -224,45 +253,76 @@ static int rel_fail(struct kgc_thread *t, const char *msg, kgc_obj o, void *elem
 	return -EINVAL;
 }
 
-API int kgc_critical_release(kgc_thread *t, kgc_obj *ref, void *elems, int mode)
+static void release_entry(struct kgc_thread *t, uint32_t i, uint32_t top)
 {
-	struct kgc_heap *h = t->heap;
+	kgc_obj e = atomic_load_explicit(&t->crit[i].obj, RELAXED);
+
+	/* clear the root first, then unpin: a collection never sees a held,
+	 * unpinned array */
+	atomic_store_explicit(&t->crit[i].obj, NULL, memory_order_release);
+	if (t->gclocker)
+		gclocker_exit(t);
+	else
+		pin_dec(t, crit_region(t, e));
+	while (top > 0 && !atomic_load_explicit(&t->crit[top - 1].obj, RELAXED))
+		top--;
+	atomic_store_explicit(&t->crit_top, top, memory_order_release);
+	if (--t->crit_open == 0 && !t->native_before_crit)
+		thread_to_managed(t);
+}
+
+static __attribute__((noinline)) int critical_release_slow(struct kgc_thread *t, kgc_obj *ref, void *elems)
+{
 	uint32_t top, i;
 	kgc_obj o;
+	bool same_array = false;
 
-	if (unlikely(t->magic != THREAD_MAGIC))
-		thread_check(t, "kgc_critical_release");
+	thread_check(t, "kgc_critical_release");
 	o = ref ? *ref : NULL;
 	top = atomic_load_explicit(&t->crit_top, RELAXED);
 	for (i = top; i-- > 0;) {
 		kgc_obj e = atomic_load_explicit(&t->crit[i].obj, RELAXED);
 
-		if (e && t->crit[i].elems == elems && (e == o || !o))
-			break;
+		if (e && kgc_array_data(e) == elems && (e == o || !o)) {
+			release_entry(t, i, top);
+			return 0;
+		}
 	}
-	if (unlikely(i == UINT32_MAX)) {
-		bool same_array = false;
+	if (!t->crit_open)
+		return rel_fail(t, "release without a matching critical_get", o, elems);
+	for (uint32_t k = 0; k < top; k++)
+		if (o && atomic_load_explicit(&t->crit[k].obj, RELAXED) == o)
+			same_array = true;
+	if (same_array)
+		return rel_fail(t, "released pointer is not the one critical_get returned for this array",
+				o, elems);
+	return rel_fail(t, "release without a matching critical_get (array not held)", o, elems);
+}
 
-		if (!t->crit_open)
-			return rel_fail(t, "release without a matching critical_get", o, elems);
-		for (uint32_t k = 0; k < top; k++)
-			if (o && atomic_load_explicit(&t->crit[k].obj, RELAXED) == o)
-				same_array = true;
-		if (same_array)
-			return rel_fail(t, "released pointer is not the one critical_get returned for this array",
-					o, elems);
-		return rel_fail(t, "release without a matching critical_get (array not held)", o, elems);
-	}
+API int kgc_critical_release(kgc_thread *t, kgc_obj *ref, void *elems, int mode)
+{
+	uint32_t top;
+	kgc_obj o;
+
 	(void)mode;
-	(void)arr_type_name;
-	if (h->opt.pin_mode == KGC_PIN_MODE_GCLOCKER)
-		gclocker_exit(t);
-	else
-		pin_dec(t, t->crit[i].region);
-	atomic_store_explicit(&t->crit[i].obj, NULL, memory_order_release);
-	while (top > 0 && !atomic_load_explicit(&t->crit[top - 1].obj, RELAXED))
+	/* fast path: the innermost section, pin mode */
+	if (unlikely(!t->crit_fast || !ref ||
+		     (top = atomic_load_explicit(&t->crit_top, RELAXED)) == 0))
+		return critical_release_slow(t, ref, elems);
+	o = *ref;
+	if (unlikely(atomic_load_explicit(&t->crit[top - 1].obj, RELAXED) != o || !o ||
+		     kgc_array_data(o) != elems))
+		return critical_release_slow(t, ref, elems);
+	atomic_store_explicit(&t->crit[top - 1].obj, NULL, memory_order_release);
+	pin_dec(t, crit_region(t, o));
+	if (unlikely(top > 1 && !atomic_load_explicit(&t->crit[top - 2].obj, RELAXED))) {
 		top--;
-	atomic_store_explicit(&t->crit_top, top, memory_order_release);
+		while (top > 0 && !atomic_load_explicit(&t->crit[top - 1].obj, RELAXED))
+			top--;
+		atomic_store_explicit(&t->crit_top, top, memory_order_release);
+	} else {
+		atomic_store_explicit(&t->crit_top, top - 1, memory_order_release);
+	}
 	if (--t->crit_open == 0 && !t->native_before_crit)
 		thread_to_managed(t);
 	return 0;

@@ -135,18 +135,19 @@ void full_collect(struct kgc_heap *h, uint32_t *npinned)
 {
 	uint32_t *list = malloc(h->nregions * sizeof(uint32_t)), n = 0, di = 0;
 	char **new_top = malloc(h->nregions * sizeof(char *));
+	uint8_t *was_used = malloc(h->nregions);
 	size_t used_before = heap_used_bytes(h), moved = 0;
 	char *dtop, *dend, *p;
 
-	if (!list || !new_top)
+	if (!list || !new_top || !was_used)
 		fatal("full GC: out of memory");
 	h->surv_cur = h->old_cur = -1;
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
 
 		r->flags &= ~(RF_CSET | RF_FAILED | RF_GC_ALLOC);
-		if (r->type != RT_FREE)
-			clear_bits(h, r);
+		/* the mark bitmap is all clear outside collections and verification */
+		was_used[i] = r->type != RT_FREE;
 		if (r->flags & (RF_PINNED | RF_KPINNED) && r->type != RT_FREE)
 			(*npinned)++;
 	}
@@ -269,10 +270,13 @@ void full_collect(struct kgc_heap *h, uint32_t *npinned)
 				region_set_type(h, r, RT_OLD);
 		}
 	}
-	cards_clear_all(h);
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
 
+		if (was_used[i]) {
+			clear_bits(h, r);
+			cards_clear_region(h, r);	/* no young objects are left */
+		}
 		r->flags &= ~RF_CSET;
 		if (r->type == RT_OLD)
 			bot_rebuild(h, r);
@@ -288,4 +292,5 @@ void full_collect(struct kgc_heap *h, uint32_t *npinned)
 		 h->count[RT_FREE]);
 	free(list);
 	free(new_top);
+	free(was_used);
 }

@@ -196,9 +196,7 @@ enum thread_state { TS_MANAGED = 0, TS_NATIVE = 1, TS_BLOCKED = 2 };
 
 #define CRIT_MAX 64
 struct crit_entry {
-	_Atomic(kgc_obj) obj;	/* NULL = released slot */
-	void *elems;
-	uint32_t region;
+	_Atomic(kgc_obj) obj;	/* NULL = released slot; elements at kgc_array_data(obj) */
 };
 
 #define THREAD_MAGIC 0x6b677474u
@@ -221,6 +219,10 @@ struct kgc_thread {
 	_Atomic uint32_t crit_top;	/* entries [0, crit_top) (some may be released) */
 	uint32_t crit_open;		/* live entries */
 	uint32_t gclocker_held;
+	bool gclocker;			/* heap in KGC_PIN_MODE_GCLOCKER */
+	bool crit_fast;			/* attached, unchecked, pin mode: critical fast paths */
+	bool membarrier;		/* heap registered for membarrier */
+	char *heap_base;		/* copies for the critical fast path */
 	bool native_before_crit;	/* state to return to after the last release */
 	_Atomic uint64_t crit_gets;
 	uint64_t bytes_allocated;
@@ -276,6 +278,7 @@ struct kgc_heap {
 	size_t tlab_size;
 	size_t humongous_threshold;
 	bool need_full;
+	bool eden_use_reserve;	/* allocation after a full GC: may use the reserve */
 	/* locks / safepoints */
 	pthread_mutex_t lock;		/* regions, threads, handles, stats */
 	pthread_mutex_t gc_lock;	/* serializes collections */
@@ -345,6 +348,7 @@ void policy_after_gc(struct kgc_heap *h, bool full);
 unsigned policy_tenure(struct kgc_heap *h);
 bool policy_should_full(struct kgc_heap *h);
 bool policy_eden_available(struct kgc_heap *h);
+void policy_uncommit(struct kgc_heap *h);
 uint32_t policy_survivor_limit(struct kgc_heap *h);
 
 void stats_pause(struct kgc_heap *h, bool full, uint64_t ns);
@@ -371,11 +375,33 @@ void bot_rebuild(struct kgc_heap *h, struct region *r);
 char *bot_block_start(struct kgc_heap *h, struct region *r, const char *card_start);
 
 /* thread/safepoint */
-void thread_set_native(struct kgc_thread *t, int state);
+static inline void thread_set_native(struct kgc_thread *t, int state)
+{
+	atomic_store_explicit(&t->state, state, memory_order_release);
+}
+void thread_to_managed_slow(struct kgc_thread *t, int prev);
+/* managed again; blocks while a collection runs (asymmetric Dekker, see thread.c) */
+static inline void thread_to_managed(struct kgc_thread *t)
+{
+	int prev = atomic_load_explicit(&t->state, memory_order_relaxed);
+
+	if (likely(t->membarrier)) {
+		atomic_store_explicit(&t->state, TS_MANAGED, memory_order_relaxed);
+		atomic_signal_fence(memory_order_seq_cst);
+	} else {
+		/* no membarrier: a seq_cst RMW orders the store before the poll load */
+		atomic_exchange_explicit(&t->state, TS_MANAGED, memory_order_seq_cst);
+	}
+	if (unlikely(atomic_load_explicit((_Atomic uint32_t *)t->pub.poll_word, memory_order_seq_cst)))
+		thread_to_managed_slow(t, prev);
+}
 void thread_to_managed(struct kgc_thread *t);
 void sp_block(struct kgc_thread *t);
 enum gc_reason { GCR_ALLOC = 0, GCR_EXPLICIT, GCR_HUMONGOUS };
 int sp_collect(struct kgc_thread *t, int kind, int reason, uint64_t epoch);
+int sp_collect_alloc(struct kgc_thread *t, int kind, int reason, uint64_t epoch,
+		     size_t alloc_size, char **out, size_t *zero);
+char *alloc_locked(struct kgc_thread *t, size_t size, size_t *zero);
 void sp_retire_tlabs(struct kgc_heap *h);
 void thread_check(struct kgc_thread *t, const char *what);
 bool thread_check_managed(struct kgc_thread *t, const char *what);

@@ -66,6 +66,7 @@ API int kgc_heap_create(const struct kgc_options *opts, kgc_heap **out)
 		free(h);
 		return err;
 	}
+	heap = (size_t)h->nregions * rs;	/* the backend may have fitted it to the module */
 	h->limit = h->base + heap;
 	h->regions = calloc(h->nregions, sizeof(*h->regions));
 	h->mark_words = (heap / WORD + 63) / 64;

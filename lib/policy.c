@@ -89,6 +89,8 @@ static uint32_t eden_budget(struct kgc_heap *h)
 
 bool policy_eden_available(struct kgc_heap *h)
 {
+	if (h->eden_use_reserve)
+		return h->count[RT_FREE] > 0;
 	return h->eden_regions < h->young_target && eden_budget(h) > 0;
 }
 
@@ -119,4 +121,28 @@ void policy_after_gc(struct kgc_heap *h, bool full)
 			want = 1;
 		h->young_target = want < cap ? want : (cap ? cap : 1);
 	}
+}
+
+/* After a full collection: give free regions beyond what the next young
+ * collections need back to the OS (the module refuses pinned ones: -EBUSY). */
+void policy_uncommit(struct kgc_heap *h)
+{
+	uint32_t keep = h->young_target * 2 + reserve_regions(h), seen = 0, done = 0;
+
+	for (uint32_t i = 0; i < h->nregions; i++) {
+		struct region *r = &h->regions[i];
+		int err;
+
+		if (r->type != RT_FREE || !(r->flags & RF_COMMITTED))
+			continue;
+		if (++seen <= keep)
+			continue;
+		err = backend_uncommit(h, i, 1);
+		if (err == 0) {
+			r->flags &= ~RF_COMMITTED;
+			done++;
+		}
+	}
+	if (done)
+		log_line(h, LOG_HEAP, "uncommitted %u free regions", done);
 }

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include <string.h>
 #include <time.h>
 #include "gc_internal.h"
 
@@ -30,6 +31,7 @@ static void stop_world(struct kgc_heap *h, struct kgc_thread *self)
 {
 	unsigned n = 0;
 	bool all;
+	uint64_t t0 = now_ns(), warned = 0;
 
 	atomic_store_explicit(&h->poll_word, 1, memory_order_seq_cst);
 	os_membarrier(h);
@@ -37,8 +39,13 @@ static void stop_world(struct kgc_heap *h, struct kgc_thread *self)
 		all = true;
 		pthread_mutex_lock(&h->lock);
 		for (struct kgc_thread *t = h->threads; t; t = t->next)
-			if (t != self && atomic_load_explicit(&t->state, memory_order_acquire) == TS_MANAGED) {
+			if (t != self && atomic_load_explicit(&t->state, memory_order_seq_cst) == TS_MANAGED) {
 				all = false;
+				if ((h->log_mask & LOG_SAFEPOINT) && now_ns() - t0 > (warned + 1) * 1000000000ull) {
+					warned++;
+					log_line(h, LOG_SAFEPOINT, "safepoint: still waiting for managed thread '%s' after %llus",
+						 t->name, (unsigned long long)warned);
+				}
 				break;
 			}
 		pthread_mutex_unlock(&h->lock);
@@ -111,6 +118,7 @@ static void do_collect(struct kgc_heap *h, int kind, int reason)
 	if (h->opt.verify)
 		verify_heap(h, "after full GC");
 	policy_after_gc(h, true);
+	policy_uncommit(h);
 	{
 		uint64_t ns = now_ns() - t0;
 
@@ -159,10 +167,13 @@ static void gclocker_done(struct kgc_heap *h)
 
 /*
  * Collect from thread t (managed). epoch: the gc_count the caller saw when it
- * decided it needs a collection (UINT64_MAX = always collect). Returns 1 if
- * this call collected, 0 if another thread collected in the meantime.
+ * decided it needs a collection (UINT64_MAX = always collect). With alloc_size,
+ * the allocation is retried inside the safepoint (after a young collection,
+ * then after a full one) and its result returned in *out. Returns 1 if this
+ * call collected, 0 if another thread collected in the meantime.
  */
-int sp_collect(struct kgc_thread *t, int kind, int reason, uint64_t epoch)
+int sp_collect_alloc(struct kgc_thread *t, int kind, int reason, uint64_t epoch,
+		     size_t alloc_size, char **out, size_t *zero)
 {
 	struct kgc_heap *h = t->heap;
 	bool gclocker = h->opt.pin_mode == KGC_PIN_MODE_GCLOCKER;
@@ -176,8 +187,32 @@ int sp_collect(struct kgc_thread *t, int kind, int reason, uint64_t epoch)
 			gclocker_wait(h);
 		stop_world(h, t);
 		pthread_mutex_lock(&h->lock);
+		uint64_t full_before = h->st.full_gcs;
+
 		do_collect(h, kind, reason);
+		if (alloc_size) {
+			*out = alloc_locked(t, alloc_size, zero);
+			if (!*out && h->st.full_gcs == full_before) {
+				/* the young collection was not enough */
+				do_collect(h, KGC_GC_FULL, reason);
+				*out = alloc_locked(t, alloc_size, zero);
+			}
+			if (!*out) {
+				/* last resort: the survivor reserve (a later young GC may fail evacuation) */
+				h->eden_use_reserve = true;
+				*out = alloc_locked(t, alloc_size, zero);
+				h->eden_use_reserve = false;
+			}
+			if (*out) {
+				/* clear it now and keep the heap parsable: another collection may
+				 * run before this thread is back (then the caller retries) */
+				memset(*out, 0, *zero);
+				obj_fill(*out, alloc_size);
+				*zero = alloc_size < 16 ? alloc_size : 16;	/* the filler header */
+			}
+		}
 		atomic_fetch_add(&h->gc_count, 1);
+		epoch = atomic_load(&h->gc_count);
 		pthread_mutex_unlock(&h->lock);
 		if (gclocker)
 			gclocker_done(h);
@@ -186,7 +221,16 @@ int sp_collect(struct kgc_thread *t, int kind, int reason, uint64_t epoch)
 	}
 	pthread_mutex_unlock(&h->gc_lock);
 	thread_to_managed(t);
+	if (did && alloc_size && *out && atomic_load(&h->gc_count) != epoch) {
+		*out = NULL;	/* another collection ran meanwhile: the space is gone, retry */
+		did = 2;
+	}
 	return did;
+}
+
+int sp_collect(struct kgc_thread *t, int kind, int reason, uint64_t epoch)
+{
+	return sp_collect_alloc(t, kind, reason, epoch, 0, NULL, NULL);
 }
 
 API int kgc_collect(kgc_thread *t, int kind)

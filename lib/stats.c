@@ -62,6 +62,8 @@ void stats_refresh(struct kgc_heap *h)
 		if (h->regions[i].type == RT_FREE && (h->regions[i].flags & RF_COMMITTED))
 			h->st.heap_committed += h->region_size;
 	h->st.critical_gets = atomic_load(&h->critical_gets);
+	for (struct kgc_thread *t = h->threads; t; t = t->next)
+		h->st.critical_gets += atomic_load_explicit(&t->crit_gets, memory_order_relaxed);
 	h->st.uncommit_busy = h->be.uncommit_busy;
 }
 
@@ -75,6 +77,9 @@ int kgc_stats_get(kgc_heap *h, struct kgc_stats *out, size_t size)
 	pthread_mutex_lock(&h->lock);
 	stats_refresh(h);
 	memcpy(out, &h->st, sizeof(*out));
+	/* live threads' TLAB bytes are added at detach; report them now too */
+	for (struct kgc_thread *t = h->threads; t; t = t->next)
+		out->bytes_allocated += __atomic_load_n(&t->bytes_allocated, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&h->lock);
 	return 0;
 }

@@ -17,11 +17,6 @@
 
 #define API __attribute__((visibility("default")))
 
-void thread_set_native(struct kgc_thread *t, int state)
-{
-	atomic_store_explicit(&t->state, state, memory_order_release);
-}
-
 static void wait_gc_end(struct kgc_heap *h)
 {
 	pthread_mutex_lock(&h->sp_lock);
@@ -30,22 +25,22 @@ static void wait_gc_end(struct kgc_heap *h)
 	pthread_mutex_unlock(&h->sp_lock);
 }
 
-void thread_to_managed(struct kgc_thread *t)
+void thread_to_managed_slow(struct kgc_thread *t, int prev)
 {
 	struct kgc_heap *h = t->heap;
-	int prev = atomic_load_explicit(&t->state, memory_order_relaxed);
 
 	for (;;) {
-		atomic_store_explicit(&t->state, TS_MANAGED, memory_order_relaxed);
-		if (h->be.membarrier)
-			atomic_signal_fence(memory_order_seq_cst);
-		else
-			atomic_thread_fence(memory_order_seq_cst);
-		if (likely(!atomic_load_explicit(&h->poll_word, memory_order_acquire)))
-			return;
 		atomic_store_explicit(&t->state, prev == TS_MANAGED ? TS_BLOCKED : prev,
 				      memory_order_release);
 		wait_gc_end(h);
+		if (t->membarrier) {
+			atomic_store_explicit(&t->state, TS_MANAGED, memory_order_relaxed);
+			atomic_signal_fence(memory_order_seq_cst);
+		} else {
+			atomic_exchange_explicit(&t->state, TS_MANAGED, memory_order_seq_cst);
+		}
+		if (!atomic_load_explicit(&h->poll_word, memory_order_seq_cst))
+			return;
 	}
 }
 
@@ -135,6 +130,10 @@ API int kgc_thread_attach(kgc_heap *h, const char *name, kgc_thread **out)
 	t->pub.region_shift = h->region_shift;
 	t->pub.checked = h->opt.check ? 1 : 0;
 	t->heap = h;
+	t->heap_base = h->base;
+	t->gclocker = h->opt.pin_mode == KGC_PIN_MODE_GCLOCKER;
+	t->membarrier = h->be.membarrier;
+	t->crit_fast = !t->gclocker && !h->opt.check;
 	t->magic = THREAD_MAGIC;
 	atomic_init(&t->state, TS_BLOCKED);
 	atomic_init(&t->pc_region, UINT32_MAX);
@@ -189,6 +188,7 @@ API int kgc_thread_detach(kgc_thread *t)
 	h->st.bytes_allocated += t->bytes_allocated;
 	atomic_fetch_add(&h->critical_gets, atomic_load(&t->crit_gets));
 	t->magic = THREAD_DEAD;
+	t->crit_fast = false;
 	if (h->opt.check) {
 		/* kept until heap destroy so later use is diagnosed, not a use-after-free */
 		t->next = h->zombies;

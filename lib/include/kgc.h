@@ -226,8 +226,10 @@ static inline void kgc__post_barrier(kgc_thread *t, kgc_obj *slot, kgc_obj val)
 	if (val && (((uintptr_t)slot ^ (uintptr_t)val) >> p->region_shift)) {
 		uint8_t *card = p->card_biased + ((uintptr_t)slot >> KGC_CARD_SHIFT);
 
-		if (*card)
-			*card = 0;	/* 0 = dirty, like HotSpot */
+		/* relaxed atomics: plain byte load/store, but no C11 data race
+		 * when two threads dirty the same card */
+		if (__atomic_load_n(card, __ATOMIC_RELAXED))
+			__atomic_store_n(card, 0, __ATOMIC_RELAXED);	/* 0 = dirty, like HotSpot */
 	}
 }
 
