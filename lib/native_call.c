@@ -543,9 +543,10 @@ release:
  * kgc_critical_get/release). Contract:
  *  crit_native_enter(t, o, &len): t managed, o a non-null object. If the
  *    fast path applies (o a primitive array, pin mode PIN, ...), pins o's
- *    region, puts t in native state, stores the length and returns the
- *    elements - with no lock, atomic RMW or fence on the common path. Else
- *    returns NULL with no side effect.
+ *    region, keeps o alive as a root (o itself is in no root: it comes from
+ *    the caller's args), puts t in native state, stores the length and
+ *    returns the elements - with no lock, atomic RMW or fence on the common
+ *    path. Else returns NULL with no side effect.
  *  crit_native_exit(t, elems): t in native state after a successful enter:
  *    back to managed (blocking while a collection runs), then unpins.
  */

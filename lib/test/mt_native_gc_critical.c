@@ -121,6 +121,7 @@ int main(void)
 	int64_t want = 0;
 	pthread_t th;
 
+	setenv("KGC_POISON", "1", 0);
 	nt_setup();
 	cm = nt_reg("kgc/test/Crit", "hold", "([II)J", c_long, C);
 	rm = nt_reg("kgc/test/Crit", "holdRegular", "([II)J", r_long, KGC_NATIVE_STATIC);
@@ -132,22 +133,34 @@ int main(void)
 	}
 	T_ASSERT_EQ(pthread_create(&th, NULL, gc_thread, NULL), 0);
 
-	for (int round = 0; round < 2; round++) {
-		kgc_method *m = round ? rm : cm;
+	/*
+	 * round 0: critical native; 1: regular native + critical API; 2: critical
+	 * native on an array that is in no root but the call's arguments (the
+	 * bridge must keep it alive; from-space and dead space are poisoned).
+	 */
+	for (int round = 0; round < 3; round++) {
+		kgc_method *m = round == 1 ? rm : cm;
+		kgc_obj fresh = NULL;
 
+		if (round == 2) {
+			fresh = kgc_alloc_array(nt_thread, KGC_TYPE_PRIM_ARRAY(KGC_PRIM_INT), N);
+			T_ASSERT(fresh);
+			memcpy(kgc_array_data(fresh), kgc_array_data(s[0]), N * sizeof(int32_t));
+		}
 		T_ASSERT_EQ(kgc_stats_get(nt_heap, &st0, sizeof(st0)), 0);
-		a[0].l = s[0];
+		a[0].l = round == 2 ? fresh : s[0];
 		a[1].i = NGC;
 		T_ASSERT_EQ(kgc_native_call(nt_thread, m, NULL, a, &r), 0);
 		if (r.j == -1)
 			T_FAIL("%s: collections did not complete while the native held the array",
-			       round ? "regular+critical" : "critical");
+			       round == 1 ? "regular+critical" : "critical");
 		T_ASSERT_EQ(r.j, want);
 		/* pinned: still where the native saw it */
-		T_ASSERT(kgc_array_data(s[0]) == seen_elems);
+		if (round < 2)
+			T_ASSERT(kgc_array_data(s[0]) == seen_elems);
 		T_ASSERT_EQ(kgc_stats_get(nt_heap, &st1, sizeof(st1)), 0);
 		printf("%s: %llu young + %llu full collections during the call, "
-		       "%llu regions failed evacuation (pinned)\n", round ? "regular" : "critical",
+		       "%llu regions failed evacuation (pinned)\n", round == 1 ? "regular" : round ? "critical (unrooted array)" : "critical",
 		       (unsigned long long)(st1.young_gcs - st0.young_gcs),
 		       (unsigned long long)(st1.full_gcs - st0.full_gcs),
 		       (unsigned long long)(st1.evac_fail_pinned - st0.evac_fail_pinned));
