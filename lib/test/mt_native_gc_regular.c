@@ -121,7 +121,9 @@ int main(void)
 	a[0].l = s[0];
 	a[1].l = s[1];
 	T_ASSERT_EQ(kgc_native_call(nt_thread, m, NULL, a, &r), 0);
+	kgc_enter_native(nt_thread);	/* never hold up a collection while joining */
 	T_ASSERT_EQ(pthread_join(th, NULL), 0);
+	kgc_leave_native(nt_thread);
 	if (r.i)
 		T_FAIL("native reported %d", r.i);
 	T_ASSERT_EQ(kgc_stats_get(nt_heap, &st1, sizeof(st1)), 0);
