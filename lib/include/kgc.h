@@ -469,6 +469,10 @@ int kgc_native_load_library(kgc_heap *heap, const char *path);
  * instance methods (NULL -> -EINVAL), ignored for static ones; result may be
  * NULL for void. Returns 0, -ENOENT (lazy lookup failed), -EINVAL, or -EPROTO:
  * the native left an exception pending (fetch it with kgc_native_exception).
+ * Arguments are trusted (the runtime's verifier vouches for them); in checked
+ * mode (KGC_CHECK) array arguments are checked against the descriptor first.
+ * An array passed to a critical native is kept alive and pinned for the
+ * call even if no root holds it.
  */
 int kgc_native_call(kgc_thread *t, kgc_method *m, kgc_obj receiver,
 		    const union kgc_value *args, union kgc_value *result);
