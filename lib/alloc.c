@@ -35,6 +35,8 @@ static char *eden_alloc(struct kgc_heap *h, size_t min, size_t want, size_t *got
 		h->eden_regions++;
 		h->eden_cur = idx;
 		r = &h->regions[idx];
+		h->eden_cur_zeroed = r->flags & RF_ZEROED;
+		r->flags &= ~RF_ZEROED;
 	}
 	avail = (size_t)(r->end - r->top);
 	if (want > avail)
@@ -79,15 +81,22 @@ char *alloc_locked(struct kgc_thread *t, size_t size, size_t *zero)
 	char *p;
 
 	if (size >= h->humongous_threshold) {
+		bool zeroed = true;
+
 		p = humongous_alloc(h, size);
-		*zero = size;
+		if (p)
+			for (uint32_t i = region_index(h, p); i <= region_index(h, p + size - 1); i++) {
+				zeroed &= (h->regions[i].flags & RF_ZEROED) != 0;
+				h->regions[i].flags &= ~RF_ZEROED;
+			}
+		*zero = zeroed ? 0 : size;
 		return p;
 	}
 	if (size > h->tlab_size / 4) {
 		p = eden_alloc(h, size, size, &got);
 		if (p)
 			h->st.bytes_allocated += size;
-		*zero = size;
+		*zero = h->eden_cur_zeroed ? 0 : size;
 		return p;
 	}
 	alloc_retire_tlab(t);
@@ -98,7 +107,7 @@ char *alloc_locked(struct kgc_thread *t, size_t size, size_t *zero)
 		t->tlab_end = p + got;
 		__atomic_store_n(&t->bytes_allocated, t->bytes_allocated + got, __ATOMIC_RELAXED);
 	}
-	*zero = got;	/* the whole TLAB, in bulk */
+	*zero = h->eden_cur_zeroed ? 0 : got;	/* the whole TLAB, in bulk */
 	return p;
 }
 

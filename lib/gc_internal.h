@@ -174,6 +174,7 @@ enum {
 	RF_GC_ALLOC = 1 << 3,	/* allocated as to-space during this collection */
 	RF_PINNED = 1 << 4,	/* pinned at the start of this collection */
 	RF_KPINNED = 1 << 5,	/* pinned by the kernel (kmod PIN_QUERY) */
+	RF_ZEROED = 1 << 6,	/* never used since mapped/uncommitted: reads as zero */
 };
 enum fail_cause { FAIL_NONE = 0, FAIL_PINNED, FAIL_KPINNED, FAIL_ALLOC };
 
@@ -271,6 +272,7 @@ struct kgc_heap {
 	uint32_t next_free_hint;
 	/* allocation */
 	long eden_cur;		/* current eden region for TLABs, -1 none */
+	bool eden_cur_zeroed;	/* eden_cur came fresh from the OS: no clearing needed */
 	uint32_t eden_regions;	/* eden regions handed out since the last GC */
 	uint32_t young_target;	/* eden regions before a young GC */
 	uint32_t soft_regions;	/* heap sizing: regions we try to stay within */

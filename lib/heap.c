@@ -85,6 +85,7 @@ API int kgc_heap_create(const struct kgc_options *opts, kgc_heap **out)
 		r->bottom = r->top = h->base + (size_t)i * rs;
 		r->end = r->bottom + rs;
 		r->type = RT_FREE;
+		r->flags = RF_ZEROED;
 	}
 	h->count[RT_FREE] = h->nregions;
 	h->eden_cur = h->surv_cur = h->old_cur = -1;

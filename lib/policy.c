@@ -140,6 +140,7 @@ void policy_uncommit(struct kgc_heap *h)
 		err = backend_uncommit(h, i, 1);
 		if (err == 0) {
 			r->flags &= ~RF_COMMITTED;
+			r->flags |= RF_ZEROED;
 			done++;
 		}
 	}

@@ -39,6 +39,7 @@ static void region_take(struct kgc_heap *h, struct region *r, int type)
 	r->top = r->bottom;
 	r->flags |= RF_COMMITTED;
 	r->flags &= ~(RF_CSET | RF_FAILED | RF_PINNED | RF_KPINNED);
+	/* RF_ZEROED stays until the caller has looked at it (eden, humongous) */
 	r->fail_cause = FAIL_NONE;
 	r->live_bytes = 0;
 }
@@ -94,6 +95,7 @@ void region_free(struct kgc_heap *h, struct region *r)
 	uint32_t idx = (uint32_t)(r - h->regions);
 
 	region_set_type(h, r, RT_FREE);
+	r->flags &= ~RF_ZEROED;
 	if (idx < h->next_free_hint)
 		h->next_free_hint = idx;
 	r->top = r->bottom;
