@@ -139,7 +139,7 @@ struct kgc_method {
 	void *fn;			/* bound entry, NULL = not linked (atomic) */
 
 	struct native_sig sig;
-	uint64_t shape;			/* fingerprint | flag bits 60..61 */
+	uint64_t shape;			/* fingerprint | flags << 60: picks the invoker */
 
 	/* call plan */
 	native_invoker invoke;
@@ -150,7 +150,7 @@ struct kgc_method {
 	uint16_t ncargs;		/* C-level argument count */
 	struct native_plan_op *ops;	/* sig.nparams */
 
-	/* libffi, NC_FFI only (also prepared for others in checked builds) */
+	/* libffi: prepared for every method (the reference path), used by NC_FFI */
 	ffi_cif cif;
 	ffi_type **atypes;
 };
@@ -175,6 +175,9 @@ struct native_registry {
 void native_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Reads back the message native_error set on this thread. */
 const char *native_error_msg(void);
+
+/* Tests/bench: methods prepared while set use libffi for every call. */
+extern int native_force_ffi;
 
 /* Builds the call plan + cif of m from m->sig and m->flags. -errno. */
 int native_method_prepare(struct kgc_method *m, char *err, size_t errsz);

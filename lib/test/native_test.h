@@ -6,8 +6,6 @@
 #include "test.h"
 #include "../native_internal.h"
 
-extern int native_force_ffi;
-
 static kgc_heap *nt_heap;
 static kgc_thread *nt_thread;
 
