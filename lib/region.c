@@ -51,17 +51,30 @@ long region_alloc_free(struct kgc_heap *h, int type)
 
 	if (!h->count[RT_FREE])
 		return -1;
-	/* next_free_hint: no free region below it */
+	/* next_free_hint: no free region below it. Prefer regions already
+	 * backed by memory: a first touch costs page faults (in a pause, for
+	 * to-space), and reusing them keeps the footprint small. */
+	long first = -1;
+	uint8_t want = 0;
+
 	for (uint32_t i = h->next_free_hint; i < n; i++) {
 		struct region *r = &h->regions[i];
 
-		if (r->type == RT_FREE) {
-			region_take(h, r, type);
-			h->next_free_hint = i + 1;
-			return i;
+		if (r->type != RT_FREE)
+			continue;
+		if (first < 0)
+			first = i;
+		if ((r->flags & RF_ZEROED) == want) {
+			first = i;
+			break;
 		}
 	}
-	return -1;
+	if (first < 0)
+		return -1;
+	region_take(h, &h->regions[first], type);
+	if ((uint32_t)first == h->next_free_hint)
+		h->next_free_hint = (uint32_t)first + 1;
+	return first;
 }
 
 long region_alloc_contig(struct kgc_heap *h, uint32_t cnt)
