@@ -108,6 +108,53 @@ struct kgc_stats {
 	__u64 reserved[8];	/* output: zero */
 };
 
+/*
+ * Error returns (ioctl() returns -1 with errno set), as implemented.
+ *
+ * Every command:
+ *   ENOTTY  unknown command: the number, size or direction of cmd does not
+ *           match one of the KGC_IOC_* below exactly.
+ *   EFAULT  the argument pointer cannot be read (input commands) or written
+ *           (the result is copied out last: the command's effect - a created
+ *           heap, committed or released regions, table updates - stays).
+ *
+ * KGC_IOC_INFO    works with or without a heap; only EFAULT.
+ * KGC_IOC_STATS   works with or without a heap (heap_pages is 0 before
+ *                 HEAP_CREATE); only EFAULT.
+ * KGC_IOC_HEAP_CREATE
+ *   EINVAL  flags or reserved[] nonzero; region_size not a power of two in
+ *           [1 << KGC_REGION_SHIFT_MIN, 1 << KGC_REGION_SHIFT_MAX];
+ *           nr_regions == 0.
+ *   E2BIG   region_size * nr_regions overflows or exceeds the module
+ *           parameter max_heap_mb (kgc_info.max_heap_bytes).
+ *   EEXIST  this fd already has a heap (checked after the argument checks,
+ *           so a bad argument gives EINVAL/E2BIG even then).
+ *   ENOMEM  no memory for the page array, region state or table.
+ * KGC_IOC_REGION_COMMIT
+ *   ENODEV  before HEAP_CREATE.
+ *   EINVAL  flags other than KGC_COMMIT_POPULATE; reserved[] nonzero;
+ *           count == 0 or [first, first + count) not inside the heap.
+ *   ENOMEM, EINTR  (POPULATE) out of memory / fatal signal: the pages
+ *           allocated so far stay committed (UNCOMMIT or close frees them).
+ * KGC_IOC_REGION_UNCOMMIT
+ *   ENODEV  before HEAP_CREATE.
+ *   EINVAL  flags or reserved[] nonzero; count == 0 or range not inside
+ *           the heap.
+ *   EBUSY   a region of the range has user_pins != 0 or a kernel-pinned
+ *           page: busy_region is the first such region (the struct is
+ *           copied out; EFAULT instead if that fails), its kernel pins are
+ *           recorded in the table, and nothing in the range was released.
+ * KGC_IOC_PIN_QUERY
+ *   ENODEV  before HEAP_CREATE.
+ *   EINVAL  flags or reserved[] nonzero; count == 0, count > nr_regions or
+ *           [first, first + count) not inside the heap.
+ *   ENOMEM  no memory for the kernel-side bitmap.
+ *   EFAULT  also when bitmap_ptr cannot take (count + 63) / 64 __u64s (the
+ *           table's kernel_pins/KGC_RF_KPINNED are updated all the same).
+ * mmap (not an ioctl): ENODEV before HEAP_CREATE; EINVAL for a private
+ * mapping, a heap range not inside [0, heap_size) or a table mapping other
+ * than exactly [table_offset, table_offset + table_size).
+ */
 #define KGC_IOC_MAGIC		0xB7
 
 #define KGC_IOC_INFO		_IOR(KGC_IOC_MAGIC, 0x00, struct kgc_info)
