@@ -37,6 +37,7 @@ static char *eden_alloc(struct kgc_heap *h, size_t min, size_t want, size_t *got
 		r = &h->regions[idx];
 		h->eden_cur_zeroed = r->flags & RF_ZEROED;
 		r->flags &= ~RF_ZEROED;
+		h->eden_new_region = true;
 	}
 	avail = (size_t)(r->end - r->top);
 	if (want > avail)
@@ -111,6 +112,48 @@ char *alloc_locked(struct kgc_thread *t, size_t size, size_t *zero)
 	return p;
 }
 
+/*
+ * Pre-touch: the next young collection copies into free regions; if they
+ * were never backed, their page faults (and the kernel's clearing) land in
+ * the pause. A mutator that just started a new eden region backs one fresh
+ * free region (outside the lock and outside any pause) while fewer backed
+ * free regions exist than the last collection needed.
+ */
+static void alloc_pretouch(struct kgc_thread *t)
+{
+	struct kgc_heap *h = t->heap;
+	uint32_t backed = 0;
+	long fresh = -1;
+	struct region *r;
+
+	pthread_mutex_lock(&h->lock);
+	for (uint32_t i = 0; i < h->nregions && backed <= h->tospace_need; i++) {
+		r = &h->regions[i];
+		if (r->type != RT_FREE)
+			continue;
+		if (r->flags & RF_ZEROED) {
+			if (fresh < 0)
+				fresh = i;
+		} else {
+			backed++;
+		}
+	}
+	if (backed > h->tospace_need || fresh < 0 || h->count[RT_FREE] < 2) {
+		pthread_mutex_unlock(&h->lock);
+		return;
+	}
+	/* hold it as an empty old region while touching (nothing to parse in it) */
+	r = &h->regions[fresh];
+	region_set_type(h, r, RT_OLD);
+	r->top = r->bottom;
+	pthread_mutex_unlock(&h->lock);
+	for (char *p = r->bottom; p < r->end; p += 4096)
+		*(volatile char *)p = 0;
+	pthread_mutex_lock(&h->lock);
+	region_free(h, r);	/* backed now: RF_ZEROED cleared */
+	pthread_mutex_unlock(&h->lock);
+}
+
 /* Slow path: refill the TLAB or allocate outside it; collect when needed.
  * A collection this thread runs allocates for it inside the safepoint, so
  * other threads cannot take the space first. */
@@ -127,10 +170,16 @@ static char *alloc_slow(struct kgc_thread *t, size_t size)
 
 		if (unlikely(atomic_load_explicit(&h->poll_word, memory_order_acquire)))
 			sp_block(t);
+		bool pretouch;
+
 		pthread_mutex_lock(&h->lock);
+		h->eden_new_region = false;
 		p = alloc_locked(t, size, &zero);
+		pretouch = h->eden_new_region && h->tospace_need;
 		epoch = atomic_load(&h->gc_count);
 		pthread_mutex_unlock(&h->lock);
+		if (pretouch && p)
+			alloc_pretouch(t);
 		if (!p) {
 			/* 0: another thread collected, 1: collected (p NULL: no room even after a
 			 * full collection), 2: collected and allocated, but lost the space to a

@@ -281,6 +281,8 @@ struct kgc_heap {
 	size_t humongous_threshold;
 	bool need_full;
 	bool eden_use_reserve;	/* allocation after a full GC: may use the reserve */
+	bool eden_new_region;	/* eden_alloc just took a region (mutator may pre-touch) */
+	uint32_t tospace_need;	/* to-space regions the last young GC used */
 	/* locks / safepoints */
 	pthread_mutex_t lock;		/* regions, threads, handles, stats */
 	pthread_mutex_t gc_lock;	/* serializes collections */

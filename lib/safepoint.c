@@ -78,9 +78,17 @@ static const char *cause_name(int reason)
 }
 
 /* At the safepoint, h->lock held. */
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static void do_collect(struct kgc_heap *h, int kind, int reason)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = now_ns(), c0 = cpu_ns();
 	size_t before;
 	uint32_t npinned = 0;
 	unsigned fail = 0;
@@ -102,6 +110,7 @@ static void do_collect(struct kgc_heap *h, int kind, int reason)
 
 			stats_pause(h, false, ns);
 			log_gc(h, "Pause Young", "Normal", before, heap_used_bytes(h), ns, npinned, fail);
+			log_line(h, LOG_HEAP, "young: cpu %.3fms (wall %.3fms)", (cpu_ns() - c0) / 1e6, ns / 1e6);
 		}
 		if (!policy_should_full(h))
 			return;

@@ -23,6 +23,7 @@ struct ygc {
 	uint32_t surv_limit;
 	bool surv_full, old_full, inject;
 	size_t copied, promoted;
+	uint32_t tospace_regions;
 };
 
 static void push(struct kgc_heap *h, kgc_obj o)
@@ -66,6 +67,7 @@ static char *gc_alloc(struct ygc *y, size_t size, bool old)
 	}
 	r = &h->regions[idx];
 	r->flags |= RF_GC_ALLOC;
+	y->tospace_regions++;
 	if (!old)
 		h->surv_regions++;
 	if (*cur >= 0) {
@@ -335,6 +337,7 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 		r->fail_cause = FAIL_NONE;
 	}
 	h->surv_cur = h->old_cur = -1;
+	h->tospace_need = y.tospace_regions + 2;
 	h->st.bytes_copied += y.copied;
 	h->st.bytes_promoted += y.promoted;
 	h->st.bytes_freed += freed > y.copied ? freed - y.copied : 0;

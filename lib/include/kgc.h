@@ -131,6 +131,12 @@ int kgc_thread_detach(kgc_thread *t);
  * Native state: the thread holds no raw object pointers (only frames, handles
  * and pinned critical arrays) and never blocks a collection. Leaving native
  * state blocks while a collection is in progress.
+ *
+ * A managed thread must reach a safepoint (allocation, kgc_safepoint_poll,
+ * kgc_collect) regularly: before it blocks on anything outside the heap
+ * (pthread_join, a lock another attached thread holds while allocating,
+ * sleep, I/O) it must kgc_enter_native, or a collection requested meanwhile
+ * waits for it. KGC_LOG=gc+safepoint names a thread a safepoint waits > 1 s on.
  */
 void kgc_enter_native(kgc_thread *t);
 void kgc_leave_native(kgc_thread *t);
@@ -271,6 +277,14 @@ static inline void kgc_array_set_ref(kgc_thread *t, kgc_obj a, size_t i, kgc_obj
  */
 void *kgc_critical_get(kgc_thread *t, kgc_obj *ref, size_t *length);
 
+/*
+ * Release the innermost-first or any open section: elems must be the pointer
+ * kgc_critical_get returned for *ref (ref may be NULL: matched by elems).
+ * When the last section ends the thread returns to the state it had before
+ * the first get (managed, blocking while a collection runs; or native).
+ * Misuse (no matching get, a different pointer) returns -EINVAL with a
+ * message naming thread and array; with KGC_CHECK=1 it aborts with it.
+ */
 #define KGC_CRITICAL_COMMIT	0	/* JNI mode 0 / JNI_COMMIT / JNI_ABORT are */
 #define KGC_CRITICAL_ABORT	2	/* equivalent here: elements are never copied */
 int kgc_critical_release(kgc_thread *t, kgc_obj *ref, void *elems, int mode);
@@ -299,7 +313,12 @@ struct kgc_stats {
 	uint64_t reserved[8];
 };
 
-/* size = sizeof(struct kgc_stats) (checked, for ABI growth). */
+/*
+ * size = sizeof(struct kgc_stats) (checked, for ABI growth).
+ * regions_pinned: regions with a pin now (user or in a thread's pin cache);
+ * pinned_bytes: bytes in regions pinned at the last young collection;
+ * evac_fail_*: regions that failed evacuation, by cause, summed over GCs.
+ */
 int kgc_stats_get(kgc_heap *heap, struct kgc_stats *out, size_t size);
 /* Human-readable summary to a FILE* (void * to avoid <stdio.h>). */
 void kgc_stats_print(kgc_heap *heap, void *file);
