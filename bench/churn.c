@@ -261,7 +261,7 @@ int main(int argc, char **argv)
 	for (int v = 0; v < 2; v++) {
 		if (!ok[v]) {
 			both(md, "| %s | not available (%s) | | | | | |\n", variants[v],
-			     res_get(res[v], "unavailable") > 0 ? "library not built" : "run failed");
+			     fail_reason(res[v]));
 			continue;
 		}
 		if (v == 0)

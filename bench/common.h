@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
+#include <poll.h>
+#include <signal.h>
 
 static inline uint64_t now_ns(void)
 {
@@ -168,16 +170,45 @@ static inline int run_worker(char *const argv[], const char *env_kv, char *out, 
 		_exit(127);
 	}
 	close(pfd[1]);
-	while ((r = read(pfd[0], buf + len, sizeof(buf) - 1 - len)) > 0) {
-		len += (size_t)r;
-		if (len >= sizeof(buf) - 1) {	/* keep the tail */
-			memmove(buf, buf + len / 2, len - len / 2);
-			len -= len / 2;
+	{
+		const char *to = getenv("BENCH_WORKER_TIMEOUT");
+		uint64_t deadline = now_ns() + (uint64_t)((to ? atof(to) : 120) * 1e9);
+		int timed_out = 0;
+
+		for (;;) {
+			struct pollfd p = { pfd[0], POLLIN, 0 };
+			uint64_t now = now_ns();
+			int pr;
+
+			if (now >= deadline) {
+				timed_out = 1;
+				break;
+			}
+			pr = poll(&p, 1, (int)((deadline - now) / 1000000 + 1));
+			if (pr < 0 && errno == EINTR)
+				continue;
+			if (pr <= 0)
+				continue;
+			r = read(pfd[0], buf + len, sizeof(buf) - 1 - len);
+			if (r <= 0)
+				break;
+			len += (size_t)r;
+			if (len >= sizeof(buf) - 1) {	/* keep the tail */
+				memmove(buf, buf + len / 2, len - len / 2);
+				len -= len / 2;
+			}
+		}
+		if (timed_out) {
+			kill(pid, SIGKILL);
+			close(pfd[0]);
+			waitpid(pid, &st, 0);
+			fprintf(stderr, "bench: worker %s %s %s HUNG: killed after %s s\n", argv[1] ? argv[1] : "",
+				argv[1] && argv[2] ? argv[2] : "", argv[1] && argv[2] && argv[3] ? argv[3] : "",
+				to ? to : "120");
+			snprintf(out, outsz, "timeout=1");
+			return -2;
 		}
 	}
-	buf[len] = 0;
-	close(pfd[0]);
-	waitpid(pid, &st, 0);
 	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
 		if (!strncmp(line, "RESULT ", 7))
 			snprintf(out, outsz, "%s", line + 7);
@@ -227,6 +258,16 @@ static inline const char *res_str(const char *res, const char *key, char *buf, s
 		p = strchr(p, ' ');
 	}
 	return buf;
+}
+
+/* Why a worker produced no numbers, for the tables. */
+static inline const char *fail_reason(const char *res)
+{
+	if (res_get(res, "unavailable") > 0)
+		return "library not built";
+	if (res_get(res, "timeout") > 0)
+		return "HUNG: killed by the bench timeout";
+	return "run failed (see bench/out/*.stderr)";
 }
 
 /* ------------------------------------------------------- markdown output */

@@ -366,7 +366,7 @@ int main(int argc, char **argv)
 	for (int v = 0; v < NV; v++) {
 		if (med[v] < 0) {
 			both(md, "| %s | not available (%s) | | | | |\n", variants[v],
-			     res_get(res[v], "unavailable") > 0 ? "library not built" : "run failed");
+			     fail_reason(res[v]));
 			continue;
 		}
 		both(md, "| %s | %.1f | %.1f | %s | %s | %s |\n", variants[v], med[v], rss[v] / 1024.0,

@@ -19,6 +19,7 @@ for f in out/*; do
 done
 
 t_start=$(date +%s)
+load_before=$(cut -d" " -f1-3 /proc/loadavg)
 declare -A status elapsed
 for p in "${progs[@]}"; do
 	echo
@@ -34,6 +35,7 @@ for p in "${progs[@]}"; do
 	fi
 done
 t_total=$(( $(date +%s) - t_start ))
+load_after=$(cut -d" " -f1-3 /proc/loadavg)
 
 if [ -f out/stall_pin_0.dat ] && command -v gnuplot >/dev/null; then
 	gnuplot -e "dir='out'" stall.gp 2>out/gnuplot.log && echo "bench: wrote bench/stall.png" \
@@ -64,6 +66,8 @@ section() {	# section <prog> <md-fragment-name> <fallback title>
 	echo "- compiler: $(${CC:-cc} --version | head -n1); benches -O2 against lib/build/rel/libkgc.a (no sanitizers)"
 	echo "- Boehm GC: Debian libgc $(dpkg-query -W -f='${Version}' libgc-dev 2>/dev/null || echo '?')"
 	echo "- kgc: $(git -C .. log -1 --format='%h %s' -- lib 2>/dev/null) (library commit); kgc variants $(grep -q HAVE_KGC out/kgc.flags 2>/dev/null && echo built || echo 'NOT AVAILABLE (library did not build/link)')"
+	echo "- load average (1/5/15 min) before: $load_before, after: $load_after. The machine is shared with"
+	echo "  other jobs (builds, a QEMU VM); numbers from a loaded machine are noisy - compare ratios within this run."
 	echo "- total bench runtime: ${t_total} s ($(for p in "${progs[@]}"; do printf '%s %ss, ' "$p" "${elapsed[$p]}"; done | sed 's/, $//'))"
 	echo "- scaling: iteration counts are as described per section (BENCH_SCALE=${BENCH_SCALE:-1});"
 	echo "  ratios compare runs made in this same invocation on this machine."
