@@ -283,6 +283,7 @@ struct kgc_heap {
 	bool eden_use_reserve;	/* allocation after a full GC: may use the reserve */
 	bool eden_new_region;	/* eden_alloc just took a region (mutator may pre-touch) */
 	uint32_t tospace_need;	/* to-space regions the last young GC used */
+	size_t age_bytes[HDR_AGE_MAX + 1];	/* copied to survivor by new age, last young GC */
 	/* locks / safepoints */
 	pthread_mutex_t lock;		/* regions, threads, handles, stats */
 	pthread_mutex_t gc_lock;	/* serializes collections */
@@ -349,6 +350,7 @@ void policy_init(struct kgc_heap *h);
 size_t policy_region_size(size_t max_heap);
 size_t policy_default_heap(void);
 void policy_after_gc(struct kgc_heap *h, bool full);
+void policy_adapt_tenure(struct kgc_heap *h);
 unsigned policy_tenure(struct kgc_heap *h);
 bool policy_should_full(struct kgc_heap *h);
 bool policy_eden_available(struct kgc_heap *h);

@@ -147,3 +147,27 @@ void policy_uncommit(struct kgc_heap *h)
 	if (done)
 		log_line(h, LOG_HEAP, "uncommitted %u free regions", done);
 }
+
+/*
+ * Adaptive tenuring (like HotSpot's age table): the threshold for the next
+ * young collection is the lowest age at which the survivors of that age and
+ * younger exceed half the survivor budget; never above the configured one.
+ */
+void policy_adapt_tenure(struct kgc_heap *h)
+{
+	size_t desired = ((size_t)policy_survivor_limit(h) << h->region_shift) / 2, cum = 0;
+	unsigned max = h->opt.tenure_threshold > HDR_AGE_MAX ? HDR_AGE_MAX : h->opt.tenure_threshold;
+	unsigned t = max;
+
+	for (unsigned age = 1; age <= HDR_AGE_MAX && age < max; age++) {
+		cum += h->age_bytes[age];
+		if (cum > desired) {
+			t = age;
+			break;
+		}
+	}
+	if (t != h->tenure)
+		log_line(h, LOG_HEAP, "tenuring threshold %u -> %u (survivors %zuK, desired %zuK)",
+			 h->tenure, t, cum >> 10, desired >> 10);
+	h->tenure = t;
+}

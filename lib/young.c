@@ -113,6 +113,7 @@ static kgc_obj evacuate(struct ygc *y, kgc_obj o, uint64_t hd)
 		bot_record(h, region_of(h, dst), dst, size);
 		y->promoted += size;
 	}
+	h->age_bytes[age] += size;	/* promoted or not: the age table sees every survivor */
 	y->copied += size;
 	*obj_hdr(o) = (uint64_t)(uintptr_t)dst | HDR_TAG_FWD;
 	push(h, (kgc_obj)dst);
@@ -280,6 +281,7 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 	}
 	h->surv_regions = 0;
 	h->surv_cur = h->old_cur = -1;
+	memset(h->age_bytes, 0, sizeof(h->age_bytes));
 	*npinned = 0;
 	*fail_mask = 0;
 	for (uint32_t i = 0; i < h->nregions; i++) {
@@ -338,6 +340,7 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 	}
 	h->surv_cur = h->old_cur = -1;
 	h->tospace_need = y.tospace_regions + 2;
+	policy_adapt_tenure(h);
 	h->st.bytes_copied += y.copied;
 	h->st.bytes_promoted += y.promoted;
 	h->st.bytes_freed += freed > y.copied ? freed - y.copied : 0;
