@@ -209,6 +209,9 @@ static inline int run_worker(char *const argv[], const char *env_kv, char *out, 
 			return -2;
 		}
 	}
+	buf[len] = 0;
+	close(pfd[0]);
+	waitpid(pid, &st, 0);
 	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
 		if (!strncmp(line, "RESULT ", 7))
 			snprintf(out, outsz, "%s", line + 7);
