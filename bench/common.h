@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <poll.h>
 #include <signal.h>
+#include <fcntl.h>
 
 static inline uint64_t now_ns(void)
 {
@@ -261,6 +262,64 @@ static inline const char *res_str(const char *res, const char *key, char *buf, s
 		p = strchr(p, ' ');
 	}
 	return buf;
+}
+
+/*
+ * Pause times are read from the library's own gc log (KGC_LOG=gc lines
+ * "GC(n) Pause Young|Full ... <t>ms"), which a worker sends to a file: this
+ * gives every pause with its kind, so windows and young-only figures are
+ * exact (kgc_stats only has totals, a max over the whole run and a log2
+ * histogram).
+ */
+static char logpath[4096];
+
+__attribute__((unused)) static void log_to_file(const char *name)
+{
+	const char *dir = getenv("BENCH_OUT");
+	int fd;
+
+	snprintf(logpath, sizeof(logpath), "%s/%s.log", dir ? dir : "out", name);
+	fflush(stderr);
+	fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		die("open %s", logpath);
+	dup2(fd, 2);
+	close(fd);
+	setenv("KGC_LOG", "gc", 1);
+}
+
+#define MAX_PAUSES (1 << 16)
+static uint64_t pause_ns[MAX_PAUSES];
+static char pause_young[MAX_PAUSES];
+
+/* All pauses in log order; returns how many. */
+__attribute__((unused)) static size_t parse_pauses(void)
+{
+	FILE *f;
+	char line[1024];
+	size_t n = 0;
+
+	fflush(stderr);
+	if (!(f = fopen(logpath, "r")))
+		return 0;
+	while (fgets(line, sizeof(line), f) && n < MAX_PAUSES) {
+		char *tok, *save;
+		int young = !!strstr(line, "Pause Young");
+
+		if (!young && !strstr(line, "Pause Full"))
+			continue;
+		for (tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
+			size_t l = strlen(tok);
+
+			if (l > 2 && !strcmp(tok + l - 2, "ms") && tok[0] >= '0' && tok[0] <= '9') {
+				pause_ns[n] = (uint64_t)(atof(tok) * 1e6);
+				pause_young[n++] = (char)young;
+				break;
+			}
+		}
+	}
+	fclose(f);
+	return n;
 }
 
 /* Why a worker produced no numbers, for the tables. */

@@ -30,10 +30,10 @@
 
 #ifdef HAVE_KGC
 enum { F_NEXT = KGC_HEADER_SIZE, F_VAL = KGC_HEADER_SIZE + 8 };
-enum { LIST_LEN = 16, REPLACE_EVERY = 8, BATCH = 1000, NALLOC = 2 };
+enum { LIST_LEN = 16, REPLACE_EVERY = 64, BATCH = 1000, NALLOC = 2 };
 #define NODE_BYTES 24	/* header + next + val */
 
-#define HEAP_MAX (512ul << 20)
+#define HEAP_MAX (768ul << 20)
 #define YOUNG_SIZE (32ul << 20)
 #define WARMUP_YOUNG_GCS 8	/* untimed young GCs after the fill (touch the heap) */
 
@@ -243,64 +243,6 @@ static void write_dist(const char *name, uint64_t *v, size_t n)
 	}
 	fprintf(f, "%.5f %.3f %.4f\n", 100 * (1 - 1.0 / (double)n), (double)n, ms(v[n - 1]));
 	fclose(f);
-}
-
-/*
- * Pause times are read from the library's own gc log (KGC_LOG=gc lines
- * "GC(n) Pause Young|Full ... <t>ms"), which a worker sends to a file: this
- * gives every pause with its kind, so windows and young-only figures are
- * exact (kgc_stats only has totals, a max over the whole run and a log2
- * histogram).
- */
-static char logpath[4096];
-
-static void log_to_file(const char *name)
-{
-	const char *dir = getenv("BENCH_OUT");
-	int fd;
-
-	snprintf(logpath, sizeof(logpath), "%s/%s.log", dir ? dir : "out", name);
-	fflush(stderr);
-	fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0)
-		die("open %s", logpath);
-	dup2(fd, 2);
-	close(fd);
-	setenv("KGC_LOG", "gc", 1);
-}
-
-#define MAX_PAUSES (1 << 16)
-static uint64_t pause_ns[MAX_PAUSES];
-static char pause_young[MAX_PAUSES];
-
-/* All pauses in log order; returns how many. */
-static size_t parse_pauses(void)
-{
-	FILE *f;
-	char line[1024];
-	size_t n = 0;
-
-	fflush(stderr);
-	if (!(f = fopen(logpath, "r")))
-		return 0;
-	while (fgets(line, sizeof(line), f) && n < MAX_PAUSES) {
-		char *tok, *save;
-		int young = !!strstr(line, "Pause Young");
-
-		if (!young && !strstr(line, "Pause Full"))
-			continue;
-		for (tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
-			size_t l = strlen(tok);
-
-			if (l > 2 && !strcmp(tok + l - 2, "ms") && tok[0] >= '0' && tok[0] <= '9') {
-				pause_ns[n] = (uint64_t)(atof(tok) * 1e6);
-				pause_young[n++] = (char)young;
-				break;
-			}
-		}
-	}
-	fclose(f);
-	return n;
 }
 
 static int stall_worker(int mode, double hold, double secs)
@@ -594,11 +536,11 @@ int main(int argc, char **argv)
 				printf("  %-8s H=%-3d %s\n", modes[m], holds[i], ok[m][i] ? res[m][i] : "FAILED/unavailable");
 			}
 		both(md, "\n## Critical stall (issue 4)\n\n");
-		both(md, "2 allocating threads keep a ~100 MB live set (tables of 16-node lists, 1 in 8 new lists\n"
+		both(md, "2 allocating threads keep a ~100 MB live set (tables of 16-node lists, 1 in 64 new lists\n"
 			 "replaces a table entry) and time batches of %d node allocations. A third thread loops:\n"
 			 "allocate a fresh 1 MB byte array (4 MiB regions, so it sits in eden), kgc_critical_get, hold\n"
 			 "H ms, release, rest 1 ms. %.1f s per configuration after the live set is built; each\n"
-			 "configuration is a fresh process and heap (max 512 MiB, young 32 MiB, 4 MiB regions), timed after\n"
+			 "configuration is a fresh process and heap (max 768 MiB, young 32 MiB, 4 MiB regions), timed after\n"
 			 "the live set is built and %d more young GCs (warm-up: first touches of heap pages are page faults).\n"
 			 "Distributions: `stall.png`.\n\n", 1000, 3.0 * scale, WARMUP_YOUNG_GCS);
 		both(md, "| mode | H (ms) | batches | p50 | p99 | p99.9 | max | >10ms | >50ms | young GCs | full GCs | max young pause | max pause | GCLocker stalls (total ms) | evac fail: pinned | critical sections |\n");
@@ -681,7 +623,7 @@ int main(int argc, char **argv)
 				}
 			}
 		both(md, "\n## Young pause cost of pinning (issue 4)\n\n");
-		both(md, "The stall benchmark's allocating load without the H-pinner (~100 MB live, max heap 512 MiB,\n"
+		both(md, "The stall benchmark's allocating load without the H-pinner (~100 MB live, max heap 768 MiB,\n"
 			 "young 32 MiB, library-chosen region size), >= %.1f s and >= %d young GCs per run (at most %.0f s).\n"
 			 "Young pause times are parsed from the library's own `KGC_LOG=gc` lines (`Pause Young ... <t>ms`);\n"
 			 "pauses of the untimed fill and warm-up (%d young GCs) are skipped. Two rounds, configurations\n"
