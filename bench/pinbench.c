@@ -34,7 +34,7 @@ enum { LIST_LEN = 16, REPLACE_EVERY = 64, BATCH = 1000, NALLOC = 2 };
 #define NODE_BYTES 24	/* header + next + val */
 
 #define HEAP_MAX (768ul << 20)
-#define YOUNG_SIZE (32ul << 20)
+#define YOUNG_SIZE (64ul << 20)
 #define WARMUP_YOUNG_GCS 8	/* untimed young GCs after the fill (touch the heap) */
 
 static kgc_heap *heap;
@@ -223,6 +223,14 @@ static void start_allocators(pthread_t *th)
 		sleep_ms(5);
 		kgc_stats_get(heap, &st, sizeof(st));
 	} while (st.young_gcs < y0 + WARMUP_YOUNG_GCS && now_ns() - t0 < 3000000000ull);
+	/* start the timed window from a compacted old space (untimed full GC) */
+	{
+		kgc_thread *t = attach("warmup");
+
+		if (kgc_collect(t, KGC_GC_FULL))
+			die("kgc_collect: %s", kgc_last_error());
+		kgc_thread_detach(t);
+	}
 }
 
 static void write_dist(const char *name, uint64_t *v, size_t n)
@@ -459,10 +467,19 @@ static int pair_worker(int mode, int alt, long iters)
 		if (!slots[1])
 			die("alloc: %s", kgc_last_error());
 	} while ((uintptr_t)slots[1] / rs == (uintptr_t)slots[0] / rs);
-	/* move both out of eden first so the loop measures steady state */
-	kgc_collect(t, KGC_GC_FULL);
-	for (int warm = 1; warm >= 0; warm--) {
-		long n = warm ? iters / 10 : iters;
+	/* same: move the array out of eden first (steady state); alt: keep the two
+	 * in their distinct eden regions (a full GC could compact them together) */
+	if (!alt)
+		kgc_collect(t, KGC_GC_FULL);
+	else if ((uintptr_t)slots[1] / rs == (uintptr_t)slots[0] / rs)
+		die("alt: arrays share a region");
+	/* warm-up, then REPS timed chunks: best and median chunk (robust to preemption) */
+	enum { REPS = 9 };
+	double per[REPS];
+	long chunk = iters / REPS;
+
+	for (int rep = -1; rep < REPS; rep++) {
+		long n = rep < 0 ? iters / 10 : chunk;
 
 		t0 = now_ns();
 		for (long i = 0; i < n; i++) {
@@ -475,11 +492,20 @@ static int pair_worker(int mode, int alt, long iters)
 				die("critical_release: %s", kgc_last_error());
 		}
 		dt = now_ns() - t0;
+		if (rep >= 0)
+			per[rep] = (double)dt / n;
 	}
+	for (int i = 1; i < REPS; i++)	/* insertion sort */
+		for (int j = i; j > 0 && per[j] < per[j - 1]; j--) {
+			double x = per[j];
+
+			per[j] = per[j - 1];
+			per[j - 1] = x;
+		}
 	kgc_frame_pop(t, &fr);
 	kgc_thread_detach(t);
 	kgc_heap_destroy(heap);
-	printf("RESULT ns_per_pair=%.3f iters=%ld\n", (double)dt / iters, iters);
+	printf("RESULT ns_per_pair=%.3f median=%.3f iters=%ld\n", per[0], per[REPS / 2], chunk * REPS);
 	return 0;
 }
 #endif /* HAVE_KGC */
@@ -540,8 +566,8 @@ int main(int argc, char **argv)
 			 "replaces a table entry) and time batches of %d node allocations. A third thread loops:\n"
 			 "allocate a fresh 1 MB byte array (4 MiB regions, so it sits in eden), kgc_critical_get, hold\n"
 			 "H ms, release, rest 1 ms. %.1f s per configuration after the live set is built; each\n"
-			 "configuration is a fresh process and heap (max 768 MiB, young 32 MiB, 4 MiB regions), timed after\n"
-			 "the live set is built and %d more young GCs (warm-up: first touches of heap pages are page faults).\n"
+			 "configuration is a fresh process and heap (max 768 MiB, young 64 MiB, 4 MiB regions), timed after\n"
+			 "the live set is built, %d more young GCs and one forced full GC (warm-up; untimed).\n"
 			 "Distributions: `stall.png`.\n\n", 1000, 3.0 * scale, WARMUP_YOUNG_GCS);
 		both(md, "| mode | H (ms) | batches | p50 | p99 | p99.9 | max | >10ms | >50ms | young GCs | full GCs | max young pause | max pause | GCLocker stalls (total ms) | evac fail: pinned | critical sections |\n");
 		both(md, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -624,9 +650,9 @@ int main(int argc, char **argv)
 			}
 		both(md, "\n## Young pause cost of pinning (issue 4)\n\n");
 		both(md, "The stall benchmark's allocating load without the H-pinner (~100 MB live, max heap 768 MiB,\n"
-			 "young 32 MiB, library-chosen region size), >= %.1f s and >= %d young GCs per run (at most %.0f s).\n"
+			 "young 64 MiB, library-chosen region size), >= %.1f s and >= %d young GCs per run (at most %.0f s).\n"
 			 "Young pause times are parsed from the library's own `KGC_LOG=gc` lines (`Pause Young ... <t>ms`);\n"
-			 "pauses of the untimed fill and warm-up (%d young GCs) are skipped. Two rounds, configurations\n"
+			 "pauses of the untimed fill and warm-up (%d young GCs + 1 full) are skipped. Two rounds, configurations\n"
 			 "interleaved; the mean is over both rounds.\n"
 			 "5%% pinned: a thread pins one array in each of N fresh eden regions (N = 5%% of all regions),\n"
 			 "holds them across 2 young GCs, releases, repeats (so young GCs keep meeting pinned regions).\n\n",
@@ -674,19 +700,20 @@ int main(int argc, char **argv)
 		}
 		both(md, "\n## Critical get+release pair (issue 4)\n\n");
 		both(md, "One thread, kgc_critical_get + kgc_critical_release in a loop (%.0f M pairs after a 10%% warm-up),\n"
-			 "array already in old space (after a full GC). Alternating = two arrays in different regions,\n"
+			 "array already in old space (after a full GC). Alternating = two arrays in different (eden) regions,\n"
 			 "which makes the per-thread pin cache flush on every get.\n\n", 20 * scale);
-		both(md, "| configuration | ns per pair | target |\n|---|---:|---:|\n");
+		both(md, "| configuration | ns per pair (best of 9 chunks) | median chunk | target |\n|---|---:|---:|---:|\n");
 		for (int c = 0; c < 3; c++) {
 			if (!ok[c])
-				both(md, "| %s | not available | |\n", cfg[c][2]);
+				both(md, "| %s | not available | | |\n", cfg[c][2]);
 			else
-				both(md, "| %s | %.2f | %s |\n", cfg[c][2], res_get(res[c], "ns_per_pair"),
-				     c == 0 ? "<= 5 ns" : "-");
+				both(md, "| %s | %.2f | %.2f | %s |\n", cfg[c][2], res_get(res[c], "ns_per_pair"),
+				     res_get(res[c], "median"), c == 0 ? "<= 5 ns" : "-");
 		}
 		if (ok[0])
-			both(md, "\nVerdict: %.2f ns per same-region pair -> target %s.\n",
-			     res_get(res[0], "ns_per_pair"), res_get(res[0], "ns_per_pair") <= 5 ? "MET" : "NOT MET");
+			both(md, "\nVerdict: %.2f ns (best chunk; median %.2f ns) per same-region pair -> target %s.\n",
+			     res_get(res[0], "ns_per_pair"), res_get(res[0], "median"),
+			     res_get(res[0], "median") <= 5 ? "MET" : res_get(res[0], "ns_per_pair") <= 5 ? "MET on the best chunk only" : "NOT MET");
 		fclose(md);
 	}
 	return 0;
