@@ -180,7 +180,7 @@ enum fail_cause { FAIL_NONE = 0, FAIL_PINNED, FAIL_KPINNED, FAIL_ALLOC };
 
 struct region {
 	char *bottom, *top, *end;
-	uint8_t type, flags, fail_cause, pad;
+	uint8_t type, flags, fail_cause, evac_alloc_failed;
 	uint32_t hum_start;	/* humongous: index of the start region */
 	uint32_t hum_count;	/* start region: number of regions */
 	size_t live_bytes;	/* computed by collections */
@@ -314,6 +314,7 @@ struct kgc_heap {
 	long surv_cur, old_cur;	/* GC allocation regions */
 	uint32_t surv_regions;
 	uint64_t *kpin_bits;
+	struct gc_pool *gc_pool;	/* young GC worker threads (KGC_GC_THREADS > 1) */
 };
 
 static inline const struct type_info *type_get(struct kgc_heap *h, uint32_t id)
@@ -351,6 +352,8 @@ size_t policy_region_size(size_t max_heap);
 size_t policy_default_heap(void);
 void policy_after_gc(struct kgc_heap *h, bool full);
 void policy_adapt_tenure(struct kgc_heap *h);
+unsigned policy_gc_threads(struct kgc_heap *h);
+void young_pool_destroy(struct kgc_heap *h);
 unsigned policy_tenure(struct kgc_heap *h);
 bool policy_should_full(struct kgc_heap *h);
 bool policy_eden_available(struct kgc_heap *h);

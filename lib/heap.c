@@ -144,6 +144,7 @@ API int kgc_heap_destroy(kgc_heap *h)
 	}
 	pthread_mutex_unlock(&h->lock);
 	heap = (size_t)h->nregions << h->region_shift;
+	young_pool_destroy(h);
 	while (h->zombies) {
 		struct kgc_thread *z = h->zombies;
 

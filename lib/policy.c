@@ -4,6 +4,7 @@
  * ~2048 regions), young generation size, tenuring threshold, when a young
  * collection is followed by a full one, soft heap size.
  */
+#include <unistd.h>
 #include "gc_internal.h"
 
 #define MB (1024u * 1024u)
@@ -170,4 +171,19 @@ void policy_adapt_tenure(struct kgc_heap *h)
 		log_line(h, LOG_HEAP, "tenuring threshold %u -> %u (survivors %zuK, desired %zuK)",
 			 h->tenure, t, cum >> 10, desired >> 10);
 	h->tenure = t;
+}
+
+/* Young GC workers: KGC_GC_THREADS, else one per CPU up to 4 (1 for tiny heaps). */
+unsigned policy_gc_threads(struct kgc_heap *h)
+{
+	unsigned n = h->opt.gc_threads;
+
+	if (!n) {
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+		n = cpus > 4 ? 4 : cpus > 1 ? (unsigned)cpus : 1;
+		if (h->nregions < 16)
+			n = 1;
+	}
+	return n > 64 ? 64 : n;
 }

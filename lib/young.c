@@ -17,31 +17,64 @@
 #include <string.h>
 #include "gc_internal.h"
 
-struct ygc {
-	struct kgc_heap *h;
-	unsigned tenure;
-	uint32_t surv_limit;
-	bool surv_full, old_full, inject;
+/*
+ * Parallel evacuation: the requesting thread is worker 0, KGC_GC_THREADS-1
+ * pool threads join it. Each worker has a work stack, survivor and old
+ * PLABs and its own counters; objects are claimed by a CAS on the header
+ * (copy first, then install the forwarding pointer; the loser retracts its
+ * copy). Old-region card scanning is split by claiming regions. Idle
+ * workers take work that busy ones donate to a shared queue.
+ */
+#define PLAB_SIZE (32 * 1024)
+#define DONATE_MIN 64
+
+struct ygc;
+
+struct yworker {
+	struct ygc *y;
+	kgc_obj *stack;
+	size_t len, cap;
+	char *plab_top[2], *plab_end[2];	/* [0] survivor, [1] old */
 	size_t copied, promoted;
+	size_t age_bytes[HDR_AGE_MAX + 1];
 	uint32_t tospace_regions;
 };
 
-static void push(struct kgc_heap *h, kgc_obj o)
+struct ygc {
+	struct kgc_heap *h;
+	unsigned tenure, nworkers;
+	uint32_t surv_limit;
+	bool surv_full, old_full, inject;
+	pthread_mutex_t lock;		/* region allocation and the shared queue */
+	pthread_cond_t cond;
+	kgc_obj *q;
+	size_t qlen, qcap;
+	unsigned idle;
+	_Atomic unsigned idle_hint;
+	bool done;
+	_Atomic uint32_t card_next;
+	uint32_t *old_list, nold;
+	struct yworker *w;
+};
+
+static void push(struct yworker *w, kgc_obj o)
 {
-	if (unlikely(h->stack_len == h->stack_cap)) {
-		size_t nc = h->stack_cap ? h->stack_cap * 2 : 4096;
-		kgc_obj **ns = realloc(h->stack, nc * sizeof(*ns));
+	if (unlikely(w->len == w->cap)) {
+		size_t nc = w->cap ? w->cap * 2 : 4096;
+		kgc_obj *ns = realloc(w->stack, nc * sizeof(*ns));
 
 		if (!ns)
 			fatal("young GC: out of memory for the work stack (%zu entries)", nc);
-		h->stack = ns;
-		h->stack_cap = nc;
+		w->stack = ns;
+		w->cap = nc;
 	}
-	h->stack[h->stack_len++] = (kgc_obj *)o;
+	w->stack[w->len++] = o;
 }
 
-static char *gc_alloc(struct ygc *y, size_t size, bool old)
+/* y->lock held: carve [min, want] bytes from the current to-space region. */
+static char *region_carve(struct yworker *w, size_t min, size_t want, bool old, size_t *got)
 {
+	struct ygc *y = w->y;
 	struct kgc_heap *h = y->h;
 	long *cur = old ? &h->old_cur : &h->surv_cur;
 	struct region *r;
@@ -49,10 +82,8 @@ static char *gc_alloc(struct ygc *y, size_t size, bool old)
 
 	if (*cur >= 0) {
 		r = &h->regions[*cur];
-		if ((size_t)(r->end - r->top) >= size) {
-			r->top += size;
-			return r->top - size;
-		}
+		if ((size_t)(r->end - r->top) >= min)
+			goto carve;
 	}
 	if (y->inject || (old ? y->old_full : y->surv_full))
 		return NULL;
@@ -65,81 +96,155 @@ static char *gc_alloc(struct ygc *y, size_t size, bool old)
 		y->surv_full = y->old_full = true;
 		return NULL;
 	}
-	r = &h->regions[idx];
-	r->flags |= RF_GC_ALLOC;
-	y->tospace_regions++;
-	if (!old)
-		h->surv_regions++;
 	if (*cur >= 0) {
+		/* the rest of the previous region stays unused: keep it parsable */
 		struct region *pr = &h->regions[*cur];
 
-		/* keep the previous one parsable up to its end: nothing to do, parsing stops at top */
-		(void)pr;
+		if (pr->top < pr->end) {
+			obj_fill(pr->top, (size_t)(pr->end - pr->top));
+			if (old)
+				bot_record(h, pr, pr->top, (size_t)(pr->end - pr->top));
+			pr->top = pr->end;
+		}
 	}
+	r = &h->regions[idx];
+	r->flags |= RF_GC_ALLOC;
+	w->tospace_regions++;
+	if (!old)
+		h->surv_regions++;
 	*cur = idx;
-	r->top += size;
-	return r->top - size;
+carve:
+	if (want > (size_t)(r->end - r->top))
+		want = (size_t)(r->end - r->top);
+	*got = want;
+	r->top += want;
+	return r->top - want;
 }
 
-static kgc_obj evacuate(struct ygc *y, kgc_obj o, uint64_t hd)
+static void plab_retire(struct yworker *w, int k)
 {
-	struct kgc_heap *h = y->h;
+	char *p = w->plab_top[k], *e = w->plab_end[k];
+
+	if (p && p < e) {
+		obj_fill(p, (size_t)(e - p));
+		if (k)
+			bot_record(w->y->h, region_of(w->y->h, p), p, (size_t)(e - p));
+	}
+	w->plab_top[k] = w->plab_end[k] = NULL;
+}
+
+static char *gc_alloc(struct yworker *w, size_t size, bool old)
+{
+	int k = old;
+	char *p = w->plab_top[k];
+	size_t got;
+
+	if (p && (size_t)(w->plab_end[k] - p) >= size) {
+		w->plab_top[k] = p + size;
+		return p;
+	}
+	pthread_mutex_lock(&w->y->lock);
+	if (size > PLAB_SIZE / 4) {
+		p = region_carve(w, size, size, old, &got);
+	} else {
+		plab_retire(w, k);
+		p = region_carve(w, size, PLAB_SIZE, old, &got);
+		if (p) {
+			w->plab_top[k] = p + size;
+			w->plab_end[k] = p + got;
+		}
+	}
+	pthread_mutex_unlock(&w->y->lock);
+	return p;
+}
+
+/* Undo a copy that lost the race for the object. */
+static void gc_unalloc(struct yworker *w, char *p, size_t size, bool old)
+{
+	if (w->plab_top[old] == p + size) {
+		w->plab_top[old] = p;
+		return;
+	}
+	obj_fill(p, size);
+	if (old)
+		bot_record(w->y->h, region_of(w->y->h, p), p, size);
+}
+
+static inline uint64_t hdr_load(kgc_obj o)
+{
+	return __atomic_load_n(obj_hdr(o), __ATOMIC_ACQUIRE);
+}
+
+/* Install new header value over hd; on failure hd gets the current one. */
+static inline bool hdr_cas(kgc_obj o, uint64_t *hd, uint64_t nv)
+{
+	return __atomic_compare_exchange_n(obj_hdr(o), hd, nv, false, __ATOMIC_ACQ_REL,
+					   __ATOMIC_ACQUIRE);
+}
+
+static inline kgc_obj resolved(kgc_obj o, uint64_t hd)
+{
+	return hdr_is_fwd(hd) ? (kgc_obj)(uintptr_t)(hd & ~HDR_TAG_MASK) : o;
+}
+
+static kgc_obj evacuate(struct yworker *w, kgc_obj o, uint64_t hd)
+{
+	struct kgc_heap *h = w->y->h;
 	size_t size = obj_size_h(o, hd);
 	unsigned age = hdr_age(hd) + 1;
-	bool old = age >= y->tenure;
+	bool old = age >= w->y->tenure;
 	char *dst = NULL;
 
 	if (age > HDR_AGE_MAX)
 		age = HDR_AGE_MAX;
-	if (!old && !(dst = gc_alloc(y, size, false)))
+	if (!old && !(dst = gc_alloc(w, size, false)))
 		old = true;
 	if (old)
-		dst = gc_alloc(y, size, true);
+		dst = gc_alloc(w, size, true);
 	if (unlikely(!dst)) {
-		/* to-space exhausted: keep the object where it is */
-		struct region *r = region_of(h, o);
-
-		*obj_hdr(o) = (hd & ~HDR_TAG_MASK) | HDR_TAG_FAILED;
-		if (!(r->flags & RF_FAILED)) {
-			r->flags |= RF_FAILED;
-			r->fail_cause = FAIL_ALLOC;
-		}
-		push(h, o);
+		/* to-space exhausted: keep the object where it is (self-forward) */
+		if (!hdr_cas(o, &hd, (hd & ~HDR_TAG_MASK) | HDR_TAG_FAILED))
+			return resolved(o, hd);
+		__atomic_store_n(&region_of(h, o)->evac_alloc_failed, 1, __ATOMIC_RELAXED);
+		push(w, o);
 		return o;
 	}
-	memcpy(dst, o, size);
+	/* the header word is not copied: another worker may be racing on it */
+	memcpy(dst + WORD, (char *)o + WORD, size - WORD);
 	*obj_hdr(dst) = hdr_with_age(hd, age);
+	if (!hdr_cas(o, &hd, (uint64_t)(uintptr_t)dst | HDR_TAG_FWD)) {
+		gc_unalloc(w, dst, size, old);
+		return resolved(o, hd);
+	}
 	if (old) {
 		bot_record(h, region_of(h, dst), dst, size);
-		y->promoted += size;
+		w->promoted += size;
 	}
-	h->age_bytes[age] += size;	/* promoted or not: the age table sees every survivor */
-	y->copied += size;
-	*obj_hdr(o) = (uint64_t)(uintptr_t)dst | HDR_TAG_FWD;
-	push(h, (kgc_obj)dst);
+	w->age_bytes[age] += size;	/* promoted or not: the age table sees every survivor */
+	w->copied += size;
+	push(w, (kgc_obj)dst);
 	return (kgc_obj)dst;
 }
 
 /* New location of young object o (copying or marking it in place). */
-static inline kgc_obj process(struct ygc *y, kgc_obj o)
+static inline kgc_obj process(struct yworker *w, kgc_obj o)
 {
-	struct region *r = region_of(y->h, o);
+	struct region *r = region_of(w->y->h, o);
 	uint64_t hd;
 
 	if (!(r->flags & RF_CSET))
 		return o;
-	hd = *obj_hdr(o);
-	if (hdr_is_fwd(hd))
-		return (kgc_obj)(uintptr_t)(hd & ~HDR_TAG_MASK);
-	if ((hd & HDR_TAG_MASK) == HDR_TAG_FAILED)
-		return o;
-	if (r->flags & RF_FAILED && r->fail_cause != FAIL_ALLOC) {
+	hd = hdr_load(o);
+	if (hd & HDR_TAG_MASK)
+		return resolved(o, hd);
+	if (r->flags & RF_FAILED) {
 		/* pinned region: mark in place, scan later */
-		*obj_hdr(o) = hd | HDR_TAG_FAILED;
-		push(y->h, o);
+		if (!hdr_cas(o, &hd, hd | HDR_TAG_FAILED))
+			return resolved(o, hd);
+		push(w, o);
 		return o;
 	}
-	return evacuate(y, o, hd);
+	return evacuate(w, o, hd);
 }
 
 static inline bool young_after(const struct region *r)
@@ -163,23 +268,92 @@ static void heap_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 	if (n != o)
 		*slot = n;
 	if (young_after(region_of(h, n)) && !young_after(region_of(h, slot)))
-		*card_for(h, slot) = CARD_DIRTY;
+		__atomic_store_n(card_for(h, slot), CARD_DIRTY, __ATOMIC_RELAXED);
 }
 
-static void drain(struct ygc *y)
+/* Give half of a long local stack to idle workers. */
+static void maybe_donate(struct yworker *w)
 {
-	struct kgc_heap *h = y->h;
+	struct ygc *y = w->y;
+	size_t n;
 
-	while (h->stack_len) {
-		kgc_obj o = (kgc_obj)h->stack[--h->stack_len];
+	if (y->nworkers == 1 || w->len < DONATE_MIN ||
+	    !atomic_load_explicit(&y->idle_hint, memory_order_relaxed))
+		return;
+	n = w->len / 2;
+	pthread_mutex_lock(&y->lock);
+	if (y->qlen + n > y->qcap) {
+		size_t nc = (y->qlen + n) * 2;
+		kgc_obj *nq = realloc(y->q, nc * sizeof(*nq));
 
-		obj_iterate_refs(h, o, heap_slot, y);
+		if (!nq)
+			fatal("young GC: out of memory for the shared queue");
+		y->q = nq;
+		y->qcap = nc;
+	}
+	memcpy(y->q + y->qlen, w->stack + w->len - n, n * sizeof(kgc_obj));
+	y->qlen += n;
+	w->len -= n;
+	pthread_cond_broadcast(&y->cond);
+	pthread_mutex_unlock(&y->lock);
+}
+
+static void drain_local(struct yworker *w)
+{
+	struct kgc_heap *h = w->y->h;
+	unsigned k = 0;
+
+	while (w->len) {
+		kgc_obj o = w->stack[--w->len];
+
+		obj_iterate_refs(h, o, heap_slot, w);
+		if ((++k & 63) == 0)
+			maybe_donate(w);
 	}
 }
 
-static void scan_card(struct ygc *y, struct region *r, char *cs)
+/* Drain until every worker is out of work. */
+static void drain_all(struct yworker *w)
 {
-	struct kgc_heap *h = y->h;
+	struct ygc *y = w->y;
+
+	for (;;) {
+		drain_local(w);
+		if (y->nworkers == 1)
+			return;
+		pthread_mutex_lock(&y->lock);
+		for (;;) {
+			if (y->qlen) {
+				size_t n = y->qlen < 256 ? y->qlen : 256;
+
+				y->qlen -= n;
+				for (size_t i = 0; i < n; i++)
+					push(w, y->q[y->qlen + i]);
+				break;
+			}
+			if (y->done) {
+				pthread_mutex_unlock(&y->lock);
+				return;
+			}
+			y->idle++;
+			atomic_fetch_add(&y->idle_hint, 1);
+			if (y->idle == y->nworkers) {
+				y->done = true;
+				pthread_cond_broadcast(&y->cond);
+				pthread_mutex_unlock(&y->lock);
+				return;
+			}
+			pthread_cond_wait(&y->cond, &y->lock);
+			y->idle--;
+			atomic_fetch_sub(&y->idle_hint, 1);
+		}
+		pthread_mutex_unlock(&y->lock);
+	}
+}
+
+static void scan_card(struct yworker *w, struct region *r, char *cs)
+{
+	struct kgc_heap *h = w->y->h;
 	char *ce = cs + (1u << KGC_CARD_SHIFT), *top = r->top;
 
 	if (cs >= top)
@@ -187,43 +361,169 @@ static void scan_card(struct ygc *y, struct region *r, char *cs)
 	if (r->type == RT_HUM_START || r->type == RT_HUM_CONT) {
 		kgc_obj o = (kgc_obj)h->regions[r->hum_start].bottom;
 
-		obj_iterate_refs_range(h, o, cs, ce, heap_slot, y);
+		obj_iterate_refs_range(h, o, cs, ce, heap_slot, w);
 		return;
 	}
 	for (char *p = bot_block_start(h, r, cs); p < ce && p < top;) {
 		size_t sz = obj_size(p);
 
 		if (p + sz > cs)
-			obj_iterate_refs_range(h, (kgc_obj)p, cs, ce, heap_slot, y);
+			obj_iterate_refs_range(h, (kgc_obj)p, cs, ce, heap_slot, w);
 		p += sz;
 	}
 }
 
-static void scan_cards(struct ygc *y, uint32_t *list, uint32_t n)
+/* Claim old/humongous regions one at a time and scan their dirty cards. */
+static void scan_cards(struct yworker *w)
 {
+	struct ygc *y = w->y;
 	struct kgc_heap *h = y->h;
+	uint32_t k;
 
-	for (uint32_t k = 0; k < n; k++) {
-		struct region *r = &h->regions[list[k]];
+	while ((k = atomic_fetch_add(&y->card_next, 1)) < y->nold) {
+		struct region *r = &h->regions[y->old_list[k]];
 		uint8_t *c = card_for(h, r->bottom);
 		size_t nc = (size_t)(r->top - r->bottom + (1u << KGC_CARD_SHIFT) - 1) >> KGC_CARD_SHIFT;
 
 		for (size_t i = 0; i < nc; i++) {
 			if ((i & 7) == 0 && i + 8 <= nc) {
-				uint64_t w;
+				uint64_t wd;
 
-				memcpy(&w, c + i, 8);
-				if (w == ~0ull) {
+				memcpy(&wd, c + i, 8);
+				if (wd == ~0ull) {
 					i += 7;
 					continue;
 				}
 			}
 			if (c[i] == CARD_DIRTY) {
 				c[i] = CARD_CLEAN;
-				scan_card(y, r, r->bottom + (i << KGC_CARD_SHIFT));
-				drain(y);
+				scan_card(w, r, r->bottom + (i << KGC_CARD_SHIFT));
+				drain_local(w);
 			}
 		}
+	}
+}
+
+static void worker_run(struct yworker *w, bool first)
+{
+	if (first) {
+		roots_iterate(w->y->h, root_slot, w);
+		roots_iterate_critical(w->y->h, root_slot, w);
+		drain_local(w);
+	}
+	scan_cards(w);
+	drain_all(w);
+	plab_retire(w, 0);
+	plab_retire(w, 1);
+}
+
+/* ------------------------------------------------------------ worker pool */
+
+struct gc_pool {
+	pthread_mutex_t lock;
+	pthread_cond_t go, done;
+	uint64_t gen;
+	unsigned nthreads, running;
+	bool stop;
+	struct ygc *y;
+	pthread_t th[];
+};
+
+struct pool_arg { struct gc_pool *p; unsigned id; };
+
+static void *pool_main(void *arg)
+{
+	struct pool_arg *a = arg;
+	struct gc_pool *p = a->p;
+	unsigned id = a->id;
+	uint64_t seen = 0;
+
+	free(a);
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		while (p->gen == seen && !p->stop)
+			pthread_cond_wait(&p->go, &p->lock);
+		if (p->stop)
+			break;
+		seen = p->gen;
+		pthread_mutex_unlock(&p->lock);
+		worker_run(&p->y->w[id], false);
+		pthread_mutex_lock(&p->lock);
+		if (--p->running == 0)
+			pthread_cond_signal(&p->done);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+static struct gc_pool *pool_get(struct kgc_heap *h, unsigned n)
+{
+	struct gc_pool *p = h->gc_pool;
+
+	if (p || n < 2)
+		return p;
+	p = calloc(1, sizeof(*p) + (n - 1) * sizeof(pthread_t));
+	if (!p)
+		return NULL;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->go, NULL);
+	pthread_cond_init(&p->done, NULL);
+	for (unsigned i = 1; i < n; i++) {
+		struct pool_arg *a = malloc(sizeof(*a));
+
+		if (!a)
+			break;
+		a->p = p;
+		a->id = i;
+		if (pthread_create(&p->th[i - 1], NULL, pool_main, a)) {
+			free(a);
+			break;
+		}
+		p->nthreads++;
+	}
+	h->gc_pool = p;
+	return p;
+}
+
+void young_pool_destroy(struct kgc_heap *h)
+{
+	struct gc_pool *p = h->gc_pool;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->stop = true;
+	pthread_cond_broadcast(&p->go);
+	pthread_mutex_unlock(&p->lock);
+	for (unsigned i = 0; i < p->nthreads; i++)
+		pthread_join(p->th[i], NULL);
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->go);
+	pthread_cond_destroy(&p->done);
+	free(p);
+	h->gc_pool = NULL;
+}
+
+static void run_workers(struct ygc *y)
+{
+	struct gc_pool *p = pool_get(y->h, y->nworkers);
+
+	if (!p || p->nthreads + 1 < y->nworkers)
+		y->nworkers = p ? p->nthreads + 1 : 1;
+	if (y->nworkers > 1) {
+		pthread_mutex_lock(&p->lock);
+		p->y = y;
+		p->running = y->nworkers - 1;
+		p->gen++;
+		pthread_cond_broadcast(&p->go);
+		pthread_mutex_unlock(&p->lock);
+	}
+	worker_run(&y->w[0], true);
+	if (y->nworkers > 1) {
+		pthread_mutex_lock(&p->lock);
+		while (p->running)
+			pthread_cond_wait(&p->done, &p->lock);
+		pthread_mutex_unlock(&p->lock);
 	}
 }
 
@@ -267,12 +567,18 @@ static size_t fixup_failed(struct kgc_heap *h, struct region *r)
 void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 {
 	struct ygc y = { .h = h };
-	uint32_t *old_list = malloc(h->nregions * sizeof(uint32_t)), nold = 0;
-	size_t freed = 0;
-	uint32_t fails[4] = { 0 };
+	size_t freed = 0, copied = 0, promoted = 0;
+	uint32_t fails[4] = { 0 }, tospace = 0;
 
-	if (!old_list)
+	y.old_list = malloc(h->nregions * sizeof(uint32_t));
+	y.nworkers = policy_gc_threads(h);
+	y.w = calloc(y.nworkers, sizeof(*y.w));
+	if (!y.old_list || !y.w)
 		fatal("young GC: out of memory");
+	pthread_mutex_init(&y.lock, NULL);
+	pthread_cond_init(&y.cond, NULL);
+	for (unsigned i = 0; i < y.nworkers; i++)
+		y.w[i].y = &y;
 	y.tenure = policy_tenure(h);
 	y.surv_limit = policy_survivor_limit(h);
 	if (h->evac_fail_inject > 0) {
@@ -281,7 +587,6 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 	}
 	h->surv_regions = 0;
 	h->surv_cur = h->old_cur = -1;
-	memset(h->age_bytes, 0, sizeof(h->age_bytes));
 	*npinned = 0;
 	*fail_mask = 0;
 	for (uint32_t i = 0; i < h->nregions; i++) {
@@ -289,6 +594,7 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 
 		r->flags &= ~(RF_CSET | RF_FAILED | RF_GC_ALLOC);
 		r->fail_cause = FAIL_NONE;
+		r->evac_alloc_failed = 0;
 		if (region_is_young(r)) {
 			r->flags |= RF_CSET;
 			cards_clear_region(h, r);
@@ -296,24 +602,35 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 				r->flags |= RF_FAILED;
 				r->fail_cause = (r->flags & RF_PINNED) ? FAIL_PINNED : FAIL_KPINNED;
 				(*npinned)++;
-				h->st.pinned_bytes += 0;
 			}
 		} else if (r->type == RT_OLD || r->type == RT_HUM_START || r->type == RT_HUM_CONT) {
-			old_list[nold++] = i;
+			y.old_list[y.nold++] = i;
 			if (r->flags & (RF_PINNED | RF_KPINNED))
 				(*npinned)++;
 		}
 	}
-	roots_iterate(h, root_slot, &y);
-	roots_iterate_critical(h, root_slot, &y);
-	drain(&y);
-	scan_cards(&y, old_list, nold);
-	drain(&y);
+	run_workers(&y);
 
+	memset(h->age_bytes, 0, sizeof(h->age_bytes));
+	for (unsigned i = 0; i < y.nworkers; i++) {
+		struct yworker *w = &y.w[i];
+
+		copied += w->copied;
+		promoted += w->promoted;
+		tospace += w->tospace_regions;
+		for (int a = 0; a <= HDR_AGE_MAX; a++)
+			h->age_bytes[a] += w->age_bytes[a];
+		free(w->stack);
+	}
 	h->st.pinned_bytes = 0;
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
 
+		if (r->evac_alloc_failed && !(r->flags & RF_FAILED)) {
+			r->flags |= RF_FAILED;
+			r->fail_cause = FAIL_ALLOC;
+		}
+		r->evac_alloc_failed = 0;
 		if (r->flags & (RF_PINNED | RF_KPINNED))
 			h->st.pinned_bytes += (size_t)(r->top - r->bottom);
 		if (r->flags & RF_CSET) {
@@ -339,16 +656,20 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 		r->fail_cause = FAIL_NONE;
 	}
 	h->surv_cur = h->old_cur = -1;
-	h->tospace_need = y.tospace_regions + 2;
+	h->tospace_need = tospace + 2;
 	policy_adapt_tenure(h);
-	h->st.bytes_copied += y.copied;
-	h->st.bytes_promoted += y.promoted;
-	h->st.bytes_freed += freed > y.copied ? freed - y.copied : 0;
+	h->st.bytes_copied += copied;
+	h->st.bytes_promoted += promoted;
+	h->st.bytes_freed += freed > copied ? freed - copied : 0;
 	h->st.evac_fail_pinned += fails[FAIL_PINNED];
 	h->st.evac_fail_kernel_pinned += fails[FAIL_KPINNED];
 	h->st.evac_fail_alloc += fails[FAIL_ALLOC];
-	log_line(h, LOG_HEAP, "copied %zuK promoted %zuK; regions: eden %u survivor %u old %u humongous %u free %u",
-		 y.copied >> 10, y.promoted >> 10, h->count[RT_EDEN], h->count[RT_SURVIVOR],
+	log_line(h, LOG_HEAP, "copied %zuK promoted %zuK by %u worker(s); regions: eden %u survivor %u old %u humongous %u free %u",
+		 copied >> 10, promoted >> 10, y.nworkers, h->count[RT_EDEN], h->count[RT_SURVIVOR],
 		 h->count[RT_OLD], h->count[RT_HUM_START] + h->count[RT_HUM_CONT], h->count[RT_FREE]);
-	free(old_list);
+	pthread_mutex_destroy(&y.lock);
+	pthread_cond_destroy(&y.cond);
+	free(y.q);
+	free(y.w);
+	free(y.old_list);
 }
