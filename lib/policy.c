@@ -61,6 +61,8 @@ void policy_init(struct kgc_heap *h)
 		h->tlab_size = 4096;
 	h->humongous_threshold = h->region_size / 2;
 	h->soft_regions = h->nregions;
+	/* back the first collection's to-space ahead of time too (alloc_pretouch) */
+	h->tospace_need = policy_survivor_limit(h);
 }
 
 unsigned policy_tenure(struct kgc_heap *h)
