@@ -85,6 +85,18 @@ section() {	# section <prog> <md-fragment-name> <fallback title>
 		echo
 		echo "Not run: \`bench/native_bench.c\` did not build or does not exist yet."
 	fi
+	echo
+	echo "## Notes (bench engineer)"
+	echo
+	echo "- All kgc runs use the anon backend (no /dev/kgc on this machine); the kmod backend is exercised in the VM rig, not here."
+	echo "- Each configuration runs in a fresh process. Pause figures for kgc come from its own gc log (every pause, exact);"
+	echo "  batch/allocation latencies are wall-clock and include scheduling on $(nproc) shared CPUs."
+	echo "- Critical stall: full GCs inside the 3 s windows also occur without any pinning (H=0 rows, both modes): with"
+	echo "  4 MiB regions this collector runs out of free regions while the heap is ~30% used (reported to the collector"
+	echo "  engineer). Compare pin vs GCLocker on p99.9, batches > 50 ms and GCLocker stall time; the max column is"
+	echo "  set by a full GC whenever one occurred."
+	echo "- Runtime budget: total well under 10 min on 2 CPUs at BENCH_SCALE=1; BENCH_SCALE scales iterations/durations,"
+	echo "  BENCH_WORKER_TIMEOUT (s) kills a hung configuration and reports it as HUNG instead of hanging make bench."
 	for p in "${progs[@]}"; do
 		case " ${known[*]} " in *" $p "*) continue ;; esac
 		section "$p" "$p" "$p"
