@@ -56,7 +56,7 @@ static void die(const char *what)
 /* ------------------------------------------------------------- workload */
 
 enum { NWORKERS = 2, NREADERS = 2, LIST_LEN = 16, HOLD_MS = 100, REST_MS = 20,
-       ARRAY_DOUBLES = 32 * 1024 };	/* 256 KiB: not humongous with 2 MiB regions */
+       ARRAY_DOUBLES = 16 * 1024 };	/* 128 KiB: not humongous with 1 MiB regions */
 enum { F_NEXT = KGC_HEADER_SIZE, F_VAL = KGC_HEADER_SIZE + 8 };
 
 static kgc_heap *heap;
@@ -268,7 +268,7 @@ static int run(const char *mode_name, double secs)
 	if (!getenv("KGC_HEAP_MAX"))
 		opts.max_heap = 1024ul << 20;
 	if (!getenv("KGC_REGION_SIZE"))
-		opts.region_size = 2ul << 20;
+		opts.region_size = 1ul << 20;
 	if (!getenv("KGC_YOUNG_SIZE"))
 		opts.young_size = 16ul << 20;
 	if (!getenv("KGC_LOG"))
