@@ -491,9 +491,9 @@ int main(int argc, char **argv)
 	       get(res[0], "gcs_during"), get(res[0], "stalls"), get(res[0], "evac_fail_pinned"));
 	printf("GCLocker mode: %.0f collections completed while a section was held; threads that needed\n"
 	       "a collection waited %.0f times for native code (%.0f ms in total).\n"
-	       "Max allocation latency is bounded by the longest GC pause in pin mode and by pause + the\n"
-	       "remaining critical section in GCLocker mode; on a loaded or small machine pause length\n"
-	       "(the collector's cost, not pinning's) can dominate both. Numbers: bench/RESULTS.md.\n",
+	       "In pin mode an allocation waits at most for one collection (time to safepoint + pause, plus\n"
+	       "scheduling on a busy machine); in GCLocker mode it can also wait for the rest of somebody's\n"
+	       "critical section. Measured benchmarks: bench/RESULTS.md.\n",
 	       get(res[1], "gcs_during"), get(res[1], "stalls"), get(res[1], "stall_ms"));
 	return 0;
 }
