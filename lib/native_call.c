@@ -315,6 +315,25 @@ static inline void put_int(struct kgc_method *m, struct cargs *c, unsigned reg,
 		c->ia[reg] = v;
 }
 
+/* Places a float/double argument: its C cell (libffi) or its FP register. */
+static inline void put_fp(struct kgc_method *m, struct cargs *c,
+			  const struct native_plan_op *op, const union kgc_value *v)
+{
+	if (op->op == OP_F32) {
+		if (m->call_kind == NC_FFI) {
+			c->cv[op->carg] = 0;
+			memcpy(&c->cv[op->carg], &v->f, sizeof(float));
+		} else {
+			c->fa[op->reg].u = 0;
+			c->fa[op->reg].f = v->f;
+		}
+	} else if (m->call_kind == NC_FFI) {
+		memcpy(&c->cv[op->carg], &v->d, sizeof(double));
+	} else {
+		c->fa[op->reg].d = v->d;
+	}
+}
+
 static void call_any(struct kgc_method *m, void *fn, struct cargs *c, union rawret *r)
 {
 	if (m->call_kind != NC_FFI) {
@@ -382,19 +401,8 @@ static int invoke_regular(kgc_thread *t, struct kgc_method *m, void *fn, kgc_obj
 				args[i].l ? (u64)(uintptr_t)&slots[op->slot] : 0);
 			break;
 		case OP_F32:
-			if (m->call_kind == NC_FFI) {
-				c.cv[op->carg] = 0;
-				memcpy(&c.cv[op->carg], &args[i].f, sizeof(float));
-			} else {
-				c.fa[op->reg].u = 0;
-				c.fa[op->reg].f = args[i].f;
-			}
-			break;
 		case OP_F64:
-			if (m->call_kind == NC_FFI)
-				memcpy(&c.cv[op->carg], &args[i].d, sizeof(double));
-			else
-				c.fa[op->reg].d = args[i].d;
+			put_fp(m, &c, op, &args[i]);
 			break;
 		}
 	}
@@ -501,19 +509,8 @@ static int invoke_critical(kgc_thread *t, struct kgc_method *m, void *fn, kgc_ob
 			k++;
 			break;
 		case OP_F32:
-			if (m->call_kind == NC_FFI) {
-				c.cv[op->carg] = 0;
-				memcpy(&c.cv[op->carg], &args[i].f, sizeof(float));
-			} else {
-				c.fa[op->reg].u = 0;
-				c.fa[op->reg].f = args[i].f;
-			}
-			break;
 		case OP_F64:
-			if (m->call_kind == NC_FFI)
-				memcpy(&c.cv[op->carg], &args[i].d, sizeof(double));
-			else
-				c.fa[op->reg].d = args[i].d;
+			put_fp(m, &c, op, &args[i]);
 			break;
 		}
 	}
