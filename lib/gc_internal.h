@@ -21,6 +21,7 @@
  *   cardtable.c card table and block-offset table
  *   young.c     young evacuation (with evacuation failure)
  *   full.c      mark + sliding compaction
+ *   mark.c      concurrent marking (SATB) and sweeping of old space
  *   verify.c    heap verifier
  *   critical.c  critical API, pin counts, per-thread pin cache
  */
@@ -225,6 +226,7 @@ struct kgc_thread {
 	bool membarrier;		/* heap registered for membarrier */
 	char *heap_base;		/* copies for the critical fast path */
 	bool native_before_crit;	/* state to return to after the last release */
+	struct satb_buf *satb;		/* SATB log (mark.c) */
 	_Atomic uint64_t crit_gets;
 	uint64_t bytes_allocated;
 	struct kgc_thread *next, *prev;
@@ -283,6 +285,10 @@ struct kgc_heap {
 	bool eden_use_reserve;	/* allocation after a full GC: may use the reserve */
 	bool eden_new_region;	/* eden_alloc just took a region (mutator may pre-touch) */
 	uint32_t tospace_need;	/* to-space regions the last young GC used */
+	/* pause model (policy.c): young pause ~ copied bytes x ns_per_byte */
+	size_t last_cset_bytes, last_copied;
+	double ns_per_byte, survival;
+	uint32_t young_pause_cap;	/* eden regions the pause goal allows */
 	size_t age_bytes[HDR_AGE_MAX + 1];	/* copied to survivor by new age, last young GC */
 	/* locks / safepoints */
 	pthread_mutex_t lock;		/* regions, threads, handles, stats */
@@ -315,6 +321,10 @@ struct kgc_heap {
 	uint32_t surv_regions;
 	uint64_t *kpin_bits;
 	struct gc_pool *gc_pool;	/* young GC worker threads (KGC_GC_THREADS > 1) */
+	/* concurrent marking (mark.c) */
+	struct cmark *cm;
+	uint32_t satb_active;		/* copied to attaching threads */
+	size_t chunk_bytes;		/* swept gaps available for promotion */
 };
 
 static inline const struct type_info *type_get(struct kgc_heap *h, uint32_t id)
@@ -351,6 +361,7 @@ void policy_init(struct kgc_heap *h);
 size_t policy_region_size(size_t max_heap);
 size_t policy_default_heap(void);
 void policy_after_gc(struct kgc_heap *h, bool full);
+void policy_young_pause(struct kgc_heap *h, uint64_t evac_ns);
 void policy_adapt_tenure(struct kgc_heap *h);
 unsigned policy_gc_threads(struct kgc_heap *h);
 void young_pool_destroy(struct kgc_heap *h);
@@ -432,6 +443,22 @@ void pins_compute(struct kgc_heap *h);	/* sets RF_PINNED / RF_KPINNED */
 void pin_flush_cache(struct kgc_thread *t);
 bool region_pinned_now(struct kgc_heap *h, uint32_t idx);
 void evac_test_inject_failure(kgc_heap *h, int ngcs);	/* test hook */
+
+/* concurrent mark (mark.c); pause functions with h->lock held */
+int cm_init(struct kgc_heap *h);
+void cm_destroy(struct kgc_heap *h);
+void cm_pause_begin(struct kgc_heap *h);	/* every pause: marker off the heap */
+void cm_pause_end(struct kgc_heap *h);
+void cm_abort(struct kgc_heap *h);		/* full collection */
+const char *cm_after_young(struct kgc_heap *h);	/* initial mark / remark / cleanup; NULL if none */
+bool cm_active(struct kgc_heap *h);
+bool cm_marking(struct kgc_heap *h);
+void cm_mark_black(struct kgc_heap *h, const void *p);
+bool cm_obj_dead(struct kgc_heap *h, const void *p);	/* swept-to-be garbage (verifier) */
+bool cm_chunk_take(struct kgc_heap *h, size_t min, char **start, size_t *size);
+void cm_thread_detach(struct kgc_thread *t);
+void verify_marking(struct kgc_heap *h);
+bool policy_start_mark(struct kgc_heap *h);
 
 /* alloc */
 void alloc_retire_tlab(struct kgc_thread *t);

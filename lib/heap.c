@@ -19,7 +19,8 @@ size_t heap_used_bytes(struct kgc_heap *h)
 		else if (r->type != RT_FREE)
 			used += (size_t)(r->top - r->bottom);
 	}
-	return used;
+	/* swept gaps waiting for promotion are free space */
+	return used > h->chunk_bytes ? used - h->chunk_bytes : 0;
 }
 
 API int kgc_heap_create(const struct kgc_options *opts, kgc_heap **out)
@@ -95,8 +96,17 @@ API int kgc_heap_create(const struct kgc_options *opts, kgc_heap **out)
 	pthread_cond_init(&h->sp_cond, NULL);
 	pthread_cond_init(&h->locker_cond, NULL);
 	policy_init(h);
+	err = cm_init(h);
+	if (err)
+		goto fail_locks;
 	*out = h;
 	return 0;
+fail_locks:
+	pthread_mutex_destroy(&h->lock);
+	pthread_mutex_destroy(&h->gc_lock);
+	pthread_mutex_destroy(&h->sp_lock);
+	pthread_cond_destroy(&h->sp_cond);
+	pthread_cond_destroy(&h->locker_cond);
 fail:
 	os_free(h->cards, h->ncards);
 	os_free(h->bot, h->ncards * sizeof(uint32_t));
@@ -145,6 +155,7 @@ API int kgc_heap_destroy(kgc_heap *h)
 	pthread_mutex_unlock(&h->lock);
 	heap = (size_t)h->nregions << h->region_shift;
 	young_pool_destroy(h);
+	cm_destroy(h);
 	while (h->zombies) {
 		struct kgc_thread *z = h->zombies;
 

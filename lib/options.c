@@ -25,6 +25,8 @@ static const struct opt_desc {
 	{ "KGC_VERIFY", O_BOOL, offsetof(struct kgc_options, verify), "verify heap before/after GC" },
 	{ "KGC_CHECK", O_BOOL, offsetof(struct kgc_options, check), "checked mode" },
 	{ "KGC_POISON", O_BOOL, offsetof(struct kgc_options, poison), "poison freed/evacuated space" },
+	{ "KGC_IHOP", O_UINT, offsetof(struct kgc_options, ihop_percent), "old-space % starting concurrent marking (100: never)" },
+	{ "KGC_PAUSE_GOAL_MS", O_UINT, offsetof(struct kgc_options, pause_goal_ms), "young pause goal, sizes eden" },
 	{ "KGC_LOG", O_STR, offsetof(struct kgc_options, log), "gc,gc+heap,gc+pin,gc+safepoint,gc*" },
 };
 

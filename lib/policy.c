@@ -10,6 +10,8 @@
 #define MB (1024u * 1024u)
 #define TARGET_REGIONS 2048
 #define RESERVE_PERCENT 10	/* free regions kept for survivors/promotion */
+#define PAUSE_GOAL_MS_DEFAULT 8
+#define INITIAL_EDEN (16 * (size_t)MB)	/* before the first young pause is measured */
 
 size_t policy_default_heap(void)
 {
@@ -54,6 +56,17 @@ void policy_init(struct kgc_heap *h)
 		young = 1;
 	if (young > h->nregions / 2 && h->nregions >= 4)
 		young = h->nregions / 2;
+	h->young_pause_cap = young;
+	if (!h->opt.young_size) {
+		/* no pause history yet: start small, policy_young_pause grows it */
+		uint32_t init = (uint32_t)(INITIAL_EDEN >> h->region_shift);
+
+		h->young_pause_cap = h->nregions;
+		if (init < 2)
+			init = 2;
+		if (young > init)
+			young = init;
+	}
 	h->young_target = young;
 	h->tenure = h->opt.tenure_threshold > HDR_AGE_MAX ? HDR_AGE_MAX : h->opt.tenure_threshold;
 	h->tlab_size = h->region_size / 64 > 256 * 1024 ? 256 * 1024 : h->region_size / 64;
@@ -97,14 +110,33 @@ bool policy_eden_available(struct kgc_heap *h)
 	return h->eden_regions < h->young_target && eden_budget(h) > 0;
 }
 
-/* After a young collection: is old space so full that the next one cannot work? */
+/* After a young collection: is old space so full that the next one cannot work?
+ * Swept gaps count as room for promotion (at half value: fragmentation). */
 bool policy_should_full(struct kgc_heap *h)
 {
 	uint32_t need = h->young_target / 2 + reserve_regions(h);
+	uint32_t gaps = (uint32_t)((h->chunk_bytes / 2) >> h->region_shift);
 
 	if (need < 2)
 		need = 2;
-	return h->need_full || h->count[RT_FREE] < need;
+	return h->need_full || h->count[RT_FREE] + gaps < need;
+}
+
+#define IHOP_DEFAULT 35
+
+/* After a young collection: start a concurrent mark cycle? When old and
+ * humongous space (less swept gaps) passes KGC_IHOP % of the heap. */
+bool policy_start_mark(struct kgc_heap *h)
+{
+	unsigned ihop = h->opt.ihop_percent ? h->opt.ihop_percent : IHOP_DEFAULT;
+	size_t old = (size_t)(h->count[RT_OLD] + h->count[RT_HUM_START] + h->count[RT_HUM_CONT])
+		     << h->region_shift;
+	size_t heap = (size_t)h->nregions << h->region_shift;
+
+	if (ihop >= 100)
+		return false;
+	old = old > h->chunk_bytes ? old - h->chunk_bytes : 0;
+	return old * 100 >= heap * ihop;
 }
 
 void policy_after_gc(struct kgc_heap *h, bool full)
@@ -120,10 +152,45 @@ void policy_after_gc(struct kgc_heap *h, bool full)
 
 		if (((size_t)want << h->region_shift) > ((size_t)256 << 20))
 			want = (uint32_t)(((size_t)256 << 20) >> h->region_shift);
+		if (want > h->young_pause_cap)
+			want = h->young_pause_cap;
 		if (want < 1)
 			want = 1;
 		h->young_target = want < cap ? want : (cap ? cap : 1);
 	}
+}
+
+/*
+ * Eden from the pause goal (KGC_PAUSE_GOAL_MS): a young pause costs about
+ * (bytes copied) x (ns per byte), and bytes copied ~ survival x eden. Both
+ * factors are running averages over the last collections; 3/4 of the goal
+ * is given to copying, the rest is left for roots, cards and marking steps.
+ */
+void policy_young_pause(struct kgc_heap *h, uint64_t evac_ns)
+{
+	double goal = (h->opt.pause_goal_ms ? h->opt.pause_goal_ms : PAUSE_GOAL_MS_DEFAULT) * 1e6;
+	double eden;
+
+	if (h->opt.young_size || !h->last_cset_bytes)
+		return;
+	if (h->last_copied >= MB) {
+		double c = (double)evac_ns / (double)h->last_copied;
+
+		h->ns_per_byte = h->ns_per_byte ? 0.7 * h->ns_per_byte + 0.3 * c : c;
+	}
+	{
+		double sv = (double)h->last_copied / (double)h->last_cset_bytes;
+
+		h->survival = h->survival ? 0.7 * h->survival + 0.3 * sv : sv;
+	}
+	if (!h->ns_per_byte)
+		return;
+	eden = goal * 0.75 / h->ns_per_byte / (h->survival > 0.01 ? h->survival : 0.01);
+	if (eden < 2.0 * h->region_size)
+		eden = 2.0 * h->region_size;
+	if (eden > (double)h->nregions * h->region_size)
+		eden = (double)h->nregions * h->region_size;
+	h->young_pause_cap = (uint32_t)(eden / h->region_size);
 }
 
 /* After a full collection: give free regions beyond what the next young

@@ -95,13 +95,18 @@ static void do_collect(struct kgc_heap *h, int kind, int reason)
 
 	sp_retire_tlabs(h);
 	h->eden_cur = -1;
+	cm_pause_begin(h);
 	if (kind == KGC_GC_YOUNG) {
+		const char *phase;
+
 		h->gc_id++;
 		before = heap_used_bytes(h);
 		if (h->opt.verify)
 			verify_heap(h, "before young GC");
 		pins_compute(h);
 		young_collect(h, &npinned, &fail);
+		policy_young_pause(h, now_ns() - t0);
+		phase = cm_after_young(h);
 		if (h->opt.verify)
 			verify_heap(h, "after young GC");
 		policy_after_gc(h, false);
@@ -109,11 +114,14 @@ static void do_collect(struct kgc_heap *h, int kind, int reason)
 			uint64_t ns = now_ns() - t0;
 
 			stats_pause(h, false, ns);
-			log_gc(h, "Pause Young", "Normal", before, heap_used_bytes(h), ns, npinned, fail);
+			log_gc(h, "Pause Young", phase ? phase : "Normal", before, heap_used_bytes(h), ns,
+			       npinned, fail);
 			log_line(h, LOG_HEAP, "young: cpu %.3fms (wall %.3fms)", (cpu_ns() - c0) / 1e6, ns / 1e6);
 		}
-		if (!policy_should_full(h))
+		if (!policy_should_full(h)) {
+			cm_pause_end(h);
 			return;
+		}
 		t0 = now_ns();
 		reason = -1;
 	}
@@ -121,6 +129,7 @@ static void do_collect(struct kgc_heap *h, int kind, int reason)
 	before = heap_used_bytes(h);
 	if (h->opt.verify)
 		verify_heap(h, "before full GC");
+	cm_abort(h);
 	pins_compute(h);
 	npinned = 0;
 	full_collect(h, &npinned);
@@ -135,6 +144,7 @@ static void do_collect(struct kgc_heap *h, int kind, int reason)
 		log_gc(h, "Pause Full", reason < 0 ? "G1 Compaction Pause" : cause_name(reason),
 		       before, heap_used_bytes(h), ns, npinned, 0);
 	}
+	cm_pause_end(h);
 }
 
 static void gclocker_wait(struct kgc_heap *h)

@@ -139,6 +139,7 @@ API int kgc_thread_attach(kgc_heap *h, const char *name, kgc_thread **out)
 	atomic_init(&t->pc_region, UINT32_MAX);
 	snprintf(t->name, sizeof(t->name), "%s", name ? name : "?");
 	pthread_mutex_lock(&h->lock);
+	t->pub.satb_active = h->satb_active;
 	t->next = h->threads;
 	if (h->threads)
 		h->threads->prev = t;
@@ -185,6 +186,7 @@ API int kgc_thread_detach(kgc_thread *t)
 	if (t->next)
 		t->next->prev = t->prev;
 	h->nthreads--;
+	cm_thread_detach(t);
 	h->st.bytes_allocated += t->bytes_allocated;
 	atomic_fetch_add(&h->critical_gets, atomic_load(&t->crit_gets));
 	t->magic = THREAD_DEAD;

@@ -128,6 +128,8 @@ void verify_heap(struct kgc_heap *h, const char *when)
 		v.src = r;
 		for (char *p = r->bottom; p < r->top; p += obj_size(p)) {
 			v.obj = p;
+			if (cm_obj_dead(h, p))
+				continue;	/* garbage awaiting the sweep: may point into fillers */
 			obj_iterate_refs(h, (kgc_obj)p, check_ref, &v);
 			if (r->type == RT_HUM_START)
 				break;

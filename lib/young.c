@@ -34,6 +34,8 @@ struct yworker {
 	struct ygc *y;
 	kgc_obj *stack;
 	size_t len, cap;
+	kgc_obj **slots;		/* old->young slots found on dirty cards */
+	size_t nslots, slots_cap;
 	char *plab_top[2], *plab_end[2];	/* [0] survivor, [1] old */
 	size_t copied, promoted;
 	size_t age_bytes[HDR_AGE_MAX + 1];
@@ -53,6 +55,9 @@ struct ygc {
 	_Atomic unsigned idle_hint;
 	bool done;
 	_Atomic uint32_t card_next;
+	unsigned cards_done;		/* workers past the card scan (y->lock) */
+	bool use_gaps;			/* swept gaps may take promoted objects */
+	bool black;			/* concurrent marking: promoted objects are marked */
 	uint32_t *old_list, nold;
 	struct yworker *w;
 };
@@ -147,7 +152,16 @@ static char *gc_alloc(struct yworker *w, size_t size, bool old)
 	if (size > PLAB_SIZE / 4) {
 		p = region_carve(w, size, size, old, &got);
 	} else {
+		char *c;
+
 		plab_retire(w, k);
+		/* promotion refills from swept gaps of old regions first */
+		if (old && w->y->use_gaps && cm_chunk_take(w->y->h, size, &c, &got)) {
+			w->plab_top[k] = c + size;
+			w->plab_end[k] = c + got;
+			pthread_mutex_unlock(&w->y->lock);
+			return c;
+		}
 		p = region_carve(w, size, PLAB_SIZE, old, &got);
 		if (p) {
 			w->plab_top[k] = p + size;
@@ -218,6 +232,8 @@ static kgc_obj evacuate(struct yworker *w, kgc_obj o, uint64_t hd)
 	}
 	if (old) {
 		bot_record(h, region_of(h, dst), dst, size);
+		if (unlikely(w->y->black))
+			cm_mark_black(h, dst);
 		w->promoted += size;
 	}
 	w->age_bytes[age] += size;	/* promoted or not: the age table sees every survivor */
@@ -351,6 +367,25 @@ static void drain_all(struct yworker *w)
 	}
 }
 
+/* Card scan (phase A): remember the slot if it points into the collection set. */
+static void card_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
+{
+	struct yworker *w = ctx;
+
+	if (!(region_of(h, *slot)->flags & RF_CSET))
+		return;
+	if (unlikely(w->nslots == w->slots_cap)) {
+		size_t nc = w->slots_cap ? w->slots_cap * 2 : 4096;
+		kgc_obj **ns = realloc(w->slots, nc * sizeof(*ns));
+
+		if (!ns)
+			fatal("young GC: out of memory for card slots (%zu entries)", nc);
+		w->slots = ns;
+		w->slots_cap = nc;
+	}
+	w->slots[w->nslots++] = slot;
+}
+
 static void scan_card(struct yworker *w, struct region *r, char *cs)
 {
 	struct kgc_heap *h = w->y->h;
@@ -361,14 +396,14 @@ static void scan_card(struct yworker *w, struct region *r, char *cs)
 	if (r->type == RT_HUM_START || r->type == RT_HUM_CONT) {
 		kgc_obj o = (kgc_obj)h->regions[r->hum_start].bottom;
 
-		obj_iterate_refs_range(h, o, cs, ce, heap_slot, w);
+		obj_iterate_refs_range(h, o, cs, ce, card_slot, w);
 		return;
 	}
 	for (char *p = bot_block_start(h, r, cs); p < ce && p < top;) {
 		size_t sz = obj_size(p);
 
 		if (p + sz > cs)
-			obj_iterate_refs_range(h, (kgc_obj)p, cs, ce, heap_slot, w);
+			obj_iterate_refs_range(h, (kgc_obj)p, cs, ce, card_slot, w);
 		p += sz;
 	}
 }
@@ -398,20 +433,40 @@ static void scan_cards(struct yworker *w)
 			if (c[i] == CARD_DIRTY) {
 				c[i] = CARD_CLEAN;
 				scan_card(w, r, r->bottom + (i << KGC_CARD_SHIFT));
-				drain_local(w);
 			}
 		}
 	}
 }
 
+/*
+ * Two phases: (A) every worker scans dirty cards and only collects the
+ * slots that point into the collection set; (B) after all are done, roots
+ * and those slots are evacuated. Nothing parses old regions in (B), so
+ * promotion may fill swept gaps inside them.
+ */
 static void worker_run(struct yworker *w, bool first)
 {
+	struct ygc *y = w->y;
+
+	scan_cards(w);
+	pthread_mutex_lock(&y->lock);
+	if (++y->cards_done == y->nworkers) {
+		y->use_gaps = true;
+		pthread_cond_broadcast(&y->cond);
+	}
+	while (y->cards_done < y->nworkers)
+		pthread_cond_wait(&y->cond, &y->lock);
+	pthread_mutex_unlock(&y->lock);
 	if (first) {
-		roots_iterate(w->y->h, root_slot, w);
-		roots_iterate_critical(w->y->h, root_slot, w);
+		roots_iterate(y->h, root_slot, w);
+		roots_iterate_critical(y->h, root_slot, w);
 		drain_local(w);
 	}
-	scan_cards(w);
+	for (size_t i = 0; i < w->nslots; i++) {
+		heap_slot(y->h, w->slots[i], w);
+		if ((i & 63) == 63)
+			drain_local(w);
+	}
 	drain_all(w);
 	plab_retire(w, 0);
 	plab_retire(w, 1);
@@ -567,7 +622,7 @@ static size_t fixup_failed(struct kgc_heap *h, struct region *r)
 void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 {
 	struct ygc y = { .h = h };
-	size_t freed = 0, copied = 0, promoted = 0;
+	size_t freed = 0, copied = 0, promoted = 0, cset_bytes = 0;
 	uint32_t fails[4] = { 0 }, tospace = 0;
 
 	y.old_list = malloc(h->nregions * sizeof(uint32_t));
@@ -580,6 +635,7 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 	for (unsigned i = 0; i < y.nworkers; i++)
 		y.w[i].y = &y;
 	y.tenure = policy_tenure(h);
+	y.black = cm_marking(h);
 	y.surv_limit = policy_survivor_limit(h);
 	if (h->evac_fail_inject > 0) {
 		y.inject = true;
@@ -597,6 +653,7 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 		r->evac_alloc_failed = 0;
 		if (region_is_young(r)) {
 			r->flags |= RF_CSET;
+			cset_bytes += (size_t)(r->top - r->bottom);
 			cards_clear_region(h, r);
 			if (r->flags & (RF_PINNED | RF_KPINNED)) {
 				r->flags |= RF_FAILED;
@@ -621,6 +678,7 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 		for (int a = 0; a <= HDR_AGE_MAX; a++)
 			h->age_bytes[a] += w->age_bytes[a];
 		free(w->stack);
+		free(w->slots);
 	}
 	h->st.pinned_bytes = 0;
 	for (uint32_t i = 0; i < h->nregions; i++) {
@@ -657,6 +715,8 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 	}
 	h->surv_cur = h->old_cur = -1;
 	h->tospace_need = tospace + 2;
+	h->last_cset_bytes = cset_bytes;
+	h->last_copied = copied;
 	policy_adapt_tenure(h);
 	h->st.bytes_copied += copied;
 	h->st.bytes_promoted += promoted;

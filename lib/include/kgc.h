@@ -55,7 +55,8 @@ enum kgc_pin_mode {
  * Heap options. kgc_options_init() fills defaults and then applies the KGC_*
  * environment variables (one table in options.c: KGC_HEAP_MAX, KGC_REGION_SIZE,
  * KGC_YOUNG_SIZE, KGC_TENURE, KGC_LOG, KGC_VERIFY, KGC_CHECK, KGC_POISON,
- * KGC_BACKEND, KGC_PIN_MODE, KGC_GC_THREADS). A zero size means "choose".
+ * KGC_BACKEND, KGC_PIN_MODE, KGC_GC_THREADS, KGC_IHOP, KGC_PAUSE_GOAL_MS).
+ * A zero size means "choose".
  */
 struct kgc_options {
 	size_t max_heap;	/* bytes reserved for the heap */
@@ -69,7 +70,10 @@ struct kgc_options {
 	int check;		/* checked mode (-Xcheck:jni-like) */
 	int poison;		/* poison evacuated from-space (stale pointers) */
 	const char *log;	/* "gc", "gc+heap", "gc+pin", ... NULL = off */
-	uint64_t reserved[4];
+	unsigned ihop_percent;	/* old space % of the heap that starts concurrent marking
+				 * (0 = policy default, >= 100 = never) */
+	unsigned pause_goal_ms;	/* young pause goal sizing eden (0 = policy default) */
+	uint64_t reserved[3];
 };
 
 int kgc_options_init(struct kgc_options *opts);
@@ -215,9 +219,22 @@ struct kgc_thread_pub {
 	volatile uint32_t *poll_word;	/* nonzero: a safepoint is pending */
 	uint32_t region_shift;
 	uint32_t checked;		/* checked mode: barriers go slow */
+	uint32_t satb_active;		/* concurrent marking: log overwritten references */
+	uint32_t pad_;
 };
 
 void kgc__barrier_slow(kgc_thread *t, kgc_obj *slot, kgc_obj val);
+void kgc__satb_slow(kgc_thread *t, kgc_obj *slot);
+
+/* Pre-write barrier (snapshot at the beginning): while old space is being
+ * marked concurrently, the reference about to be overwritten is logged. */
+static inline void kgc__pre_barrier(kgc_thread *t, kgc_obj *slot)
+{
+	const struct kgc_thread_pub *p = (const struct kgc_thread_pub *)t;
+
+	if (__builtin_expect(__atomic_load_n(&p->satb_active, __ATOMIC_RELAXED), 0))
+		kgc__satb_slow(t, slot);
+}
 void kgc__safepoint_slow(kgc_thread *t);
 
 /* The write barrier: records cross-region reference stores on the card table. */
@@ -248,7 +265,9 @@ static inline void kgc_set_ref(kgc_thread *t, kgc_obj o, size_t off, kgc_obj val
 {
 	kgc_obj *slot = (kgc_obj *)((char *)o + off);
 
-	*slot = val;
+	kgc__pre_barrier(t, slot);
+	/* relaxed atomic: a plain store, but the concurrent marker may read it */
+	__atomic_store_n(slot, val, __ATOMIC_RELAXED);
 	kgc__post_barrier(t, slot, val);
 }
 
@@ -261,7 +280,8 @@ static inline void kgc_array_set_ref(kgc_thread *t, kgc_obj a, size_t i, kgc_obj
 {
 	kgc_obj *slot = (kgc_obj *)kgc_array_data(a) + i;
 
-	*slot = val;
+	kgc__pre_barrier(t, slot);
+	__atomic_store_n(slot, val, __ATOMIC_RELAXED);
 	kgc__post_barrier(t, slot, val);
 }
 
@@ -310,7 +330,8 @@ struct kgc_stats {
 	uint64_t evac_fail_alloc;		/* regions failed: no to-space */
 	uint64_t gclocker_stalls, gclocker_stall_ns;
 	uint64_t uncommit_busy;
-	uint64_t reserved[8];
+	uint64_t concurrent_cycles;		/* concurrent mark + sweep cycles completed */
+	uint64_t reserved[7];
 };
 
 /*

@@ -684,6 +684,8 @@ int main(void)
 		opts.max_heap = 256ul << 20;
 	if (!getenv("KGC_REGION_SIZE"))
 		opts.region_size = 1ul << 20;
+	if (!getenv("KGC_IHOP"))
+		opts.ihop_percent = 2;	/* concurrent mark cycles all the time */
 	T_ASSERT_EQ(kgc_heap_create(&opts, &heap), 0);
 	region_size = kgc_heap_region_size(heap);
 	register_types();
@@ -722,12 +724,16 @@ int main(void)
 	st = stats_now();
 	printf("ops %lu, humongous allocations %lu; checked collections: young %lu, full %lu, "
 	       "allocation-triggered %lu\n", ops, hum, cy, cf, cp);
-	printf("heap: young GCs %llu, full GCs %llu, pause max %.3f ms, total %.1f ms, allocated %llu MiB\n",
+	printf("heap: young GCs %llu, full GCs %llu, concurrent cycles %llu, pause max %.3f ms, "
+	       "total %.1f ms, allocated %llu MiB\n",
 	       (unsigned long long)st.young_gcs, (unsigned long long)st.full_gcs,
+	       (unsigned long long)st.concurrent_cycles,
 	       st.pause_max_ns / 1e6, st.pause_total_ns / 1e6,
 	       (unsigned long long)(st.bytes_allocated >> 20));
 	T_ASSERT(st.young_gcs > 0);
 	T_ASSERT(st.full_gcs > 0);
+	if (opts.ihop_percent && opts.ihop_percent < 100)
+		T_ASSERT(st.concurrent_cycles > 0);
 	T_ASSERT(cy >= NTHREADS && cf >= NTHREADS);
 
 	/* the shared graph is intact: hash it from a fresh thread */

@@ -1,0 +1,810 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mark.c - concurrent marking and sweeping of old space (snapshot at the
+ * beginning, like G1's concurrent cycle; sweeping like CMS instead of
+ * evacuation, so no remembered sets between old regions are needed).
+ *
+ * Cycle (the pause steps run at the end of a young collection):
+ *   initial mark  TAMS := top for every old / humongous region (objects
+ *                 above TAMS were allocated after the snapshot: live);
+ *                 roots and every survivor object's references are marked;
+ *                 mutators start logging overwritten references (SATB).
+ *   marking       the marker thread traces old objects below TAMS and
+ *                 drains the mutators' SATB buffers. It never follows a
+ *                 reference into young space: young objects that existed
+ *                 at the snapshot were the survivors scanned above.
+ *   remark        SATB buffers and the mark stack are drained in a pause;
+ *                 logging stops. Unmarked objects below TAMS are dead.
+ *   sweeping      the marker thread turns runs of dead objects into
+ *                 fillers (block offset table updated) and records runs of
+ *                 at least CHUNK_MIN bytes as free chunks.
+ *   cleanup       (pause) wholly dead regions and dead humongous objects
+ *                 are freed, the chunks are handed to young collections as
+ *                 promotion space.
+ * Until cleanup nothing is freed, so a dead object's references stay valid
+ * and card scanning may treat it like a live one.
+ *
+ * The marker holds cm->lock while it works and gives it up within a few
+ * microseconds when a collection asks (yield_req): every pause holds it,
+ * so marker and pauses never overlap. Lock order: h->lock, cm->lock,
+ * cm->satb_lock. A full collection aborts the cycle.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "gc_internal.h"
+
+#define SATB_CAP 1024		/* entries per buffer */
+#define CHUNK_MIN 128		/* smallest gap reused for promotion */
+#define STEP_WORK 512		/* objects between checks for a yield request */
+
+enum cm_state { CM_IDLE, CM_MARKING, CM_REMARK_READY, CM_SWEEPING, CM_SWEPT };
+enum { SW_NOT = 0, SW_DONE = 1, SW_EMPTY = 2 };	/* sweep progress per region */
+
+struct satb_buf {
+	struct satb_buf *next;
+	uint32_t n;
+	kgc_obj e[SATB_CAP];
+};
+
+struct chunk { char *start; size_t size; };
+
+struct cmark {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t thread;
+	bool started, stop;
+	_Atomic int yield_req;
+	int state;
+	uint64_t *bits;			/* 1 bit per heap word */
+	size_t bits_bytes;
+	char **tams;			/* per region; == bottom: nothing to mark */
+	size_t *live;			/* marked bytes per region */
+	kgc_obj *stack;
+	size_t len, cap;
+	pthread_mutex_t satb_lock;
+	struct satb_buf *full;		/* buffers handed over by mutators */
+	/* sweeping */
+	uint32_t *sweep;		/* regions to sweep */
+	uint32_t nsweep, sweep_i;
+	char *sweep_p, *dead;		/* cursor in sweep[sweep_i], start of the dead run */
+	size_t sweep_live;
+	uint8_t *swept;			/* per region: SW_* */
+	uint32_t *empty, nempty;	/* swept, nothing live: freed at cleanup */
+	uint32_t *humdead, nhumdead;	/* dead humongous starts */
+	struct chunk *swept_chunks;	/* built by the sweep */
+	size_t nswept, swept_cap, swept_bytes;
+	/* chunks young collections promote into */
+	struct chunk *chunks;
+	size_t nchunks, chunks_cap, chunk_bytes;
+	/* cycle stats */
+	uint64_t t_start, marked_bytes;
+	uint64_t cycles;
+};
+
+/* ------------------------------------------------------------- bitmap */
+
+static inline size_t bit_of(struct kgc_heap *h, const void *p)
+{
+	return (size_t)((const char *)p - h->base) / WORD;
+}
+static inline bool cm_marked(struct cmark *cm, struct kgc_heap *h, const void *p)
+{
+	size_t b = bit_of(h, p);
+
+	return cm->bits[b / 64] >> (b % 64) & 1;
+}
+
+/* Mark o if it is an old object below TAMS; true if newly marked. */
+static inline void mark_ref(struct kgc_heap *h, struct cmark *cm, kgc_obj o)
+{
+	uint32_t i;
+	size_t b;
+	uint64_t m;
+
+	if (!o || !in_heap(h, o))
+		return;
+	i = region_index(h, o);
+	if ((char *)o >= cm->tams[i])
+		return;
+	b = bit_of(h, o);
+	m = 1ull << (b % 64);
+	if (cm->bits[b / 64] & m)
+		return;
+	cm->bits[b / 64] |= m;
+	if (unlikely(cm->len == cm->cap)) {
+		size_t nc = cm->cap ? cm->cap * 2 : 4096;
+		kgc_obj *ns = realloc(cm->stack, nc * sizeof(*ns));
+
+		if (!ns)
+			fatal("concurrent mark: out of memory for the mark stack (%zu entries)", nc);
+		cm->stack = ns;
+		cm->cap = nc;
+	}
+	cm->stack[cm->len++] = o;
+}
+
+static inline kgc_obj load_ref(kgc_obj *s)
+{
+	return __atomic_load_n(s, __ATOMIC_RELAXED);
+}
+
+/* Trace one marked object: its size counts as live, its references get marked. */
+static void scan_obj(struct kgc_heap *h, struct cmark *cm, kgc_obj o)
+{
+	uint64_t hd = *obj_hdr(o);
+
+	cm->live[region_index(h, o)] += obj_size_h(o, hd);
+	switch (hdr_kind(hd)) {
+	case KIND_INSTANCE: {
+		const struct type_info *ti = type_get(h, hdr_type(hd));
+
+		for (uint32_t i = 0; i < ti->nrefs; i++)
+			mark_ref(h, cm, load_ref((kgc_obj *)((char *)o + ti->ref_offsets[i])));
+		break;
+	}
+	case KIND_REF_ARRAY: {
+		kgc_obj *s = kgc_array_data(o);
+		size_t n = kgc_array_length(o);
+
+		for (size_t i = 0; i < n; i++)
+			mark_ref(h, cm, load_ref(&s[i]));
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+static void root_mark(struct kgc_heap *h, kgc_obj *slot, void *ctx)
+{
+	mark_ref(h, ctx, *slot);
+}
+
+static void satb_process(struct kgc_heap *h, struct cmark *cm, struct satb_buf *b)
+{
+	for (uint32_t i = 0; i < b->n; i++)
+		mark_ref(h, cm, b->e[i]);
+}
+
+/* Take the buffers mutators handed over. */
+static struct satb_buf *satb_take(struct cmark *cm)
+{
+	struct satb_buf *b;
+
+	pthread_mutex_lock(&cm->satb_lock);
+	b = cm->full;
+	cm->full = NULL;
+	pthread_mutex_unlock(&cm->satb_lock);
+	return b;
+}
+
+static void satb_free_list(struct satb_buf *b)
+{
+	while (b) {
+		struct satb_buf *n = b->next;
+
+		free(b);
+		b = n;
+	}
+}
+
+/* ------------------------------------------------------ mutator side */
+
+/* The SATB barrier's slow path: *slot is about to be overwritten. */
+__attribute__((visibility("default"))) void kgc__satb_slow(kgc_thread *t, kgc_obj *slot)
+{
+	struct satb_buf *b = t->satb;
+	kgc_obj old = __atomic_load_n(slot, __ATOMIC_RELAXED);
+
+	if (!old)
+		return;
+	if (unlikely(!b || b->n == SATB_CAP)) {
+		struct cmark *cm = t->heap->cm;
+		struct satb_buf *nb = malloc(sizeof(*nb));
+
+		if (!nb)
+			fatal("concurrent mark: out of memory for an SATB buffer (thread '%s')", t->name);
+		nb->n = 0;
+		nb->next = NULL;
+		if (b) {
+			pthread_mutex_lock(&cm->satb_lock);
+			b->next = cm->full;
+			cm->full = b;
+			pthread_mutex_unlock(&cm->satb_lock);
+		}
+		t->satb = b = nb;
+	}
+	b->e[b->n++] = old;
+}
+
+/* Detach: hand the thread's partial buffer over (h->lock held). */
+void cm_thread_detach(struct kgc_thread *t)
+{
+	struct cmark *cm = t->heap->cm;
+	struct satb_buf *b = t->satb;
+
+	t->satb = NULL;
+	if (!b)
+		return;
+	if (!cm || !b->n || !__atomic_load_n(&t->pub.satb_active, __ATOMIC_RELAXED)) {
+		free(b);
+		return;
+	}
+	pthread_mutex_lock(&cm->satb_lock);
+	b->next = cm->full;
+	cm->full = b;
+	pthread_mutex_unlock(&cm->satb_lock);
+}
+
+static void set_satb_active(struct kgc_heap *h, uint32_t on)
+{
+	for (struct kgc_thread *t = h->threads; t; t = t->next)
+		__atomic_store_n(&t->pub.satb_active, on, __ATOMIC_RELAXED);
+	h->satb_active = on;
+}
+
+/* ---------------------------------------------------------- the marker */
+
+/* Marking work until a yield request or no work; true when out of work. */
+static bool mark_work(struct kgc_heap *h, struct cmark *cm, bool bounded)
+{
+	unsigned k = 0;
+
+	for (;;) {
+		while (cm->len) {
+			scan_obj(h, cm, cm->stack[--cm->len]);
+			if (bounded && (++k % STEP_WORK) == 0 &&
+			    atomic_load_explicit(&cm->yield_req, memory_order_relaxed))
+				return false;
+		}
+		struct satb_buf *b = satb_take(cm);
+
+		if (!b)
+			return true;
+		while (b) {
+			struct satb_buf *n = b->next;
+
+			satb_process(h, cm, b);
+			free(b);
+			b = n;
+		}
+	}
+}
+
+static void chunk_add_to(struct chunk **v, size_t *n, size_t *cap, size_t *bytes, struct chunk c)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 1024;
+		struct chunk *nv = realloc(*v, nc * sizeof(*nv));
+
+		if (!nv)
+			return;		/* the gap just stays a filler */
+		*v = nv;
+		*cap = nc;
+	}
+	(*v)[(*n)++] = c;
+	*bytes += c.size;
+}
+
+static void chunk_add(struct cmark *cm, char *start, size_t size)
+{
+	chunk_add_to(&cm->swept_chunks, &cm->nswept, &cm->swept_cap, &cm->swept_bytes,
+		     (struct chunk){ start, size });
+}
+
+static void dead_run_end(struct kgc_heap *h, struct cmark *cm, struct region *r, char *end)
+{
+	size_t n;
+
+	if (!cm->dead)
+		return;
+	n = (size_t)(end - cm->dead);
+	obj_fill(cm->dead, n);
+	bot_record(h, r, cm->dead, n);
+	if (h->opt.poison && n > 16)
+		memset(cm->dead + 16, 0xde, n - 16);
+	if (n >= CHUNK_MIN)
+		chunk_add(cm, cm->dead, n);
+	cm->dead = NULL;
+}
+
+static void clear_bits_range(struct kgc_heap *h, struct cmark *cm, char *lo, char *hi)
+{
+	size_t b = bit_of(h, lo), e = bit_of(h, hi);
+
+	/* regions are aligned to far more than 64 words: whole bitmap words */
+	memset(&cm->bits[b / 64], 0, ((e - b + 63) / 64) * sizeof(uint64_t));
+}
+
+/* Sweep until a yield request or done; true when every region is swept. */
+static bool sweep_work(struct kgc_heap *h, struct cmark *cm)
+{
+	unsigned k = 0;
+
+	while (cm->sweep_i < cm->nsweep) {
+		uint32_t idx = cm->sweep[cm->sweep_i];
+		struct region *r = &h->regions[idx];
+		char *tams = cm->tams[idx];
+
+		if (!cm->sweep_p) {
+			cm->sweep_p = r->bottom;
+			cm->sweep_live = 0;
+			cm->dead = NULL;
+		}
+		if (r->type == RT_HUM_START) {
+			if (!cm_marked(cm, h, r->bottom))
+				cm->humdead[cm->nhumdead++] = idx;
+			clear_bits_range(h, cm, r->bottom, r->bottom + WORD);
+			cm->swept[idx] = SW_DONE;
+			cm->sweep_p = NULL;
+			cm->sweep_i++;
+			continue;
+		}
+		while (cm->sweep_p < tams) {
+			char *p = cm->sweep_p;
+			size_t sz = obj_size(p);
+
+			if (cm_marked(cm, h, p)) {
+				dead_run_end(h, cm, r, p);
+				cm->sweep_live += sz;
+			} else if (!cm->dead) {
+				cm->dead = p;
+			}
+			cm->sweep_p = p + sz;
+			if ((++k % STEP_WORK) == 0 &&
+			    atomic_load_explicit(&cm->yield_req, memory_order_relaxed))
+				return false;
+		}
+		if (cm->sweep_live == 0 && tams == r->top) {
+			/* nothing live and nothing allocated since: free the region at cleanup */
+			cm->dead = NULL;
+			cm->empty[cm->nempty++] = idx;
+			cm->swept[idx] = SW_EMPTY;
+		} else {
+			dead_run_end(h, cm, r, tams);
+			cm->swept[idx] = SW_DONE;
+		}
+		clear_bits_range(h, cm, r->bottom, tams);
+		cm->sweep_p = NULL;
+		cm->sweep_i++;
+	}
+	return true;
+}
+
+static void *marker_main(void *arg)
+{
+	struct kgc_heap *h = arg;
+	struct cmark *cm = h->cm;
+
+	pthread_mutex_lock(&cm->lock);
+	for (;;) {
+		while (!cm->stop && (atomic_load(&cm->yield_req) ||
+				     (cm->state != CM_MARKING && cm->state != CM_SWEEPING))) {
+			if (cm->state == CM_REMARK_READY && !atomic_load(&cm->yield_req)) {
+				/* keep draining SATB buffers so the remark pause stays short */
+				struct timespec ts;
+
+				clock_gettime(CLOCK_REALTIME, &ts);
+				ts.tv_nsec += 2 * 1000 * 1000;
+				if (ts.tv_nsec >= 1000000000) {
+					ts.tv_sec++;
+					ts.tv_nsec -= 1000000000;
+				}
+				pthread_cond_timedwait(&cm->cond, &cm->lock, &ts);
+				if (!atomic_load(&cm->yield_req) && cm->state == CM_REMARK_READY)
+					mark_work(h, cm, true);
+				continue;
+			}
+			pthread_cond_wait(&cm->cond, &cm->lock);
+		}
+		if (cm->stop)
+			break;
+		if (cm->state == CM_MARKING) {
+			if (mark_work(h, cm, true))
+				cm->state = CM_REMARK_READY;
+		} else if (sweep_work(h, cm)) {
+			cm->state = CM_SWEPT;
+		}
+		if (atomic_load(&cm->yield_req)) {
+			/* let the pause take the lock */
+			pthread_mutex_unlock(&cm->lock);
+			sched_yield();
+			pthread_mutex_lock(&cm->lock);
+		}
+	}
+	pthread_mutex_unlock(&cm->lock);
+	return NULL;
+}
+
+/* ------------------------------------------------------------- pauses */
+
+int cm_init(struct kgc_heap *h)
+{
+	struct cmark *cm = calloc(1, sizeof(*cm));
+
+	if (!cm)
+		return -ENOMEM;
+	cm->bits_bytes = (((size_t)h->nregions << h->region_shift) / WORD + 7) / 8;
+	cm->bits = os_alloc(cm->bits_bytes);
+	cm->tams = calloc(h->nregions, sizeof(*cm->tams));
+	cm->live = calloc(h->nregions, sizeof(*cm->live));
+	cm->sweep = calloc(h->nregions, sizeof(uint32_t));
+	cm->empty = calloc(h->nregions, sizeof(uint32_t));
+	cm->humdead = calloc(h->nregions, sizeof(uint32_t));
+	cm->swept = calloc(h->nregions, 1);
+	if (!cm->bits || !cm->tams || !cm->live || !cm->sweep || !cm->empty || !cm->humdead ||
+	    !cm->swept) {
+		h->cm = cm;
+		cm_destroy(h);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < h->nregions; i++)
+		cm->tams[i] = h->regions[i].bottom;
+	pthread_mutex_init(&cm->lock, NULL);
+	pthread_cond_init(&cm->cond, NULL);
+	pthread_mutex_init(&cm->satb_lock, NULL);
+	h->cm = cm;
+	return 0;
+}
+
+void cm_destroy(struct kgc_heap *h)
+{
+	struct cmark *cm = h->cm;
+
+	if (!cm)
+		return;
+	if (cm->started) {
+		atomic_store(&cm->yield_req, 1);	/* out of any long work loop */
+		pthread_mutex_lock(&cm->lock);
+		cm->stop = true;
+		pthread_cond_broadcast(&cm->cond);
+		pthread_mutex_unlock(&cm->lock);
+		pthread_join(cm->thread, NULL);
+	}
+	if (cm->bits)
+		os_free(cm->bits, cm->bits_bytes);
+	satb_free_list(cm->full);
+	free(cm->tams);
+	free(cm->live);
+	free(cm->stack);
+	free(cm->sweep);
+	free(cm->empty);
+	free(cm->humdead);
+	free(cm->swept);
+	free(cm->swept_chunks);
+	free(cm->chunks);
+	if (cm->started || cm->bits) {
+		pthread_mutex_destroy(&cm->lock);
+		pthread_cond_destroy(&cm->cond);
+		pthread_mutex_destroy(&cm->satb_lock);
+	}
+	free(cm);
+	h->cm = NULL;
+}
+
+/* Every collection brackets its pause with these: the marker is off the heap. */
+void cm_pause_begin(struct kgc_heap *h)
+{
+	struct cmark *cm = h->cm;
+
+	atomic_store(&cm->yield_req, 1);
+	pthread_mutex_lock(&cm->lock);
+}
+
+void cm_pause_end(struct kgc_heap *h)
+{
+	struct cmark *cm = h->cm;
+
+	atomic_store(&cm->yield_req, 0);
+	pthread_cond_broadcast(&cm->cond);
+	pthread_mutex_unlock(&cm->lock);
+}
+
+static void drop_satb(struct kgc_heap *h, struct cmark *cm)
+{
+	for (struct kgc_thread *t = h->threads; t; t = t->next)
+		if (t->satb)
+			t->satb->n = 0;
+	satb_free_list(satb_take(cm));
+}
+
+/* Full collection: forget the cycle (and the chunks: compaction moves everything). */
+void cm_abort(struct kgc_heap *h)
+{
+	struct cmark *cm = h->cm;
+
+	if (cm->state != CM_IDLE) {
+		memset(cm->bits, 0, cm->bits_bytes);
+		set_satb_active(h, 0);
+		drop_satb(h, cm);
+		cm->len = 0;
+		for (uint32_t i = 0; i < h->nregions; i++)
+			cm->tams[i] = h->regions[i].bottom;
+		cm->nswept = cm->swept_bytes = 0;
+		log_line(h, LOG_GC, "Concurrent Mark Abort");
+		cm->state = CM_IDLE;
+	}
+	cm->nchunks = cm->chunk_bytes = 0;
+	h->chunk_bytes = 0;
+}
+
+static void initial_mark(struct kgc_heap *h, struct cmark *cm)
+{
+	for (uint32_t i = 0; i < h->nregions; i++) {
+		struct region *r = &h->regions[i];
+
+		cm->live[i] = 0;
+		cm->tams[i] = (r->type == RT_OLD || r->type == RT_HUM_START) ? r->top : r->bottom;
+	}
+	/* gaps of the last sweep stay in use: promotion into them is marked
+	 * black (cm_mark_black) until remark */
+	cm->len = 0;
+	roots_iterate(h, root_mark, cm);
+	roots_iterate_critical(h, root_mark, cm);
+	/* young objects that existed at the snapshot: the marker never visits young space */
+	for (uint32_t i = 0; i < h->nregions; i++) {
+		struct region *r = &h->regions[i];
+
+		if (r->type != RT_SURVIVOR && r->type != RT_EDEN)
+			continue;
+		for (char *p = r->bottom; p < r->top; p += obj_size(p))
+			obj_iterate_refs(h, (kgc_obj)p, root_mark, cm);
+	}
+	set_satb_active(h, 1);
+	cm->t_start = now_ns();
+	cm->state = CM_MARKING;
+	if (!cm->started) {
+		if (pthread_create(&cm->thread, NULL, marker_main, h) == 0) {
+			cm->started = true;
+		} else {
+			/* no marker thread: finish marking in this pause */
+			mark_work(h, cm, false);
+			cm->state = CM_REMARK_READY;
+		}
+	}
+	log_line(h, LOG_GC, "Concurrent Mark Start (%zu gray from roots and survivors)", cm->len);
+}
+
+static void remark(struct kgc_heap *h, struct cmark *cm)
+{
+	uint64_t marked = 0;
+
+	for (struct kgc_thread *t = h->threads; t; t = t->next)
+		if (t->satb) {
+			satb_process(h, cm, t->satb);
+			t->satb->n = 0;
+		}
+	mark_work(h, cm, false);
+	set_satb_active(h, 0);
+	/* gaps of the last sweep still unused stay in use: marked, the sweep
+	 * keeps them whole (and does not list them twice) */
+	for (size_t k = 0; k < cm->nchunks; k++) {
+		size_t b = bit_of(h, cm->chunks[k].start);
+
+		cm->bits[b / 64] |= 1ull << (b % 64);
+	}
+	if (h->opt.verify)
+		verify_marking(h);
+	cm->nsweep = cm->sweep_i = cm->nempty = cm->nhumdead = 0;
+	cm->sweep_p = cm->dead = NULL;
+	cm->nswept = cm->swept_bytes = 0;
+	memset(cm->swept, SW_NOT, h->nregions);
+	for (uint32_t i = 0; i < h->nregions; i++) {
+		marked += cm->live[i];
+		if (cm->tams[i] > h->regions[i].bottom)
+			cm->sweep[cm->nsweep++] = i;
+	}
+	cm->marked_bytes = marked;
+	cm->state = CM_SWEEPING;
+	log_line(h, LOG_GC, "Remark: %lluM marked live in %u old/humongous regions",
+		 (unsigned long long)(marked >> 20), cm->nsweep);
+	if (!cm->started) {
+		sweep_work(h, cm);
+		cm->state = CM_SWEPT;
+	}
+}
+
+static void cleanup(struct kgc_heap *h, struct cmark *cm)
+{
+	uint32_t nfreed = 0, nhum = 0;
+	size_t freed = 0;
+
+	for (uint32_t k = 0; k < cm->nempty; k++) {
+		struct region *r = &h->regions[cm->empty[k]];
+
+		if (r->type != RT_OLD || (r->flags & (RF_PINNED | RF_KPINNED)) ||
+		    cm->tams[cm->empty[k]] != r->top) {
+			/* pinned meanwhile (or changed): keep it parsable, sweep it next cycle */
+			obj_fill(r->bottom, (size_t)(r->top - r->bottom));
+			bot_record(h, r, r->bottom, (size_t)(r->top - r->bottom));
+			continue;
+		}
+		freed += (size_t)(r->top - r->bottom);
+		cards_clear_region(h, r);
+		region_free(h, r);
+		nfreed++;
+	}
+	for (uint32_t k = 0; k < cm->nhumdead; k++) {
+		uint32_t s = cm->humdead[k];
+		struct region *r = &h->regions[s];
+		uint32_t n = r->hum_count;
+		bool pinned = false;
+
+		if (r->type != RT_HUM_START)
+			continue;
+		for (uint32_t j = s; j < s + n; j++)
+			pinned |= (h->regions[j].flags & (RF_PINNED | RF_KPINNED)) || region_pinned_now(h, j);
+		if (pinned)
+			continue;
+		for (uint32_t j = s; j < s + n; j++) {
+			freed += (size_t)(h->regions[j].top - h->regions[j].bottom);
+			cards_clear_region(h, &h->regions[j]);
+			region_free(h, &h->regions[j]);
+		}
+		nhum++;
+	}
+	for (uint32_t i = 0; i < h->nregions; i++)
+		cm->tams[i] = h->regions[i].bottom;
+	/* hand the new gaps to promotion, after the old ones still unused */
+	for (size_t k = 0; k < cm->nswept; k++)
+		chunk_add_to(&cm->chunks, &cm->nchunks, &cm->chunks_cap, &cm->chunk_bytes,
+			     cm->swept_chunks[k]);
+	free(cm->swept_chunks);
+	cm->swept_chunks = NULL;
+	cm->nswept = cm->swept_cap = cm->swept_bytes = 0;
+	h->chunk_bytes = cm->chunk_bytes;
+	cm->cycles++;
+	h->st.bytes_freed += freed;
+	h->st.concurrent_cycles = cm->cycles;
+	log_line(h, LOG_GC, "Concurrent Cycle %.3fms: %lluM marked live, freed %u regions + %u humongous "
+		 "(%zuM), %zuM reusable in %zu gaps", (now_ns() - cm->t_start) / 1e6, (unsigned long long)(cm->marked_bytes >> 20), nfreed, nhum,
+		 freed >> 20, cm->chunk_bytes >> 20, cm->nchunks);
+	cm->state = CM_IDLE;
+}
+
+/* At the end of a young collection (pause, h->lock and cm->lock held). */
+const char *cm_after_young(struct kgc_heap *h)
+{
+	struct cmark *cm = h->cm;
+
+	switch (cm->state) {
+	case CM_SWEPT:
+		cleanup(h, cm);
+		return "Cleanup";
+	case CM_REMARK_READY:
+		remark(h, cm);
+		return "Remark";
+	case CM_IDLE:
+		if (!policy_start_mark(h))
+			return NULL;
+		initial_mark(h, cm);
+		return "Concurrent Start";
+	default:
+		return NULL;
+	}
+}
+
+bool cm_active(struct kgc_heap *h)
+{
+	return h->cm->state != CM_IDLE;
+}
+
+/* Young collections during a cycle: do promoted objects need cm_mark_black? */
+bool cm_marking(struct kgc_heap *h)
+{
+	int st = h->cm->state;
+
+	return st == CM_MARKING || st == CM_REMARK_READY || st == CM_SWEEPING;
+}
+
+/* A promoted object placed below TAMS (in a gap of the last sweep) before
+ * its region is swept is live: mark it (parallel GC workers: atomic). Its
+ * references need no tracing: it is either new since the snapshot or a
+ * survivor whose references the initial mark took. */
+void cm_mark_black(struct kgc_heap *h, const void *p)
+{
+	struct cmark *cm = h->cm;
+	uint32_t i = region_index(h, p);
+	size_t b;
+
+	if ((const char *)p >= cm->tams[i])
+		return;
+	if (cm->state == CM_SWEEPING && cm->swept[i] != SW_NOT)
+		return;	/* the sweep is past this region: its bits are clear */
+	b = bit_of(h, p);
+	__atomic_fetch_or(&cm->bits[b / 64], 1ull << (b % 64), __ATOMIC_RELAXED);
+}
+
+/*
+ * Between remark and cleanup: is p an object the sweep has (or will have)
+ * found dead? Its references may point into fillers made of other dead
+ * objects, so the verifier must not follow them.
+ */
+bool cm_obj_dead(struct kgc_heap *h, const void *p)
+{
+	struct cmark *cm = h->cm;
+	uint32_t i;
+
+	if (cm->state != CM_SWEEPING && cm->state != CM_SWEPT)
+		return false;
+	i = region_index(h, p);
+	if ((const char *)p >= cm->tams[i] || cm->swept[i] == SW_DONE)
+		return false;
+	if (cm->swept[i] == SW_EMPTY)
+		return true;
+	if (cm->sweep_i < cm->nsweep && cm->sweep[cm->sweep_i] == i && cm->sweep_p &&
+	    (const char *)p < cm->sweep_p)
+		return cm->dead && (const char *)p >= cm->dead;	/* in the open dead run */
+	return !cm_marked(cm, h, p);
+}
+
+/* Young collection: take a gap of at least min bytes for old-space promotion. */
+bool cm_chunk_take(struct kgc_heap *h, size_t min, char **start, size_t *size)
+{
+	struct cmark *cm = h->cm;
+
+	while (cm->nchunks) {
+		struct chunk c = cm->chunks[cm->nchunks - 1];
+
+		if (c.size < min)
+			return false;	/* keep it for smaller objects */
+		cm->nchunks--;
+		cm->chunk_bytes -= c.size;
+		h->chunk_bytes = cm->chunk_bytes;
+		*start = c.start;
+		*size = c.size;
+		return true;
+	}
+	return false;
+}
+
+/* KGC_VERIFY at remark: every object reachable from the roots that lies
+ * below TAMS in an old or humongous region is marked (uses h->mark_bits). */
+struct vm_ctx { struct kgc_heap *h; kgc_obj *st; size_t len, cap; };
+
+static void vm_visit(struct kgc_heap *h, kgc_obj *slot, void *arg)
+{
+	struct vm_ctx *v = arg;
+	kgc_obj o = *slot;
+	size_t b;
+
+	if (!o)
+		return;
+	b = bit_of(h, o);
+	if (h->mark_bits[b / 64] >> (b % 64) & 1)
+		return;
+	h->mark_bits[b / 64] |= 1ull << (b % 64);
+	if (v->len == v->cap) {
+		v->cap = v->cap ? v->cap * 2 : 4096;
+		v->st = realloc(v->st, v->cap * sizeof(kgc_obj));
+		if (!v->st)
+			fatal("verify marking: out of memory");
+	}
+	v->st[v->len++] = o;
+}
+
+void verify_marking(struct kgc_heap *h)
+{
+	struct cmark *cm = h->cm;
+	struct vm_ctx v = { .h = h };
+	size_t n = 0;
+
+	memset(h->mark_bits, 0, h->mark_words * sizeof(uint64_t));
+	roots_iterate(h, vm_visit, &v);
+	roots_iterate_critical(h, vm_visit, &v);
+	while (v.len) {
+		kgc_obj o = v.st[--v.len];
+		uint32_t i = region_index(h, o);
+
+		n++;
+		if ((char *)o < cm->tams[i] && !cm_marked(cm, h, o))
+			fatal("verify (remark): reachable object %p in region %u (%s) below TAMS is not marked",
+			      (void *)o, i, region_type_name(h->regions[i].type));
+		obj_iterate_refs(h, o, vm_visit, &v);
+	}
+	free(v.st);
+	memset(h->mark_bits, 0, h->mark_words * sizeof(uint64_t));
+	log_line(h, LOG_HEAP, "verify (remark): %zu reachable objects, marking complete", n);
+}
