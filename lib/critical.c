@@ -16,38 +16,11 @@
  * under-count.
  */
 #include <errno.h>
-#include "gc_internal.h"
+#include "crit_fast.h"
 
 #define API __attribute__((visibility("default")))
 
 #define RELAXED memory_order_relaxed
-
-static inline void pin_inc(struct kgc_thread *t, uint32_t idx)
-{
-	uint32_t r = atomic_load_explicit(&t->pc_region, RELAXED);
-	uint32_t c = atomic_load_explicit(&t->pc_count, RELAXED);
-
-	if (likely(r == idx)) {
-		atomic_store_explicit(&t->pc_count, c + 1, RELAXED);
-		return;
-	}
-	if (c)
-		atomic_fetch_add(region_pins(t->heap, r), c);
-	atomic_store_explicit(&t->pc_region, idx, RELAXED);
-	atomic_store_explicit(&t->pc_count, 1, RELAXED);
-}
-
-static inline void pin_dec(struct kgc_thread *t, uint32_t idx)
-{
-	uint32_t c = atomic_load_explicit(&t->pc_count, RELAXED);
-
-	if (likely(atomic_load_explicit(&t->pc_region, RELAXED) == idx && c)) {
-		/* release: the cleared critical entry is visible before the unpin */
-		atomic_store_explicit(&t->pc_count, c - 1, memory_order_release);
-		return;
-	}
-	atomic_fetch_sub(region_pins(t->heap, idx), 1);
-}
 
 /* Managed state only. */
 void pin_flush_cache(struct kgc_thread *t)
@@ -154,11 +127,6 @@ static void *crit_fail(struct kgc_thread *t, bool was_native, int err, const cha
 	return NULL;
 }
 
-static inline uint32_t crit_region(struct kgc_thread *t, kgc_obj o)
-{
-	return (uint32_t)(((char *)o - t->heap_base) >> t->pub.region_shift);
-}
-
 /* The general path: nesting from native state, checks, GCLocker, a full stack. */
 static __attribute__((noinline)) void *critical_get_slow(struct kgc_thread *t, kgc_obj *ref, size_t *length)
 {
@@ -226,8 +194,7 @@ API void *kgc_critical_get(kgc_thread *t, kgc_obj *ref, size_t *length)
 	/* fast path: managed thread, unchecked pin mode, a primitive array, room on the stack */
 	if (unlikely(!t->crit_fast || atomic_load_explicit(&t->state, RELAXED) != TS_MANAGED ||
 		     !ref || !(o = *ref) ||
-		     (*obj_hdr(o) & (HDR_TAG_MASK | (3ull << HDR_KIND_SHIFT))) !=
-			     ((uint64_t)KIND_PRIM_ARRAY << HDR_KIND_SHIFT) ||
+		     !crit_is_prim_array(o) ||
 		     (top = atomic_load_explicit(&t->crit_top, RELAXED)) == CRIT_MAX))
 		return critical_get_slow(t, ref, length);
 	pin_inc(t, crit_region(t, o));
@@ -326,6 +293,27 @@ API int kgc_critical_release(kgc_thread *t, kgc_obj *ref, void *elems, int mode)
 	if (--t->crit_open == 0 && !t->native_before_crit)
 		thread_to_managed(t);
 	return 0;
+}
+
+/*
+ * crit_native_exit when the inline path does not apply: t in native state or
+ * (a collection pending) already marked managed.
+ */
+void crit_native_exit_slow(struct kgc_thread *t, void *elems)
+{
+	kgc_obj o = (kgc_obj)((char *)elems - KGC_ARRAY_DATA_OFFSET);
+	uint32_t top = atomic_load_explicit(&t->crit_top, RELAXED);
+
+	if (t->crit_open != 1 || !top || atomic_load_explicit(&t->crit[top - 1].obj, RELAXED) != o) {
+		/* the native left sections of its own open */
+		kgc_critical_release(t, &o, elems, KGC_CRITICAL_COMMIT);
+		return;
+	}
+	thread_to_managed(t);
+	atomic_store_explicit(&t->crit[top - 1].obj, NULL, RELAXED);
+	atomic_store_explicit(&t->crit_top, 0, RELAXED);
+	t->crit_open = 0;
+	pin_dec(t, crit_region(t, o));
 }
 
 /* Test hook: the next ngcs young collections find no to-space. */

@@ -119,9 +119,10 @@ struct native_plan_op {
 };
 
 struct kgc_method;
-typedef int (*native_invoker)(kgc_thread *t, struct kgc_method *m, void *fn,
-			      kgc_obj recv, const union kgc_value *args,
-			      union kgc_value *res);
+/* fn (the bound entry) last: kgc_native_call passes its own arguments on in place */
+typedef int (*native_invoker)(kgc_thread *t, struct kgc_method *m, kgc_obj recv,
+			      const union kgc_value *args, union kgc_value *res,
+			      void *fn);
 
 enum native_call_kind {
 	NC_INT6,	/* <= 6 integer-class C args, no fp args: direct */
