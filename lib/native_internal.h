@@ -177,6 +177,9 @@ void native_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Reads back the message native_error set on this thread. */
 const char *native_error_msg(void);
 
+/* Tests: registries alive (kgc_native_heap_release / kgc_heap_destroy free them). */
+unsigned native_registry_count(void);
+
 /* Tests/bench: methods prepared while set use libffi for every call. */
 extern int native_force_ffi;
 
