@@ -119,4 +119,8 @@ crit_native_exit(struct kgc_thread *t, void *elems)
 	pin_dec(t, crit_region(t, o));
 }
 
+/* Test hook (critical.c): the kernel pin query of h's next ngcs collections
+ * fails, as a failed KGC_IOC_PIN_QUERY would. */
+void pins_test_fail_kernel_query(kgc_heap *h, int ngcs);
+
 #endif

@@ -16,6 +16,7 @@
  * under-count.
  */
 #include <errno.h>
+#include <string.h>
 #include "crit_fast.h"
 
 #define API __attribute__((visibility("default")))
@@ -33,10 +34,29 @@ void pin_flush_cache(struct kgc_thread *t)
 	}
 }
 
-/* At a safepoint: which regions are pinned (by users or the kernel). */
+/* Test hook state: pins_compute of heap kpin_fail_heap fails the kernel pin
+ * query kpin_fail_n more times (h->lock). */
+static struct kgc_heap *kpin_fail_heap;
+static int kpin_fail_n;
+
+static int kernel_pins(struct kgc_heap *h)
+{
+	if (unlikely(kpin_fail_n) && kpin_fail_heap == h) {
+		kpin_fail_n--;
+		return -EIO;
+	}
+	return backend_kernel_pins(h, h->kpin_bits);
+}
+
+/*
+ * At a safepoint: which regions are pinned (by users or the kernel). If the
+ * kernel's pins cannot be known, every region in use counts as kernel-pinned
+ * for this collection: nothing moves rather than something the kernel pins.
+ */
 void pins_compute(struct kgc_heap *h)
 {
-	int kp = backend_kernel_pins(h, h->kpin_bits);
+	int kp = kernel_pins(h);
+	uint32_t nused = 0;
 
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
@@ -44,9 +64,13 @@ void pins_compute(struct kgc_heap *h)
 		r->flags &= ~(RF_PINNED | RF_KPINNED);
 		if (atomic_load_explicit(region_pins(h, i), memory_order_acquire))
 			r->flags |= RF_PINNED;
-		if (kp && (h->kpin_bits[i / 64] >> (i % 64) & 1))
+		if (kp < 0 ? r->type != RT_FREE : kp && (h->kpin_bits[i / 64] >> (i % 64) & 1))
 			r->flags |= RF_KPINNED;
+		nused += r->type != RT_FREE;
 	}
+	if (kp < 0)
+		log_line(h, LOG_PIN, "kernel pin query failed (%s): all %u regions in use treated as kernel-pinned",
+			 strerror(-kp), nused);
 	for (struct kgc_thread *t = h->threads; t; t = t->next) {
 		uint32_t c = atomic_load_explicit(&t->pc_count, memory_order_acquire);
 		uint32_t r = atomic_load_explicit(&t->pc_region, memory_order_acquire);
@@ -314,6 +338,15 @@ void crit_native_exit_slow(struct kgc_thread *t, void *elems)
 	atomic_store_explicit(&t->crit_top, 0, RELAXED);
 	t->crit_open = 0;
 	pin_dec(t, crit_region(t, o));
+}
+
+/* Test hook: the kernel pin query of the next ngcs collections of h fails. */
+void pins_test_fail_kernel_query(kgc_heap *h, int ngcs)
+{
+	pthread_mutex_lock(&h->lock);
+	kpin_fail_heap = h;
+	kpin_fail_n = ngcs;
+	pthread_mutex_unlock(&h->lock);
 }
 
 /* Test hook: the next ngcs young collections find no to-space. */
