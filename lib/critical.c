@@ -78,6 +78,11 @@ void pins_compute(struct kgc_heap *h)
 		if (c && r < h->nregions)
 			h->regions[r].flags |= RF_PINNED;
 	}
+	/* pinned regions keep their objects in place in young and full collections */
+	h->st.pinned_bytes = 0;
+	for (uint32_t i = 0; i < h->nregions; i++)
+		if (h->regions[i].type != RT_FREE && (h->regions[i].flags & (RF_PINNED | RF_KPINNED)))
+			h->st.pinned_bytes += (size_t)(h->regions[i].top - h->regions[i].bottom);
 	if (h->log_mask & LOG_PIN)
 		for (uint32_t i = 0; i < h->nregions; i++)
 			if (h->regions[i].flags & (RF_PINNED | RF_KPINNED))
@@ -97,6 +102,7 @@ bool region_pinned_now(struct kgc_heap *h, uint32_t idx)
 static void gclocker_enter(struct kgc_thread *t)
 {
 	struct kgc_heap *h = t->heap;
+	uint64_t t0;
 
 	if (t->gclocker_held) {
 		/* nested: this thread already keeps collections out; never block here */
@@ -116,11 +122,17 @@ static void gclocker_enter(struct kgc_thread *t)
 			}
 		}
 		/* a collection is pending: let it run first (as JNI critical entry does) */
+		t0 = now_ns();
 		thread_set_native(t, TS_BLOCKED);
 		pthread_mutex_lock(&h->sp_lock);
 		while (atomic_load(&h->locker_needs_gc))
 			pthread_cond_wait(&h->locker_cond, &h->sp_lock);
 		pthread_mutex_unlock(&h->sp_lock);
+		/* a stall of this thread too, not only of the one that wants the GC */
+		pthread_mutex_lock(&h->lock);
+		h->st.gclocker_stalls++;
+		h->st.gclocker_stall_ns += now_ns() - t0;
+		pthread_mutex_unlock(&h->lock);
 		thread_to_managed(t);
 	}
 	t->gclocker_held++;
