@@ -110,7 +110,9 @@ static int kmod_open(struct kgc_heap *h, size_t region_size, uint32_t nregions)
 		err = -errno;
 		goto fail;
 	}
+	/* without PIN_QUERY, regions the kernel pins could be moved under its I/O */
 	if (info.api_version != KGC_API_VERSION || !(info.features & KGC_FEAT_REGION_TABLE) ||
+	    !(info.features & KGC_FEAT_PIN_QUERY) ||
 	    info.region_rec_size != sizeof(struct kgc_region_rec)) {
 		err = -EPROTO;
 		goto fail;
@@ -153,13 +155,17 @@ static int kmod_open(struct kgc_heap *h, size_t region_size, uint32_t nregions)
 		err = -errno;
 		goto fail;
 	}
+	h->be.pinq_bitmap = calloc((nregions + 63) / 64, sizeof(uint64_t));
+	if (!h->be.pinq_bitmap) {
+		munmap(table, hc.table_size);
+		err = -ENOMEM;
+		goto fail;
+	}
 	h->base = heap;
 	h->be.table = table;
 	h->be.table_size = hc.table_size;
 	h->pin_base = (_Atomic uint32_t *)((char *)table + offsetof(struct kgc_region_rec, user_pins));
 	h->pin_stride = sizeof(struct kgc_region_rec) / sizeof(uint32_t);
-	if (info.features & KGC_FEAT_PIN_QUERY)
-		h->be.pinq_bitmap = calloc((nregions + 63) / 64, sizeof(uint64_t));
 	h->be.fd = fd;
 	h->be.kind = KGC_BACKEND_KMOD;
 	return 0;
@@ -237,18 +243,29 @@ int backend_uncommit(struct kgc_heap *h, uint32_t first, uint32_t count)
 	return 0;
 }
 
-/* Fills bitmap (nregions bits) with kernel-pinned regions; returns how many. */
+/*
+ * Regions the kernel holds pinned (kmod: PIN_QUERY into the backend's own
+ * scratch bitmap, then copied to bitmap, nregions bits). Returns how many
+ * (0 on anon: the kernel pins nothing there), or -errno if they cannot be
+ * known: the caller must then assume every region in use is pinned.
+ */
 int backend_kernel_pins(struct kgc_heap *h, uint64_t *bitmap)
 {
+	size_t words = ((size_t)h->nregions + 63) / 64;
 	struct kgc_pin_query q;
 
-	if (h->be.kind != KGC_BACKEND_KMOD || !h->be.pinq_bitmap)
+	if (h->be.kind != KGC_BACKEND_KMOD)
 		return 0;
+	if (!h->be.pinq_bitmap || !bitmap)
+		return -ENOMEM;
 	memset(&q, 0, sizeof(q));
 	q.first = 0;
 	q.count = h->nregions;
-	q.bitmap_ptr = (uintptr_t)bitmap;
+	q.bitmap_ptr = (uintptr_t)h->be.pinq_bitmap;
 	if (ioctl(h->be.fd, KGC_IOC_PIN_QUERY, &q) < 0)
-		return 0;
+		return -errno;
+	if (q.nr_pinned > h->nregions)
+		return -EPROTO;
+	memcpy(bitmap, h->be.pinq_bitmap, words * sizeof(uint64_t));
 	return (int)q.nr_pinned;
 }

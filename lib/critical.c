@@ -16,38 +16,12 @@
  * under-count.
  */
 #include <errno.h>
-#include "gc_internal.h"
+#include <string.h>
+#include "crit_fast.h"
 
 #define API __attribute__((visibility("default")))
 
 #define RELAXED memory_order_relaxed
-
-static inline void pin_inc(struct kgc_thread *t, uint32_t idx)
-{
-	uint32_t r = atomic_load_explicit(&t->pc_region, RELAXED);
-	uint32_t c = atomic_load_explicit(&t->pc_count, RELAXED);
-
-	if (likely(r == idx)) {
-		atomic_store_explicit(&t->pc_count, c + 1, RELAXED);
-		return;
-	}
-	if (c)
-		atomic_fetch_add(region_pins(t->heap, r), c);
-	atomic_store_explicit(&t->pc_region, idx, RELAXED);
-	atomic_store_explicit(&t->pc_count, 1, RELAXED);
-}
-
-static inline void pin_dec(struct kgc_thread *t, uint32_t idx)
-{
-	uint32_t c = atomic_load_explicit(&t->pc_count, RELAXED);
-
-	if (likely(atomic_load_explicit(&t->pc_region, RELAXED) == idx && c)) {
-		/* release: the cleared critical entry is visible before the unpin */
-		atomic_store_explicit(&t->pc_count, c - 1, memory_order_release);
-		return;
-	}
-	atomic_fetch_sub(region_pins(t->heap, idx), 1);
-}
 
 /* Managed state only. */
 void pin_flush_cache(struct kgc_thread *t)
@@ -60,10 +34,29 @@ void pin_flush_cache(struct kgc_thread *t)
 	}
 }
 
-/* At a safepoint: which regions are pinned (by users or the kernel). */
+/* Test hook state: pins_compute of heap kpin_fail_heap fails the kernel pin
+ * query kpin_fail_n more times (h->lock). */
+static struct kgc_heap *kpin_fail_heap;
+static int kpin_fail_n;
+
+static int kernel_pins(struct kgc_heap *h)
+{
+	if (unlikely(kpin_fail_n) && kpin_fail_heap == h) {
+		kpin_fail_n--;
+		return -EIO;
+	}
+	return backend_kernel_pins(h, h->kpin_bits);
+}
+
+/*
+ * At a safepoint: which regions are pinned (by users or the kernel). If the
+ * kernel's pins cannot be known, every region in use counts as kernel-pinned
+ * for this collection: nothing moves rather than something the kernel pins.
+ */
 void pins_compute(struct kgc_heap *h)
 {
-	int kp = backend_kernel_pins(h, h->kpin_bits);
+	int kp = kernel_pins(h);
+	uint32_t nused = 0;
 
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
@@ -71,9 +64,13 @@ void pins_compute(struct kgc_heap *h)
 		r->flags &= ~(RF_PINNED | RF_KPINNED);
 		if (atomic_load_explicit(region_pins(h, i), memory_order_acquire))
 			r->flags |= RF_PINNED;
-		if (kp && (h->kpin_bits[i / 64] >> (i % 64) & 1))
+		if (kp < 0 ? r->type != RT_FREE : kp && (h->kpin_bits[i / 64] >> (i % 64) & 1))
 			r->flags |= RF_KPINNED;
+		nused += r->type != RT_FREE;
 	}
+	if (kp < 0)
+		log_line(h, LOG_PIN, "kernel pin query failed (%s): all %u regions in use treated as kernel-pinned",
+			 strerror(-kp), nused);
 	for (struct kgc_thread *t = h->threads; t; t = t->next) {
 		uint32_t c = atomic_load_explicit(&t->pc_count, memory_order_acquire);
 		uint32_t r = atomic_load_explicit(&t->pc_region, memory_order_acquire);
@@ -81,6 +78,11 @@ void pins_compute(struct kgc_heap *h)
 		if (c && r < h->nregions)
 			h->regions[r].flags |= RF_PINNED;
 	}
+	/* pinned regions keep their objects in place in young and full collections */
+	h->st.pinned_bytes = 0;
+	for (uint32_t i = 0; i < h->nregions; i++)
+		if (h->regions[i].type != RT_FREE && (h->regions[i].flags & (RF_PINNED | RF_KPINNED)))
+			h->st.pinned_bytes += (size_t)(h->regions[i].top - h->regions[i].bottom);
 	if (h->log_mask & LOG_PIN)
 		for (uint32_t i = 0; i < h->nregions; i++)
 			if (h->regions[i].flags & (RF_PINNED | RF_KPINNED))
@@ -100,6 +102,7 @@ bool region_pinned_now(struct kgc_heap *h, uint32_t idx)
 static void gclocker_enter(struct kgc_thread *t)
 {
 	struct kgc_heap *h = t->heap;
+	uint64_t t0;
 
 	if (t->gclocker_held) {
 		/* nested: this thread already keeps collections out; never block here */
@@ -119,11 +122,17 @@ static void gclocker_enter(struct kgc_thread *t)
 			}
 		}
 		/* a collection is pending: let it run first (as JNI critical entry does) */
+		t0 = now_ns();
 		thread_set_native(t, TS_BLOCKED);
 		pthread_mutex_lock(&h->sp_lock);
 		while (atomic_load(&h->locker_needs_gc))
 			pthread_cond_wait(&h->locker_cond, &h->sp_lock);
 		pthread_mutex_unlock(&h->sp_lock);
+		/* a stall of this thread too, not only of the one that wants the GC */
+		pthread_mutex_lock(&h->lock);
+		h->st.gclocker_stalls++;
+		h->st.gclocker_stall_ns += now_ns() - t0;
+		pthread_mutex_unlock(&h->lock);
 		thread_to_managed(t);
 	}
 	t->gclocker_held++;
@@ -152,11 +161,6 @@ static void *crit_fail(struct kgc_thread *t, bool was_native, int err, const cha
 	if (was_native)
 		thread_set_native(t, TS_NATIVE);
 	return NULL;
-}
-
-static inline uint32_t crit_region(struct kgc_thread *t, kgc_obj o)
-{
-	return (uint32_t)(((char *)o - t->heap_base) >> t->pub.region_shift);
 }
 
 /* The general path: nesting from native state, checks, GCLocker, a full stack. */
@@ -226,8 +230,7 @@ API void *kgc_critical_get(kgc_thread *t, kgc_obj *ref, size_t *length)
 	/* fast path: managed thread, unchecked pin mode, a primitive array, room on the stack */
 	if (unlikely(!t->crit_fast || atomic_load_explicit(&t->state, RELAXED) != TS_MANAGED ||
 		     !ref || !(o = *ref) ||
-		     (*obj_hdr(o) & (HDR_TAG_MASK | (3ull << HDR_KIND_SHIFT))) !=
-			     ((uint64_t)KIND_PRIM_ARRAY << HDR_KIND_SHIFT) ||
+		     !crit_is_prim_array(o) ||
 		     (top = atomic_load_explicit(&t->crit_top, RELAXED)) == CRIT_MAX))
 		return critical_get_slow(t, ref, length);
 	pin_inc(t, crit_region(t, o));
@@ -326,6 +329,36 @@ API int kgc_critical_release(kgc_thread *t, kgc_obj *ref, void *elems, int mode)
 	if (--t->crit_open == 0 && !t->native_before_crit)
 		thread_to_managed(t);
 	return 0;
+}
+
+/*
+ * crit_native_exit when the inline path does not apply: t in native state or
+ * (a collection pending) already marked managed.
+ */
+void crit_native_exit_slow(struct kgc_thread *t, void *elems)
+{
+	kgc_obj o = (kgc_obj)((char *)elems - KGC_ARRAY_DATA_OFFSET);
+	uint32_t top = atomic_load_explicit(&t->crit_top, RELAXED);
+
+	if (t->crit_open != 1 || !top || atomic_load_explicit(&t->crit[top - 1].obj, RELAXED) != o) {
+		/* the native left sections of its own open */
+		kgc_critical_release(t, &o, elems, KGC_CRITICAL_COMMIT);
+		return;
+	}
+	thread_to_managed(t);
+	atomic_store_explicit(&t->crit[top - 1].obj, NULL, RELAXED);
+	atomic_store_explicit(&t->crit_top, 0, RELAXED);
+	t->crit_open = 0;
+	pin_dec(t, crit_region(t, o));
+}
+
+/* Test hook: the kernel pin query of the next ngcs collections of h fails. */
+void pins_test_fail_kernel_query(kgc_heap *h, int ngcs)
+{
+	pthread_mutex_lock(&h->lock);
+	kpin_fail_heap = h;
+	kpin_fail_n = ngcs;
+	pthread_mutex_unlock(&h->lock);
 }
 
 /* Test hook: the next ngcs young collections find no to-space. */

@@ -153,6 +153,7 @@ API int kgc_heap_destroy(kgc_heap *h)
 		return -EBUSY;
 	}
 	pthread_mutex_unlock(&h->lock);
+	kgc_native_heap_release(h);	/* the native bridge's registry for this heap */
 	heap = (size_t)h->nregions << h->region_shift;
 	young_pool_destroy(h);
 	cm_destroy(h);

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "native_internal.h"
+#include "crit_fast.h"
 
 #if defined(__x86_64__) || defined(__aarch64__)
 #define NATIVE_DIRECT 1
@@ -80,14 +81,14 @@ static const char *type_word(unsigned t)
 	return t < NT_COUNT ? w[t] : "?";
 }
 
-static int invoke_regular(kgc_thread *t, struct kgc_method *m, void *fn, kgc_obj recv,
-			  const union kgc_value *args, union kgc_value *res);
-static int invoke_critical(kgc_thread *t, struct kgc_method *m, void *fn, kgc_obj recv,
-			   const union kgc_value *args, union kgc_value *res);
-static int invoke_crit_a1_i32(kgc_thread *t, struct kgc_method *m, void *fn, kgc_obj recv,
-			      const union kgc_value *args, union kgc_value *res);
-static int invoke_crit_v_v(kgc_thread *t, struct kgc_method *m, void *fn, kgc_obj recv,
-			   const union kgc_value *args, union kgc_value *res);
+static int invoke_regular(kgc_thread *t, struct kgc_method *m, kgc_obj recv,
+			  const union kgc_value *args, union kgc_value *res, void *fn);
+static int invoke_critical(kgc_thread *t, struct kgc_method *m, kgc_obj recv,
+			   const union kgc_value *args, union kgc_value *res, void *fn);
+static int invoke_crit_a1_i32(kgc_thread *t, struct kgc_method *m, kgc_obj recv,
+			      const union kgc_value *args, union kgc_value *res, void *fn);
+static int invoke_crit_v_v(kgc_thread *t, struct kgc_method *m, kgc_obj recv,
+			   const union kgc_value *args, union kgc_value *res, void *fn);
 
 /*
  * Specialised invokers, keyed by shape (fingerprint | flags << 60). The
@@ -349,8 +350,8 @@ static void call_any(struct kgc_method *m, void *fn, struct cargs *c, union rawr
 
 /* --------------------------------------------------------- regular natives */
 
-static int invoke_regular(kgc_thread *t, struct kgc_method *m, void *fn, kgc_obj recv,
-			  const union kgc_value *args, union kgc_value *res)
+static int invoke_regular(kgc_thread *t, struct kgc_method *m, kgc_obj recv,
+			  const union kgc_value *args, union kgc_value *res, void *fn)
 {
 	const unsigned np = m->sig.nparams, ret = m->sig.ret;
 	const uint32_t cap = m->nrefs + 1 + NATIVE_LOCAL_CAPACITY;
@@ -451,8 +452,8 @@ static inline kgc_obj pinned_obj(void *elems)
 	return (kgc_obj)((char *)elems - KGC_ARRAY_DATA_OFFSET);
 }
 
-static int invoke_critical(kgc_thread *t, struct kgc_method *m, void *fn, kgc_obj recv,
-			   const union kgc_value *args, union kgc_value *res)
+static int invoke_critical(kgc_thread *t, struct kgc_method *m, kgc_obj recv,
+			   const union kgc_value *args, union kgc_value *res, void *fn)
 {
 	const unsigned np = m->sig.nparams, narr = m->narr;
 	kgc_obj arr[narr + 1];
@@ -534,40 +535,15 @@ release:
 	return rc;
 }
 
-/*
- * Optional fast pin for critical natives, defined by the collector when it
- * has one (weak: the bridge links and works without it, through
- * kgc_critical_get/release). Contract:
- *  crit_native_enter(t, o, &len): t managed, o a non-null object. If the
- *    fast path applies (o a primitive array, pin mode PIN, ...), pins o's
- *    region, keeps o alive as a root (o itself is in no root: it comes from
- *    the caller's args), puts t in native state, stores the length and
- *    returns the elements - with no lock, atomic RMW or fence on the common
- *    path. Else returns NULL with no side effect.
- *  crit_native_exit(t, elems): t in native state after a successful enter:
- *    back to managed (blocking while a collection runs), then unpins.
- */
-void *crit_native_enter(kgc_thread *t, kgc_obj o, size_t *len) __attribute__((weak));
-void crit_native_exit(kgc_thread *t, void *elems) __attribute__((weak));
-
-/* ([X)I shape: one primitive array, int result - the bench's sum. */
-static int invoke_crit_a1_i32(kgc_thread *t, struct kgc_method *m, void *fn, kgc_obj recv,
-			      const union kgc_value *args, union kgc_value *res)
+/* ([X)I when the fast pin does not apply: a null array or kgc_critical_get. */
+static __attribute__((noinline)) int crit_a1_i32_slow(kgc_thread *t, struct kgc_method *m,
+						      void *fn, kgc_obj a, union kgc_value *res)
 {
-	kgc_obj a = args[0].l;
-	void *p = NULL;
 	size_t len = 0;
+	void *p;
 	int32_t v;
 
-	if (crit_native_enter && likely(a != NULL) &&
-	    likely((p = crit_native_enter(t, a, &len)) != NULL)) {
-		if (unlikely(len > INT32_MAX)) {
-			crit_native_exit(t, p);
-			return crit_fail(t, m, 0, "longer than 2^31-1 elements");
-		}
-		v = ((int32_t (*)(int32_t, void *))fn)((int32_t)len, p);
-		crit_native_exit(t, p);
-	} else if (likely(a != NULL)) {
+	if (likely(a != NULL)) {
 		p = kgc_critical_get(t, &a, &len);
 		if (unlikely(!p))
 			return crit_fail(t, m, 0, "not a primitive array");
@@ -588,9 +564,39 @@ static int invoke_crit_a1_i32(kgc_thread *t, struct kgc_method *m, void *fn, kgc
 	return 0;
 }
 
+static __attribute__((noinline)) int crit_a1_i32_too_long(kgc_thread *t, struct kgc_method *m,
+							  void *p)
+{
+	crit_native_exit(t, p);
+	return crit_fail(t, m, 0, "longer than 2^31-1 elements");
+}
+
+/*
+ * ([X)I shape: one primitive array, int result - the bench's sum. Slow
+ * cases are tail calls, so the common path saves few registers.
+ */
+static int invoke_crit_a1_i32(kgc_thread *t, struct kgc_method *m, kgc_obj recv,
+			      const union kgc_value *args, union kgc_value *res, void *fn)
+{
+	kgc_obj a = args[0].l;
+	size_t len;
+	void *p;
+	int32_t v;
+
+	if (unlikely(!a || !(p = crit_native_enter(t, a, &len))))
+		return crit_a1_i32_slow(t, m, fn, a, res);
+	if (unlikely(len > INT32_MAX))
+		return crit_a1_i32_too_long(t, m, p);
+	v = ((int32_t (*)(int32_t, void *))fn)((int32_t)len, p);
+	if (res)
+		res->i = v;
+	crit_native_exit(t, p);
+	return 0;
+}
+
 /* ()V: the empty critical call. */
-static int invoke_crit_v_v(kgc_thread *t, struct kgc_method *m, void *fn, kgc_obj recv,
-			   const union kgc_value *args, union kgc_value *res)
+static int invoke_crit_v_v(kgc_thread *t, struct kgc_method *m, kgc_obj recv,
+			   const union kgc_value *args, union kgc_value *res, void *fn)
 {
 	kgc_enter_native(t);
 	((void (*)(void))fn)();
@@ -637,8 +643,10 @@ static int native_check_args(kgc_thread *t, struct kgc_method *m, kgc_obj recv,
 	return 0;
 }
 
-NATIVE_API int kgc_native_call(kgc_thread *t, kgc_method *m, kgc_obj receiver,
-		    const union kgc_value *args, union kgc_value *result)
+/* kgc_native_call when the method is not linked yet or in checked mode. */
+static __attribute__((noinline)) int native_call_slow(kgc_thread *t, kgc_method *m,
+						      kgc_obj receiver, const union kgc_value *args,
+						      union kgc_value *result)
 {
 	void *fn = __atomic_load_n(&m->fn, __ATOMIC_ACQUIRE);
 
@@ -655,7 +663,18 @@ NATIVE_API int kgc_native_call(kgc_thread *t, kgc_method *m, kgc_obj receiver,
 		if (rc)
 			return rc;
 	}
-	return m->invoke(t, m, fn, receiver, args, result);
+	return m->invoke(t, m, receiver, args, result, fn);
+}
+
+NATIVE_API int kgc_native_call(kgc_thread *t, kgc_method *m, kgc_obj receiver,
+		    const union kgc_value *args, union kgc_value *result)
+{
+	void *fn = __atomic_load_n(&m->fn, __ATOMIC_ACQUIRE);
+
+	/* the call path: one indirect call, slow cases out of line */
+	if (unlikely(!fn || ((const struct kgc_thread_pub *)t)->checked))
+		return native_call_slow(t, m, receiver, args, result);
+	return m->invoke(t, m, receiver, args, result, fn);
 }
 
 /* ------------------------------------------------------ pending exceptions */

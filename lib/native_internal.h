@@ -119,9 +119,10 @@ struct native_plan_op {
 };
 
 struct kgc_method;
-typedef int (*native_invoker)(kgc_thread *t, struct kgc_method *m, void *fn,
-			      kgc_obj recv, const union kgc_value *args,
-			      union kgc_value *res);
+/* fn (the bound entry) last: kgc_native_call passes its own arguments on in place */
+typedef int (*native_invoker)(kgc_thread *t, struct kgc_method *m, kgc_obj recv,
+			      const union kgc_value *args, union kgc_value *res,
+			      void *fn);
 
 enum native_call_kind {
 	NC_INT6,	/* <= 6 integer-class C args, no fp args: direct */
@@ -175,6 +176,9 @@ struct native_registry {
 void native_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Reads back the message native_error set on this thread. */
 const char *native_error_msg(void);
+
+/* Tests: registries alive (kgc_native_heap_release / kgc_heap_destroy free them). */
+unsigned native_registry_count(void);
 
 /* Tests/bench: methods prepared while set use libffi for every call. */
 extern int native_force_ffi;

@@ -531,6 +531,18 @@ NATIVE_API int kgc_native_load_library(kgc_heap *heap, const char *path)
 	return 0;
 }
 
+/* Tests: registries alive (one per heap that used the bridge). */
+unsigned native_registry_count(void)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&regs_lock);
+	for (struct native_registry *r = regs; r; r = r->next)
+		n++;
+	pthread_mutex_unlock(&regs_lock);
+	return n;
+}
+
 NATIVE_API void kgc_native_heap_release(kgc_heap *heap)
 {
 	struct native_registry *r, **pp;

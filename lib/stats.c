@@ -37,6 +37,7 @@ void stats_pause(struct kgc_heap *h, bool full, uint64_t ns)
 void stats_refresh(struct kgc_heap *h)
 {
 	uint32_t pinned = 0;
+	int kp = backend_kernel_pins(h, h->kpin_bits);	/* kmod; < 0: unknown, not counted */
 
 	h->st.region_size = (uint32_t)h->region_size;
 	h->st.regions_total = h->nregions;
@@ -52,6 +53,8 @@ void stats_refresh(struct kgc_heap *h)
 		for (struct kgc_thread *t = h->threads; t && !p; t = t->next)
 			p = atomic_load_explicit(&t->pc_region, memory_order_relaxed) == i &&
 			    atomic_load_explicit(&t->pc_count, memory_order_relaxed);
+		if (!p && kp > 0)
+			p = h->kpin_bits[i / 64] >> (i % 64) & 1;
 		pinned += p;
 	}
 	h->st.regions_pinned = pinned;

@@ -175,6 +175,7 @@ API int kgc_thread_detach(kgc_thread *t)
 	}
 	if (atomic_load(&t->state) != TS_MANAGED)
 		thread_to_managed(t);
+	kgc_native_exception_clear(t);	/* a pending native exception dies with t */
 	alloc_retire_tlab(t);
 	pin_flush_cache(t);
 	thread_set_native(t, TS_BLOCKED);

@@ -336,8 +336,11 @@ struct kgc_stats {
 
 /*
  * size = sizeof(struct kgc_stats) (checked, for ABI growth).
- * regions_pinned: regions with a pin now (user or in a thread's pin cache);
- * pinned_bytes: bytes in regions pinned at the last young collection;
+ * regions_pinned: regions with a pin now (user, in a thread's pin cache, or
+ * the kernel's on kmod); pinned_bytes: bytes in regions pinned at the last
+ * collection (young or full); gclocker_stalls/_ns: waits for the GCLocker, of
+ * the thread requesting a collection and of threads entering a critical
+ * section while it is pending;
  * evac_fail_*: regions that failed evacuation, by cause, summed over GCs.
  */
 int kgc_stats_get(kgc_heap *heap, struct kgc_stats *out, size_t size);

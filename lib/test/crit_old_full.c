@@ -1,5 +1,6 @@
 /* A pinned old region survives full GCs unmoved (dead neighbours become
- * fillers), and is compacted once released. */
+ * fillers), and is compacted once released. Full GCs report it in the
+ * pinned stats. */
 #include "tgc.h"
 #include "../gc_internal.h"
 
@@ -33,12 +34,16 @@ int main(void)
 	T_ASSERT(slots[0] == arr);
 	T_ASSERT_EQ(r->type, RT_OLD);
 	T_ASSERT_EQ((size_t)(r->top - r->bottom), used);	/* not compacted */
+	T_ASSERT_EQ(t_stats(h).pinned_bytes, used);	/* from the full GCs alone */
+	T_ASSERT_EQ(t_stats(h).regions_pinned, 1);
 	T_ASSERT_EQ(kgc_obj_type((kgc_obj)r->bottom), 0xfffffff0u);	/* the dead array is a filler now */
 	for (int i = 0; i < 5000; i++)
 		T_ASSERT_EQ(p[i], 3 * i + 1);
 	T_ASSERT_EQ(kgc_critical_release(t, &slots[0], p, 0), 0);
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_FULL), 0);
 	T_ASSERT(slots[0] != arr);	/* slid down once unpinned */
+	T_ASSERT_EQ(t_stats(h).pinned_bytes, 0);
+	T_ASSERT_EQ(t_stats(h).regions_pinned, 0);
 	for (int i = 0; i < 5000; i++)
 		T_ASSERT_EQ(((int64_t *)kgc_array_data(slots[0]))[i], 3 * i + 1);
 	T_ASSERT_EQ(kgc_frame_pop(t, &f), 0);

@@ -208,7 +208,7 @@ int main(void)
 	       (unsigned long long)s.evac_fail_kernel_pinned, (unsigned long long)s.evac_fail_pinned);
 	T_ASSERT(s.young_gcs >= 4 && s.full_gcs >= 2);
 	T_ASSERT_EQ(s.evac_fail_pinned, 0);	/* no user pin was involved */
-	T_ASSERT_EQ(s.regions_pinned, 0);
+	T_ASSERT(s.regions_pinned >= 1);	/* counts the kernel's pin too */
 
 	/* the kernel's pages are still the array's: READ_FIXED lands in its bytes */
 	src = malloc(BUF_LEN);
