@@ -285,7 +285,7 @@ __attribute__((unused)) static void log_to_file(const char *name)
 		die("open %s", logpath);
 	dup2(fd, 2);
 	close(fd);
-	setenv("KGC_LOG", "gc", 1);
+	setenv("KGC_LOG", "gc", 0);	/* more detail if the caller asked (KGC_LOG=gc*) */
 }
 
 #define MAX_PAUSES (1 << 16)

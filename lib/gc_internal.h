@@ -456,6 +456,7 @@ bool cm_marking(struct kgc_heap *h);
 void cm_mark_black(struct kgc_heap *h, const void *p);
 bool cm_obj_dead(struct kgc_heap *h, const void *p);	/* swept-to-be garbage (verifier) */
 bool cm_chunk_take(struct kgc_heap *h, size_t min, char **start, size_t *size);
+void cm_chunk_give_back(struct kgc_heap *h, char *start, size_t size);
 void cm_thread_detach(struct kgc_thread *t);
 void verify_marking(struct kgc_heap *h);
 bool policy_start_mark(struct kgc_heap *h);

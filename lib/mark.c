@@ -192,14 +192,11 @@ static void satb_free_list(struct satb_buf *b)
 
 /* ------------------------------------------------------ mutator side */
 
-/* The SATB barrier's slow path: *slot is about to be overwritten. */
-__attribute__((visibility("default"))) void kgc__satb_slow(kgc_thread *t, kgc_obj *slot)
+/* The SATB barrier's slow path: old (non-null) is about to be overwritten. */
+__attribute__((visibility("default"))) void kgc__satb_slow(kgc_thread *t, kgc_obj old)
 {
 	struct satb_buf *b = t->satb;
-	kgc_obj old = __atomic_load_n(slot, __ATOMIC_RELAXED);
 
-	if (!old)
-		return;
 	if (unlikely(!b || b->n == SATB_CAP)) {
 		struct cmark *cm = t->heap->cm;
 		struct satb_buf *nb = malloc(sizeof(*nb));
@@ -753,11 +750,25 @@ bool cm_chunk_take(struct kgc_heap *h, size_t min, char **start, size_t *size)
 		cm->nchunks--;
 		cm->chunk_bytes -= c.size;
 		h->chunk_bytes = cm->chunk_bytes;
+		/* the kernel may hold pages of dead objects (a registered buffer the
+		 * runtime dropped): never reuse space in a kernel-pinned region */
+		if (region_of(h, c.start)->flags & RF_KPINNED)
+			continue;
 		*start = c.start;
 		*size = c.size;
 		return true;
 	}
 	return false;
+}
+
+/* Young collection: a gap taken by cm_chunk_take but not used. */
+void cm_chunk_give_back(struct kgc_heap *h, char *start, size_t size)
+{
+	struct cmark *cm = h->cm;
+
+	chunk_add_to(&cm->chunks, &cm->nchunks, &cm->chunks_cap, &cm->chunk_bytes,
+		     (struct chunk){ start, size });
+	h->chunk_bytes = cm->chunk_bytes;
 }
 
 /* KGC_VERIFY at remark: every object reachable from the roots that lies

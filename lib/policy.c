@@ -10,8 +10,8 @@
 #define MB (1024u * 1024u)
 #define TARGET_REGIONS 2048
 #define RESERVE_PERCENT 10	/* free regions kept for survivors/promotion */
-#define PAUSE_GOAL_MS_DEFAULT 8
-#define INITIAL_EDEN (16 * (size_t)MB)	/* before the first young pause is measured */
+#define PAUSE_GOAL_MS_DEFAULT 6
+#define INITIAL_EDEN (8 * (size_t)MB)	/* before the first young pause is measured */
 
 size_t policy_default_heap(void)
 {
@@ -75,7 +75,7 @@ void policy_init(struct kgc_heap *h)
 	h->humongous_threshold = h->region_size / 2;
 	h->soft_regions = h->nregions;
 	/* back the first collection's to-space ahead of time too (alloc_pretouch) */
-	h->tospace_need = policy_survivor_limit(h);
+	h->tospace_need = h->young_target;	/* worst case: all of eden survives */
 }
 
 unsigned policy_tenure(struct kgc_heap *h)

@@ -30,8 +30,14 @@
 
 struct ygc;
 
+#define CHUNK_BATCH 32
+
+struct chunk_ref { char *start; size_t size; };
+
 struct yworker {
 	struct ygc *y;
+	struct chunk_ref chunks[CHUNK_BATCH];	/* swept gaps taken for promotion */
+	unsigned nchunks;
 	kgc_obj *stack;
 	size_t len, cap;
 	kgc_obj **slots;		/* old->young slots found on dirty cards */
@@ -90,15 +96,16 @@ static char *region_carve(struct yworker *w, size_t min, size_t want, bool old, 
 		if ((size_t)(r->end - r->top) >= min)
 			goto carve;
 	}
-	if (y->inject || (old ? y->old_full : y->surv_full))
+	if (y->inject || (old ? y->old_full : __atomic_load_n(&y->surv_full, __ATOMIC_RELAXED)))
 		return NULL;
 	if (!old && h->surv_regions >= y->surv_limit) {
-		y->surv_full = true;
+		__atomic_store_n(&y->surv_full, true, __ATOMIC_RELAXED);
 		return NULL;
 	}
 	idx = region_alloc_free(h, old ? RT_OLD : RT_SURVIVOR);
 	if (idx < 0) {
-		y->surv_full = y->old_full = true;
+		__atomic_store_n(&y->surv_full, true, __ATOMIC_RELAXED);
+		y->old_full = true;
 		return NULL;
 	}
 	if (*cur >= 0) {
@@ -148,6 +155,25 @@ static char *gc_alloc(struct yworker *w, size_t size, bool old)
 		w->plab_top[k] = p + size;
 		return p;
 	}
+	/* survivor space used up (sticky for this collection): no lock per object */
+	if (!old && __atomic_load_n(&w->y->surv_full, __ATOMIC_RELAXED))
+		return NULL;
+	if (old && w->nchunks) {
+		/* next gap from this worker's batch */
+		for (;;) {
+			struct chunk_ref c = w->chunks[--w->nchunks];
+
+			if (c.size >= size) {
+				plab_retire(w, 1);
+				w->plab_top[1] = c.start + size;
+				w->plab_end[1] = c.start + c.size;
+				return c.start;
+			}
+			/* too small for this object: leave it a filler (it is one) */
+			if (!w->nchunks)
+				break;
+		}
+	}
 	pthread_mutex_lock(&w->y->lock);
 	if (size > PLAB_SIZE / 4) {
 		p = region_carve(w, size, size, old, &got);
@@ -155,10 +181,19 @@ static char *gc_alloc(struct yworker *w, size_t size, bool old)
 		char *c;
 
 		plab_retire(w, k);
-		/* promotion refills from swept gaps of old regions first */
+		/* promotion refills from swept gaps of old regions first, a batch
+		 * of them per lock round trip */
 		if (old && w->y->use_gaps && cm_chunk_take(w->y->h, size, &c, &got)) {
+			size_t batch = got;
+
 			w->plab_top[k] = c + size;
 			w->plab_end[k] = c + got;
+			while (w->nchunks < CHUNK_BATCH && batch < PLAB_SIZE &&
+			       cm_chunk_take(w->y->h, 1, &w->chunks[w->nchunks].start,
+					     &w->chunks[w->nchunks].size)) {
+				batch += w->chunks[w->nchunks].size;
+				w->nchunks++;
+			}
 			pthread_mutex_unlock(&w->y->lock);
 			return c;
 		}
@@ -470,6 +505,14 @@ static void worker_run(struct yworker *w, bool first)
 	drain_all(w);
 	plab_retire(w, 0);
 	plab_retire(w, 1);
+	if (w->nchunks) {
+		pthread_mutex_lock(&y->lock);
+		while (w->nchunks) {
+			w->nchunks--;
+			cm_chunk_give_back(y->h, w->chunks[w->nchunks].start, w->chunks[w->nchunks].size);
+		}
+		pthread_mutex_unlock(&y->lock);
+	}
 }
 
 /* ------------------------------------------------------------ worker pool */

@@ -224,16 +224,21 @@ struct kgc_thread_pub {
 };
 
 void kgc__barrier_slow(kgc_thread *t, kgc_obj *slot, kgc_obj val);
-void kgc__satb_slow(kgc_thread *t, kgc_obj *slot);
+void kgc__satb_slow(kgc_thread *t, kgc_obj old);
 
 /* Pre-write barrier (snapshot at the beginning): while old space is being
- * marked concurrently, the reference about to be overwritten is logged. */
+ * marked concurrently, the non-null reference about to be overwritten is
+ * logged (initializing stores into new objects overwrite null: no call). */
 static inline void kgc__pre_barrier(kgc_thread *t, kgc_obj *slot)
 {
 	const struct kgc_thread_pub *p = (const struct kgc_thread_pub *)t;
 
-	if (__builtin_expect(__atomic_load_n(&p->satb_active, __ATOMIC_RELAXED), 0))
-		kgc__satb_slow(t, slot);
+	if (__builtin_expect(__atomic_load_n(&p->satb_active, __ATOMIC_RELAXED), 0)) {
+		kgc_obj old = __atomic_load_n(slot, __ATOMIC_RELAXED);
+
+		if (old)
+			kgc__satb_slow(t, old);
+	}
 }
 void kgc__safepoint_slow(kgc_thread *t);
 
