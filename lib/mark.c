@@ -80,6 +80,7 @@ struct cmark {
 	size_t nchunks, chunks_cap, chunk_bytes;
 	/* cycle stats */
 	uint64_t t_start, marked_bytes;
+	uint64_t mark_cpu, sweep_cpu;	/* marker thread CPU time this cycle */
 	uint64_t cycles;
 };
 
@@ -370,6 +371,14 @@ static bool sweep_work(struct kgc_heap *h, struct cmark *cm)
 	return true;
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static void *marker_main(void *arg)
 {
 	struct kgc_heap *h = arg;
@@ -399,10 +408,17 @@ static void *marker_main(void *arg)
 		if (cm->stop)
 			break;
 		if (cm->state == CM_MARKING) {
+			uint64_t c0 = thread_cpu_ns();
+
 			if (mark_work(h, cm, true))
 				cm->state = CM_REMARK_READY;
-		} else if (sweep_work(h, cm)) {
-			cm->state = CM_SWEPT;
+			cm->mark_cpu += thread_cpu_ns() - c0;
+		} else {
+			uint64_t c0 = thread_cpu_ns();
+
+			if (sweep_work(h, cm))
+				cm->state = CM_SWEPT;
+			cm->sweep_cpu += thread_cpu_ns() - c0;
 		}
 		if (atomic_load(&cm->yield_req)) {
 			/* let the pause take the lock */
@@ -551,6 +567,7 @@ static void initial_mark(struct kgc_heap *h, struct cmark *cm)
 	}
 	set_satb_active(h, 1);
 	cm->t_start = now_ns();
+	cm->mark_cpu = cm->sweep_cpu = 0;
 	cm->state = CM_MARKING;
 	if (!cm->started) {
 		if (pthread_create(&cm->thread, NULL, marker_main, h) == 0) {
@@ -655,8 +672,9 @@ static void cleanup(struct kgc_heap *h, struct cmark *cm)
 	cm->cycles++;
 	h->st.bytes_freed += freed;
 	h->st.concurrent_cycles = cm->cycles;
-	log_line(h, LOG_GC, "Concurrent Cycle %.3fms: %lluM marked live, freed %u regions + %u humongous "
-		 "(%zuM), %zuM reusable in %zu gaps", (now_ns() - cm->t_start) / 1e6, (unsigned long long)(cm->marked_bytes >> 20), nfreed, nhum,
+	log_line(h, LOG_GC, "Concurrent Cycle %.3fms (marker cpu: mark %.1fms, sweep %.1fms): %lluM marked "
+		 "live, freed %u regions + %u humongous (%zuM), %zuM reusable in %zu gaps",
+		 (now_ns() - cm->t_start) / 1e6, cm->mark_cpu / 1e6, cm->sweep_cpu / 1e6, (unsigned long long)(cm->marked_bytes >> 20), nfreed, nhum,
 		 freed >> 20, cm->chunk_bytes >> 20, cm->nchunks);
 	cm->state = CM_IDLE;
 }
