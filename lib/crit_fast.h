@@ -53,7 +53,16 @@ static inline bool crit_is_prim_array(kgc_obj o)
 }
 
 /*
- * Critical natives (native_call.c). crit_native_enter(t, o, &len): t
+ * What crit_native_enter hands to crit_native_exit: the pinned region and
+ * the critical-stack entry, kept in registers across the call (both
+ * functions are always inlined into the invoker).
+ */
+struct crit_native_pin {
+	uint32_t idx;		/* region index of the array */
+};
+
+/*
+ * Critical natives (native_call.c). crit_native_enter(t, o, &len, &pin): t
  * managed, o a non-null object in no root. If the fast path applies (pin
  * mode, unchecked, o a primitive array, room on the critical stack): pins
  * o's region through the pin cache, records o on the critical stack (a root
@@ -62,7 +71,7 @@ static inline bool crit_is_prim_array(kgc_obj o)
  * and changes nothing (the caller uses kgc_critical_get).
  */
 static inline __attribute__((always_inline)) void *
-crit_native_enter(struct kgc_thread *t, kgc_obj o, size_t *len)
+crit_native_enter(struct kgc_thread *t, kgc_obj o, size_t *len, struct crit_native_pin *pin)
 {
 	uint32_t top;
 
@@ -71,7 +80,8 @@ crit_native_enter(struct kgc_thread *t, kgc_obj o, size_t *len)
 		     !crit_is_prim_array(o) ||
 		     (top = atomic_load_explicit(&t->crit_top, memory_order_relaxed)) == CRIT_MAX))
 		return NULL;
-	pin_inc(t, crit_region(t, o));
+	pin->idx = crit_region(t, o);
+	pin_inc(t, pin->idx);
 	t->crit_open = 1;	/* managed: no section was open */
 	t->native_before_crit = false;
 	atomic_store_explicit(&t->crit[top].obj, o, memory_order_relaxed);
@@ -84,24 +94,24 @@ crit_native_enter(struct kgc_thread *t, kgc_obj o, size_t *len)
 	return kgc_array_data(o);
 }
 
-void crit_native_exit_slow(struct kgc_thread *t, void *elems);	/* critical.c */
+void crit_native_exit_slow(struct kgc_thread *t, kgc_obj o);	/* critical.c */
 
 /*
- * crit_native_exit(t, elems): after a successful crit_native_enter, t in
- * native state. Back to managed (blocking while a collection runs: the array
- * is still pinned and rooted), then drops the root and the pin. Everything
- * but the common case (a collection pending, no membarrier, sections the
- * native left open) is in crit_native_exit_slow.
+ * crit_native_exit(t, o, pin): after a successful crit_native_enter of o, t
+ * in native state. Back to managed (blocking while a collection runs: the
+ * array is still pinned and rooted), then drops the root and the pin.
+ * Everything but the common case (a collection pending, no membarrier,
+ * sections the native left open or closed) is in crit_native_exit_slow.
  */
 static inline __attribute__((always_inline)) void
-crit_native_exit(struct kgc_thread *t, void *elems)
+crit_native_exit(struct kgc_thread *t, kgc_obj o, struct crit_native_pin pin)
 {
-	kgc_obj o = (kgc_obj)((char *)elems - KGC_ARRAY_DATA_OFFSET);
 	uint32_t top = atomic_load_explicit(&t->crit_top, memory_order_relaxed);
 
+	/* ours is the one live entry and the innermost */
 	if (unlikely(t->crit_open != 1 || !top || !t->membarrier ||
 		     atomic_load_explicit(&t->crit[top - 1].obj, memory_order_relaxed) != o)) {
-		crit_native_exit_slow(t, elems);
+		crit_native_exit_slow(t, o);
 		return;
 	}
 	/* thread_to_managed, the membarrier way (see thread.c) */
@@ -109,14 +119,14 @@ crit_native_exit(struct kgc_thread *t, void *elems)
 	atomic_signal_fence(memory_order_seq_cst);
 	if (unlikely(atomic_load_explicit((_Atomic uint32_t *)t->pub.poll_word,
 					  memory_order_seq_cst))) {
-		crit_native_exit_slow(t, elems);
+		crit_native_exit_slow(t, o);
 		return;
 	}
-	/* one live entry, the innermost: every entry below it is released */
+	/* every entry below ours is released (crit_open was 0 at enter) */
 	atomic_store_explicit(&t->crit[top - 1].obj, NULL, memory_order_relaxed);
 	atomic_store_explicit(&t->crit_top, 0, memory_order_relaxed);
 	t->crit_open = 0;
-	pin_dec(t, crit_region(t, o));
+	pin_dec(t, pin.idx);
 }
 
 /* Test hook (critical.c): the kernel pin query of h's next ngcs collections

@@ -335,9 +335,9 @@ API int kgc_critical_release(kgc_thread *t, kgc_obj *ref, void *elems, int mode)
  * crit_native_exit when the inline path does not apply: t in native state or
  * (a collection pending) already marked managed.
  */
-void crit_native_exit_slow(struct kgc_thread *t, void *elems)
+void crit_native_exit_slow(struct kgc_thread *t, kgc_obj o)
 {
-	kgc_obj o = (kgc_obj)((char *)elems - KGC_ARRAY_DATA_OFFSET);
+	void *elems = kgc_array_data(o);
 	uint32_t top = atomic_load_explicit(&t->crit_top, RELAXED);
 
 	if (t->crit_open != 1 || !top || atomic_load_explicit(&t->crit[top - 1].obj, RELAXED) != o) {

@@ -231,6 +231,7 @@ struct kgc_thread {
 	uint64_t bytes_allocated;
 	struct kgc_thread *next, *prev;
 	char name[40];
+	struct native_exc *native_exc;	/* pending native exception (native_call.c) */
 };
 
 /* ------------------------------------------------------------------ handles */

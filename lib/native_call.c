@@ -25,6 +25,9 @@
  *
  * The invoker (regular / critical, and specialised ones for hot shapes) is
  * chosen at prepare time; kgc_native_call is one load and one indirect call.
+ * Prepare also records which prepared entry (kgc_native_entry) fits the
+ * method: compiled code calls that stub directly, with arguments and result
+ * in registers.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -105,6 +108,22 @@ static const struct {
 	{ CRIT_SHAPE(FP1(NT_I, NT_PARR)), invoke_crit_a1_i32 },	/* ([X)I */
 	{ CRIT_SHAPE(FP0(NT_VOID)), invoke_crit_v_v },			/* ()V */
 };
+
+/* The prepared entry (kgc_native_entry) that fits m, from its plan. */
+static uint8_t entry_kind_of(const struct kgc_method *m)
+{
+	const struct native_sig *s = &m->sig;
+	bool crit = m->flags & KGC_NATIVE_CRITICAL, direct = m->call_kind != NC_FFI;
+
+	if (!(m->flags & KGC_NATIVE_STATIC))
+		return EK_NONE;
+	if (s->nparams == 0 && s->ret == NT_VOID)
+		return !direct ? EK_V_GENERIC : crit ? EK_CRIT_V : EK_REG_V;
+	if (s->nparams == 1 && s->ret == NT_I &&
+	    (s->types[0] == NT_OBJ || s->types[0] == NT_PARR || s->types[0] == NT_RARR))
+		return !direct ? EK_L_I_GENERIC : crit ? EK_CRIT_L_I : EK_REG_L_I;
+	return EK_NONE;
+}
 
 int native_method_prepare(struct kgc_method *m, char *err, size_t errsz)
 {
@@ -202,6 +221,7 @@ int native_method_prepare(struct kgc_method *m, char *err, size_t errsz)
 	/* shape = fingerprint + flags: selects a specialised invoker, if any */
 	m->shape = s->fingerprint ? s->fingerprint | ((uint64_t)m->flags << 60) : 0;
 	m->invoke = crit ? invoke_critical : invoke_regular;
+	m->ekind = entry_kind_of(m);
 	if (m->call_kind != NC_FFI)
 		for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); i++)
 			if (m->shape == special[i].shape) {
@@ -565,9 +585,9 @@ static __attribute__((noinline)) int crit_a1_i32_slow(kgc_thread *t, struct kgc_
 }
 
 static __attribute__((noinline)) int crit_a1_i32_too_long(kgc_thread *t, struct kgc_method *m,
-							  void *p)
+							  void *p, struct crit_native_pin pin)
 {
-	crit_native_exit(t, p);
+	crit_native_exit(t, pinned_obj(p), pin);
 	return crit_fail(t, m, 0, "longer than 2^31-1 elements");
 }
 
@@ -579,18 +599,19 @@ static int invoke_crit_a1_i32(kgc_thread *t, struct kgc_method *m, kgc_obj recv,
 			      const union kgc_value *args, union kgc_value *res, void *fn)
 {
 	kgc_obj a = args[0].l;
+	struct crit_native_pin pin;
 	size_t len;
 	void *p;
 	int32_t v;
 
-	if (unlikely(!a || !(p = crit_native_enter(t, a, &len))))
+	if (unlikely(!a || !(p = crit_native_enter(t, a, &len, &pin))))
 		return crit_a1_i32_slow(t, m, fn, a, res);
 	if (unlikely(len > INT32_MAX))
-		return crit_a1_i32_too_long(t, m, p);
+		return crit_a1_i32_too_long(t, m, p, pin);
 	v = ((int32_t (*)(int32_t, void *))fn)((int32_t)len, p);
 	if (res)
 		res->i = v;
-	crit_native_exit(t, p);
+	crit_native_exit(t, a, pin);
 	return 0;
 }
 
@@ -677,63 +698,319 @@ NATIVE_API int kgc_native_call(kgc_thread *t, kgc_method *m, kgc_obj receiver,
 	return m->invoke(t, m, receiver, args, result, fn);
 }
 
+/* ------------------------------------------------------- prepared entries */
+
+/*
+ * kgc_native_entry's stubs. Each is the invoker of one shape with the
+ * dispatch of kgc_native_call folded away: the bound function is loaded
+ * from the method (it follows re-registration), the shape is checked with
+ * one compare against what prepare computed, and arguments and result stay
+ * in registers. Anything unusual (not linked, another kind of method, a
+ * null or unpinnable array, a checked heap) goes through kgc_native_call.
+ */
+
+static unsigned shape_of(unsigned ekind)
+{
+	switch (ekind) {
+	case EK_V_GENERIC:
+	case EK_REG_V:
+	case EK_CRIT_V:
+		return KGC_NATIVE_SHAPE_V;
+	case EK_L_I_GENERIC:
+	case EK_REG_L_I:
+	case EK_CRIT_L_I:
+		return KGC_NATIVE_SHAPE_L_I;
+	default:
+		return 0;
+	}
+}
+
+static const char *shape_name(unsigned shape)
+{
+	switch (shape) {
+	case KGC_NATIVE_SHAPE_V: return "KGC_NATIVE_SHAPE_V (static ()V)";
+	case KGC_NATIVE_SHAPE_L_I: return "KGC_NATIVE_SHAPE_L_I (static, one reference, int result)";
+	default: return "no prepared shape";
+	}
+}
+
+static __attribute__((noinline, cold)) int entry_wrong_method(struct kgc_method *m,
+							      unsigned shape)
+{
+	if (!m) {
+		native_error("native entry %s: NULL method", shape_name(shape));
+		return -EINVAL;
+	}
+	native_error("native %s.%s%s: called through a %s entry; the method has %s%s",
+		     m->owner->name, m->name, m->desc, shape_name(shape),
+		     shape_name(shape_of(m->ekind)),
+		     m->flags & KGC_NATIVE_STATIC ? "" : " (instance method)");
+	return -EINVAL;
+}
+
+/* Back to managed after a native (kgc_leave_native, inline). */
+static inline __attribute__((always_inline)) void native_return(kgc_thread *t)
+{
+	/* sections the native left open keep t in native state: see kgc_leave_native */
+	if (unlikely(t->crit_open))
+		kgc_leave_native(t);
+	else
+		thread_to_managed(t);
+}
+
+/* Generic (and checked-heap) entries, and every slow case of the fast ones. */
+static __attribute__((noinline)) int entry_v_generic(kgc_thread *t, kgc_method *m)
+{
+	if (unlikely(!m || shape_of(m->ekind) != KGC_NATIVE_SHAPE_V))
+		return entry_wrong_method(m, KGC_NATIVE_SHAPE_V);
+	return kgc_native_call(t, m, NULL, NULL, NULL);
+}
+
+static __attribute__((noinline)) int entry_l_i_generic(kgc_thread *t, kgc_method *m,
+							kgc_obj arg, int32_t *res)
+{
+	union kgc_value a = { .l = arg }, r = { .i = 0 };
+	int rc;
+
+	if (unlikely(!m || shape_of(m->ekind) != KGC_NATIVE_SHAPE_L_I))
+		return entry_wrong_method(m, KGC_NATIVE_SHAPE_L_I);
+	rc = kgc_native_call(t, m, NULL, &a, &r);
+	if (!rc && res)
+		*res = r.i;
+	return rc;
+}
+
+/*
+ * A regular static native with no or one reference argument, called with
+ * the frame of invoke_regular laid out at compile time: slot 0 the (absent)
+ * receiver, then the argument, then the pending-exception slot, then room
+ * for local refs.
+ */
+static inline __attribute__((always_inline)) int
+reg_entry_call(kgc_thread *t, struct kgc_method *m, void *fn, bool one_ref, kgc_obj arg,
+	       int32_t *res)
+{
+	const uint32_t nrefs = one_ref ? 2 : 1;
+	kgc_obj slots[2 + 1 + NATIVE_LOCAL_CAPACITY];
+	struct kgc_frame frame;
+	struct native_env env;
+	int32_t v = 0;
+	int rc = 0;
+
+	slots[0] = NULL;
+	slots[1] = arg;
+	slots[nrefs] = NULL;		/* pending exception (overwrites arg if none) */
+	env.fns = &native_env_fns;
+	env.t = t;
+	env.m = m;
+	env.frame = &frame;
+	env.slots = slots;
+	env.cap = nrefs + 1 + NATIVE_LOCAL_CAPACITY;
+	env.exc_slot = nrefs;
+	env.chunks = NULL;
+	env.exc_msg = NULL;
+	env.exc_pending = false;
+	kgc_frame_push(t, &frame, slots, nrefs + 1, NULL);
+	thread_set_native(t, TS_NATIVE);
+	if (one_ref)
+		v = ((int32_t (*)(kgc_env *, kgc_jclass, kgc_jobject))fn)(
+			(kgc_env *)&env, m->owner, arg ? &slots[1] : NULL);
+	else
+		((void (*)(kgc_env *, kgc_jclass))fn)((kgc_env *)&env, m->owner);
+	native_return(t);
+	if (res)
+		*res = v;
+	if (unlikely(env.exc_pending)) {
+		native_exception_set(t, slots[env.exc_slot], env.exc_msg);
+		env.exc_msg = NULL;
+		rc = -EPROTO;
+	}
+	if (unlikely(env.exc_msg))
+		free(env.exc_msg);
+	if (unlikely(env.chunks))
+		native_env_pop_locals(&env);
+	kgc_frame_pop(t, &frame);
+	return rc;
+}
+
+static int entry_reg_v(kgc_thread *t, kgc_method *m)
+{
+	void *fn;
+
+	if (unlikely(!m))
+		return entry_v_generic(t, m);
+	fn = __atomic_load_n(&m->fn, __ATOMIC_ACQUIRE);
+	if (unlikely(!fn || m->ekind != EK_REG_V))
+		return entry_v_generic(t, m);
+	return reg_entry_call(t, m, fn, false, NULL, NULL);
+}
+
+static int entry_reg_l_i(kgc_thread *t, kgc_method *m, kgc_obj arg, int32_t *res)
+{
+	void *fn;
+
+	if (unlikely(!m))
+		return entry_l_i_generic(t, m, arg, res);
+	fn = __atomic_load_n(&m->fn, __ATOMIC_ACQUIRE);
+	if (unlikely(!fn || m->ekind != EK_REG_L_I))
+		return entry_l_i_generic(t, m, arg, res);
+	return reg_entry_call(t, m, fn, true, arg, res);
+}
+
+static int entry_crit_v(kgc_thread *t, kgc_method *m)
+{
+	void *fn;
+
+	if (unlikely(!m))
+		return entry_v_generic(t, m);
+	fn = __atomic_load_n(&m->fn, __ATOMIC_ACQUIRE);
+	if (unlikely(!fn || m->ekind != EK_CRIT_V))
+		return entry_v_generic(t, m);
+	thread_set_native(t, TS_NATIVE);
+	((void (*)(void))fn)();
+	native_return(t);
+	return 0;
+}
+
+/*
+ * The critical ([X)I stub: pin inline (crit_native_enter), call with
+ * (len, elements) in registers, unpin (crit_native_exit) with the region
+ * and stack entry still in registers. A null array, a full critical stack,
+ * GCLocker mode or an array longer than 2^31-1 go the generic way.
+ */
+static int entry_crit_l_i(kgc_thread *t, kgc_method *m, kgc_obj a, int32_t *res)
+{
+	struct crit_native_pin pin;
+	size_t len;
+	void *fn, *p;
+	int32_t v;
+
+	if (unlikely(!m))
+		return entry_l_i_generic(t, m, a, res);
+	fn = __atomic_load_n(&m->fn, __ATOMIC_ACQUIRE);
+	if (unlikely(!fn || m->ekind != EK_CRIT_L_I || !a ||
+		     !(p = crit_native_enter(t, a, &len, &pin))))
+		return entry_l_i_generic(t, m, a, res);
+	if (unlikely(len > INT32_MAX))
+		return crit_a1_i32_too_long(t, m, p, pin);
+	v = ((int32_t (*)(int32_t, void *))fn)((int32_t)len, p);
+	crit_native_exit(t, a, pin);
+	if (res)
+		*res = v;
+	return 0;
+}
+
+NATIVE_API int kgc_native_entry(kgc_method *m, enum kgc_native_shape shape,
+				union kgc_native_entry *out)
+{
+	const struct kgc_heap *h;
+	unsigned have;
+	int rc;
+
+	if (!m || !out) {
+		native_error("kgc_native_entry: NULL %s", m ? "out" : "method");
+		return -EINVAL;
+	}
+	if (shape != KGC_NATIVE_SHAPE_V && shape != KGC_NATIVE_SHAPE_L_I) {
+		native_error("native %s.%s%s: kgc_native_entry: unknown shape %d",
+			     m->owner->name, m->name, m->desc, (int)shape);
+		return -EINVAL;
+	}
+	have = shape_of(m->ekind);
+	if (have != (unsigned)shape) {
+		native_error("native %s.%s%s: kgc_native_entry: asked for %s; the method has %s%s",
+			     m->owner->name, m->name, m->desc, shape_name(shape), shape_name(have),
+			     m->flags & KGC_NATIVE_STATIC ? "" : " (instance method)");
+		return -EINVAL;
+	}
+	if (!__atomic_load_n(&m->fn, __ATOMIC_ACQUIRE)) {
+		rc = native_method_link(m);
+		if (rc)
+			return rc;
+	}
+	/* checked heaps: every call goes through kgc_native_call's checks */
+	h = m->owner->reg->heap;
+	if (shape == KGC_NATIVE_SHAPE_V) {
+		if (h->opt.check || m->ekind == EK_V_GENERIC)
+			out->v = entry_v_generic;
+		else
+			out->v = m->ekind == EK_CRIT_V ? entry_crit_v : entry_reg_v;
+	} else {
+		if (h->opt.check || m->ekind == EK_L_I_GENERIC)
+			out->l_i = entry_l_i_generic;
+		else
+			out->l_i = m->ekind == EK_CRIT_L_I ? entry_crit_l_i : entry_reg_l_i;
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------ pending exceptions */
 
-/* One pending exception per OS thread (an attached kgc_thread is one). */
-static __thread struct {
-	kgc_thread *t;
-	kgc_handle h;
-	char *msg;
+/*
+ * The pending exception of a kgc_thread: allocated on its first exception,
+ * freed by kgc_native_exception_clear (which kgc_thread_detach calls, from
+ * whichever OS thread detaches it).
+ */
+struct native_exc {
+	kgc_handle h;		/* roots the exception object */
+	char *msg;		/* ThrowNew message, or NULL */
 	bool pending;
-} native_exc;
+};
 
 int native_exception_set(kgc_thread *t, kgc_obj exc, char *msg)
 {
-	if (native_exc.t != t) {
-		/* a stale record of a previous attachment: its handle died with it */
-		native_exc.t = t;
-		native_exc.h = NULL;
-		free(native_exc.msg);
-		native_exc.msg = NULL;
+	struct native_exc *e = t->native_exc;
+
+	if (!e) {
+		e = calloc(1, sizeof(*e));
+		if (!e) {
+			free(msg);
+			return -ENOMEM;
+		}
+		t->native_exc = e;
 	}
-	if (!native_exc.h) {
-		native_exc.h = kgc_handle_new(t, exc);
-		if (!native_exc.h) {
+	if (!e->h) {
+		e->h = kgc_handle_new(t, exc);
+		if (!e->h) {
 			free(msg);
 			return -ENOMEM;
 		}
 	} else {
-		kgc_handle_set(native_exc.h, exc);
+		kgc_handle_set(e->h, exc);
 	}
-	free(native_exc.msg);
-	native_exc.msg = msg;
-	native_exc.pending = true;
+	free(e->msg);
+	e->msg = msg;
+	e->pending = true;
 	return 0;
 }
 
 NATIVE_API kgc_obj kgc_native_exception(kgc_thread *t)
 {
-	if (native_exc.t != t || !native_exc.pending)
+	const struct native_exc *e = t ? t->native_exc : NULL;
+
+	if (!e || !e->pending)
 		return NULL;
-	return kgc_handle_get(native_exc.h);
+	return kgc_handle_get(e->h);
 }
 
 NATIVE_API const char *kgc_native_exception_message(kgc_thread *t)
 {
-	if (native_exc.t != t || !native_exc.pending)
+	const struct native_exc *e = t ? t->native_exc : NULL;
+
+	if (!e || !e->pending)
 		return NULL;
-	return native_exc.msg;
+	return e->msg;
 }
 
 NATIVE_API void kgc_native_exception_clear(kgc_thread *t)
 {
-	if (native_exc.t != t)
+	struct native_exc *e = t ? t->native_exc : NULL;
+
+	if (!e)
 		return;
-	if (native_exc.h)
-		kgc_handle_free(t, native_exc.h);
-	free(native_exc.msg);
-	native_exc.h = NULL;
-	native_exc.msg = NULL;
-	native_exc.pending = false;
-	native_exc.t = NULL;
+	if (e->h)
+		kgc_handle_free(t, e->h);
+	free(e->msg);
+	free(e);
+	t->native_exc = NULL;
 }

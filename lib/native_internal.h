@@ -130,6 +130,21 @@ enum native_call_kind {
 	NC_FFI,		/* anything else: prepared ffi_cif */
 };
 
+/*
+ * Which prepared entry (kgc_native_entry) fits a method: its public shape,
+ * regular or critical, and whether the direct stub applies (a register
+ * trampoline) or the entry goes through the generic invoker (libffi forced).
+ */
+enum native_entry_kind {
+	EK_NONE,	/* no prepared shape: kgc_native_call only */
+	EK_V_GENERIC,	/* static ()V through m->invoke */
+	EK_REG_V,	/* regular static ()V, direct */
+	EK_CRIT_V,	/* critical ()V, direct */
+	EK_L_I_GENERIC,	/* static (ref)I through m->invoke */
+	EK_REG_L_I,	/* regular static (ref)I, direct */
+	EK_CRIT_L_I,	/* critical ([X)I, direct */
+};
+
 struct kgc_method {
 	struct kgc_native_class *owner;
 	struct kgc_method *hnext;	/* registry hash chain */
@@ -141,6 +156,7 @@ struct kgc_method {
 
 	struct native_sig sig;
 	uint64_t shape;			/* fingerprint | flags << 60: picks the invoker */
+	uint8_t ekind;			/* enum native_entry_kind: kgc_native_entry's stub */
 
 	/* call plan */
 	native_invoker invoke;
@@ -214,7 +230,7 @@ kgc_jobject native_env_new_local(struct native_env *env, kgc_obj obj);
 /* Pops spilled local chunks (managed state). */
 void native_env_pop_locals(struct native_env *env);
 
-/* Pending exception of the calling thread after kgc_native_call (-EPROTO). */
+/* Sets the pending exception of t after a native call (-EPROTO); t->native_exc. */
 int native_exception_set(kgc_thread *t, kgc_obj exc, char *msg /* owned */);
 
 #endif

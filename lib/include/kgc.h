@@ -525,11 +525,60 @@ int kgc_native_load_library(kgc_heap *heap, const char *path);
 int kgc_native_call(kgc_thread *t, kgc_method *m, kgc_obj receiver,
 		    const union kgc_value *args, union kgc_value *result);
 
+/*
+ * Prepared entries: the per-method stub a runtime calls directly, the way a
+ * JIT calls the stub it bound for a native. kgc_native_entry(m, shape, &e)
+ * links m (like kgc_native_method_link) and returns in e a function typed
+ * for shape, selected once for m's kind (regular or critical) and plan, so
+ * that a call skips kgc_native_call's generic dispatch and argument vector:
+ * arguments and result travel in registers.
+ *
+ *  KGC_NATIVE_SHAPE_V    static ()V, regular or critical:
+ *                          rc = e.v(t, m);
+ *  KGC_NATIVE_SHAPE_L_I  static, one reference parameter, int result:
+ *                          rc = e.l_i(t, m, arg, &result);
+ *                        regular: any reference/array parameter - (L...;)I,
+ *                        ([I)I, ([[B)I; critical: one primitive array
+ *                        ([I)I, ([B)I, ... passed as (len, elements).
+ *
+ * kgc_native_entry returns 0; -EINVAL for a NULL argument, an unknown shape
+ * or a method of another shape (kgc_last_error says which shape the method
+ * has and which the caller asked for); -ENOENT if lazy lookup fails.
+ *
+ * An entry is called exactly like kgc_native_call: t managed, the method
+ * passed in m (any method of the entry's shape; NULL or a method of another
+ * shape is refused with -EINVAL before anything runs), same results (0,
+ * -EINVAL, -ENOENT if m was unregistered and lookup fails, -EPROTO for a
+ * pending exception), same GC guarantees: a
+ * critical native's array is pinned for the call even if no root holds it,
+ * the thread is in native state while the native runs, and it blocks on
+ * return while a collection is in progress. result may be NULL. On a
+ * checked heap (KGC_CHECK) the entries check arguments as kgc_native_call
+ * does. An entry stays valid until kgc_native_heap_release; it follows
+ * re-registration of m.
+ */
+enum kgc_native_shape {
+	KGC_NATIVE_SHAPE_V = 1,		/* static ()V */
+	KGC_NATIVE_SHAPE_L_I = 2,	/* static (reference)I */
+};
+
+union kgc_native_entry {
+	int (*v)(kgc_thread *t, kgc_method *m);
+	int (*l_i)(kgc_thread *t, kgc_method *m, kgc_obj arg, int32_t *result);
+};
+
+int kgc_native_entry(kgc_method *m, enum kgc_native_shape shape, union kgc_native_entry *out);
+
 /* The exception pending on t after -EPROTO (a raw kgc_obj), or NULL. */
 kgc_obj kgc_native_exception(kgc_thread *t);
 /* Its ThrowNew message, or NULL. Valid until cleared. */
 const char *kgc_native_exception_message(kgc_thread *t);
-/* Clears it (do so before kgc_thread_detach: it is held by a handle). */
+/*
+ * Clears it. The pending exception belongs to the kgc_thread, not to the OS
+ * thread running it: kgc_thread_detach clears it (from whichever OS thread
+ * detaches t), so a thread attached later never sees it and the object is
+ * no longer kept alive.
+ */
 void kgc_native_exception_clear(kgc_thread *t);
 
 /* Frees the heap's classes, methods and libraries; call before kgc_heap_destroy. */

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A critical native called through its prepared entry (kgc_native_entry,
+ * KGC_NATIVE_SHAPE_L_I) holds its array while another thread allocates and
+ * forces young and full collections: the collections complete during the
+ * call (the caller is in native state), the array neither moves nor
+ * changes while the native runs (pinned), also when nothing but the call
+ * references it, and the regular-native entry holding the array through
+ * the env's critical API behaves the same.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
+#include "native_test.h"
+
+#define TIMEOUT_MS 60000
+#define NGC 4
+#define N 1024
+
+static atomic_int running;	/* the native holds the array */
+static atomic_int gcs;		/* collections completed by the other thread */
+static atomic_int stop;
+static void *seen_elems;
+static int32_t seen_sum_before;
+
+static int wait_gcs(int ngc)
+{
+	int base = atomic_load(&gcs);
+
+	for (int ms = 0; ms < TIMEOUT_MS; ms++) {
+		if (atomic_load(&gcs) >= base + ngc + 1)
+			return 0;
+		usleep(1000);
+	}
+	return -1;
+}
+
+static int32_t sum(const int32_t *p, int32_t n)
+{
+	int32_t s = 0;
+
+	for (int32_t i = 0; i < n; i++)
+		s += p[i];
+	return s;
+}
+
+/* -1: collections did not complete; -2: the elements changed under us */
+static int32_t c_hold(int32_t len, int32_t *p)
+{
+	seen_elems = p;
+	seen_sum_before = sum(p, len);
+	atomic_store(&running, 1);
+	if (wait_gcs(NGC))
+		return -1;
+	atomic_store(&running, 0);
+	if (sum(p, len) != seen_sum_before)
+		return -2;
+	return seen_sum_before;
+}
+
+static int32_t r_hold(kgc_env *env, kgc_jclass c, kgc_jobject arr)
+{
+	size_t n;
+	int32_t *p = (*env)->GetPrimitiveArrayCritical(env, arr, &n);
+	int32_t s;
+
+	if (!p)
+		return -3;
+	s = c_hold((int32_t)n, p);
+	(*env)->ReleasePrimitiveArrayCritical(env, arr, p, 0);
+	return s;
+}
+
+static void *gc_thread(void *arg)
+{
+	kgc_thread *t;
+	struct kgc_frame f;
+	kgc_obj keep[1] = { NULL };
+
+	if (kgc_thread_attach(nt_heap, "gc", &t))
+		abort();
+	kgc_frame_push(t, &f, keep, 1, NULL);
+	while (!atomic_load(&stop)) {
+		if (!atomic_load(&running)) {
+			kgc_enter_native(t);
+			usleep(500);
+			kgc_leave_native(t);
+			continue;
+		}
+		for (int i = 0; i < 200; i++) {
+			kgc_obj o = kgc_alloc_array(t, KGC_TYPE_PRIM_ARRAY(KGC_PRIM_LONG), 64);
+
+			if (!o)
+				abort();
+			if (i % 50 == 0)
+				keep[0] = o;
+		}
+		if (kgc_collect(t, atomic_load(&gcs) % 2 ? KGC_GC_FULL : KGC_GC_YOUNG))
+			abort();
+		atomic_fetch_add(&gcs, 1);
+	}
+	kgc_frame_pop(t, &f);
+	kgc_thread_detach(t);
+	return NULL;
+}
+
+int main(void)
+{
+	struct kgc_stats st0, st1;
+	union kgc_native_entry ce, re;
+	struct kgc_frame f;
+	kgc_obj s[1];
+	kgc_method *cm, *rm;
+	int32_t want = 0, got;
+	pthread_t th;
+
+	setenv("KGC_POISON", "1", 0);
+	nt_setup();
+	cm = nt_reg("kgc/test/EntryGc", "hold", "([I)I", c_hold,
+		    KGC_NATIVE_STATIC | KGC_NATIVE_CRITICAL);
+	rm = nt_reg("kgc/test/EntryGc", "holdRegular", "([I)I", r_hold, KGC_NATIVE_STATIC);
+	T_ASSERT_EQ(kgc_native_entry(cm, KGC_NATIVE_SHAPE_L_I, &ce), 0);
+	T_ASSERT_EQ(kgc_native_entry(rm, KGC_NATIVE_SHAPE_L_I, &re), 0);
+	kgc_frame_push(nt_thread, &f, s, 1, NULL);
+	s[0] = kgc_alloc_array(nt_thread, KGC_TYPE_PRIM_ARRAY(KGC_PRIM_INT), N);
+	T_ASSERT(s[0]);
+	for (int i = 0; i < N; i++) {
+		((int32_t *)kgc_array_data(s[0]))[i] = i * 3 - 100;
+		want += i * 3 - 100;
+	}
+	T_ASSERT_EQ(pthread_create(&th, NULL, gc_thread, NULL), 0);
+
+	/* 0: critical entry, rooted array; 1: regular entry; 2: critical, unrooted */
+	for (int round = 0; round < 3; round++) {
+		kgc_obj arg = s[0];
+
+		if (round == 2) {
+			arg = kgc_alloc_array(nt_thread, KGC_TYPE_PRIM_ARRAY(KGC_PRIM_INT), N);
+			T_ASSERT(arg);
+			memcpy(kgc_array_data(arg), kgc_array_data(s[0]), N * sizeof(int32_t));
+		}
+		T_ASSERT_EQ(kgc_stats_get(nt_heap, &st0, sizeof(st0)), 0);
+		got = 0;
+		if (round == 1)
+			T_ASSERT_EQ(re.l_i(nt_thread, rm, arg, &got), 0);
+		else
+			T_ASSERT_EQ(ce.l_i(nt_thread, cm, arg, &got), 0);
+		if (got == -1)
+			T_FAIL("round %d: collections did not complete during the call", round);
+		if (got == -2)
+			T_FAIL("round %d: the array changed while the native held it", round);
+		T_ASSERT_EQ(got, want);
+		if (round < 2)	/* pinned: still where the native saw it */
+			T_ASSERT(kgc_array_data(s[0]) == seen_elems);
+		T_ASSERT_EQ(kgc_stats_get(nt_heap, &st1, sizeof(st1)), 0);
+		printf("round %d: %llu young + %llu full collections during the call, "
+		       "%llu regions failed evacuation (pinned)\n", round,
+		       (unsigned long long)(st1.young_gcs - st0.young_gcs),
+		       (unsigned long long)(st1.full_gcs - st0.full_gcs),
+		       (unsigned long long)(st1.evac_fail_pinned - st0.evac_fail_pinned));
+		T_ASSERT(st1.young_gcs + st1.full_gcs >= st0.young_gcs + st0.full_gcs + NGC);
+	}
+	atomic_store(&stop, 1);
+	kgc_enter_native(nt_thread);
+	T_ASSERT_EQ(pthread_join(th, NULL), 0);
+	kgc_leave_native(nt_thread);
+	T_ASSERT_EQ(kgc_stats_get(nt_heap, &st1, sizeof(st1)), 0);
+	T_ASSERT_EQ(st1.regions_pinned, 0);
+	T_ASSERT_EQ(kgc_collect(nt_thread, KGC_GC_FULL), 0);
+	T_ASSERT_EQ(sum(kgc_array_data(s[0]), N), want);
+	T_ASSERT_EQ(kgc_frame_pop(nt_thread, &f), 0);
+	nt_teardown();
+	puts("ok");
+	return 0;
+}
