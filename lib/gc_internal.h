@@ -461,6 +461,7 @@ void cm_chunk_give_back(struct kgc_heap *h, char *start, size_t size);
 void cm_thread_detach(struct kgc_thread *t);
 void verify_marking(struct kgc_heap *h);
 bool policy_start_mark(struct kgc_heap *h);
+bool policy_cycle_urgent(struct kgc_heap *h);
 
 /* alloc */
 void alloc_retire_tlab(struct kgc_thread *t);

@@ -317,7 +317,7 @@ static void clear_bits_range(struct kgc_heap *h, struct cmark *cm, char *lo, cha
 }
 
 /* Sweep until a yield request or done; true when every region is swept. */
-static bool sweep_work(struct kgc_heap *h, struct cmark *cm)
+static bool sweep_work(struct kgc_heap *h, struct cmark *cm, bool bounded)
 {
 	unsigned k = 0;
 
@@ -351,7 +351,7 @@ static bool sweep_work(struct kgc_heap *h, struct cmark *cm)
 				cm->dead = p;
 			}
 			cm->sweep_p = p + sz;
-			if ((++k % STEP_WORK) == 0 &&
+			if (bounded && (++k % STEP_WORK) == 0 &&
 			    atomic_load_explicit(&cm->yield_req, memory_order_relaxed))
 				return false;
 		}
@@ -416,7 +416,7 @@ static void *marker_main(void *arg)
 		} else {
 			uint64_t c0 = thread_cpu_ns();
 
-			if (sweep_work(h, cm))
+			if (sweep_work(h, cm, true))
 				cm->state = CM_SWEPT;
 			cm->sweep_cpu += thread_cpu_ns() - c0;
 		}
@@ -615,7 +615,7 @@ static void remark(struct kgc_heap *h, struct cmark *cm)
 	log_line(h, LOG_GC, "Remark: %lluM marked live in %u old/humongous regions",
 		 (unsigned long long)(marked >> 20), cm->nsweep);
 	if (!cm->started) {
-		sweep_work(h, cm);
+		sweep_work(h, cm, false);
 		cm->state = CM_SWEPT;
 	}
 }
@@ -684,6 +684,23 @@ const char *cm_after_young(struct kgc_heap *h)
 {
 	struct cmark *cm = h->cm;
 
+	if (cm->state != CM_IDLE && policy_cycle_urgent(h)) {
+		/*
+		 * Old space runs out before the cycle would end: finish it in this
+		 * pause (a degenerated cycle: longer pause, but no compaction)
+		 * rather than fall back to a full collection.
+		 */
+		if (cm->state == CM_MARKING)
+			mark_work(h, cm, false);
+		if (cm->state == CM_MARKING || cm->state == CM_REMARK_READY)
+			remark(h, cm);
+		if (cm->state == CM_SWEEPING) {
+			sweep_work(h, cm, false);
+			cm->state = CM_SWEPT;
+		}
+		cleanup(h, cm);
+		return "Degenerated Cycle";
+	}
 	switch (cm->state) {
 	case CM_SWEPT:
 		cleanup(h, cm);

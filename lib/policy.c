@@ -122,6 +122,18 @@ bool policy_should_full(struct kgc_heap *h)
 	return h->need_full || h->count[RT_FREE] + gaps < need;
 }
 
+/* During a concurrent cycle: would old space run out before it ends? Then
+ * the cycle is finished in the current pause (mark.c). */
+bool policy_cycle_urgent(struct kgc_heap *h)
+{
+	uint32_t need = h->young_target / 2 + reserve_regions(h);
+	uint32_t gaps = (uint32_t)((h->chunk_bytes / 2) >> h->region_shift);
+
+	if (need < 2)
+		need = 2;
+	return h->count[RT_FREE] + gaps < 2 * need;
+}
+
 #define IHOP_DEFAULT 35
 
 /* After a young collection: start a concurrent mark cycle? When old and
