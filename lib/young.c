@@ -349,51 +349,20 @@ static void maybe_donate(struct yworker *w)
 	pthread_mutex_unlock(&y->lock);
 }
 
-/* Start loading the objects o refers to (their headers decide what happens next). */
-static inline void prefetch_refs(struct kgc_heap *h, kgc_obj o)
-{
-	uint64_t hd = *obj_hdr(o);
-
-	if (hdr_kind(hd) == KIND_INSTANCE) {
-		const struct type_info *ti = type_get(h, hdr_type(hd));
-
-		for (uint32_t i = 0; i < ti->nrefs && i < 4; i++)
-			__builtin_prefetch(*(kgc_obj *)((char *)o + ti->ref_offsets[i]));
-	} else if (hdr_kind(hd) == KIND_REF_ARRAY) {
-		kgc_obj *s = kgc_array_data(o);
-		size_t n = kgc_array_length(o);
-
-		for (size_t i = 0; i < n && i < 4; i++)
-			__builtin_prefetch(s[i]);
-	}
-}
-
-#define PF_DEPTH 8	/* objects between prefetching their referents and scanning them */
-
 /*
- * Scanning an object mostly waits for the headers of the objects it refers
- * to (cache misses). Popped objects go through a small FIFO: their referents
- * are prefetched on entry and scanned PF_DEPTH objects later, so several
- * misses are in flight at once.
+ * Depth-first (LIFO) on purpose: objects are copied next to what they refer
+ * to, so a linked structure that dies later leaves one large gap for the
+ * sweep instead of many small ones (a FIFO of popped objects, tried for
+ * prefetching, interleaved lists and cut the reusable gap size by 5x).
  */
 static void drain_local(struct yworker *w)
 {
 	struct kgc_heap *h = w->y->h;
-	kgc_obj ring[PF_DEPTH];
-	unsigned k = 0, head = 0, n = 0;
+	unsigned k = 0;
 
-	while (w->len || n) {
-		kgc_obj o;
+	while (w->len) {
+		kgc_obj o = w->stack[--w->len];
 
-		if (w->len && n < PF_DEPTH) {
-			o = w->stack[--w->len];
-			prefetch_refs(h, o);
-			ring[(head + n++) % PF_DEPTH] = o;
-			continue;
-		}
-		o = ring[head];
-		head = (head + 1) % PF_DEPTH;
-		n--;
 		obj_iterate_refs(h, o, heap_slot, w);
 		if ((++k & 63) == 0)
 			maybe_donate(w);
