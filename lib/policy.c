@@ -188,12 +188,12 @@ void policy_young_pause(struct kgc_heap *h, uint64_t evac_ns)
 	if (h->last_copied >= MB) {
 		double c = (double)evac_ns / (double)h->last_copied;
 
-		h->ns_per_byte = h->ns_per_byte ? 0.7 * h->ns_per_byte + 0.3 * c : c;
+		h->ns_per_byte = h->ns_per_byte ? 0.5 * h->ns_per_byte + 0.5 * c : c;
 	}
 	{
 		double sv = (double)h->last_copied / (double)h->last_cset_bytes;
 
-		h->survival = h->survival ? 0.7 * h->survival + 0.3 * sv : sv;
+		h->survival = h->survival ? 0.5 * h->survival + 0.5 * sv : sv;
 	}
 	if (!h->ns_per_byte)
 		return;
