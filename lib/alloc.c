@@ -115,9 +115,12 @@ char *alloc_locked(struct kgc_thread *t, size_t size, size_t *zero)
 /*
  * Pre-touch: the next young collection copies into free regions; if they
  * were never backed, their page faults (and the kernel's clearing) land in
- * the pause. A mutator that just started a new eden region backs one fresh
- * free region (outside the lock and outside any pause) while fewer backed
- * free regions exist than the last collection needed.
+ * the pause. A mutator that started a new eden region backs one fresh free
+ * region at its next slow-path entry (holding no raw pointer then) while
+ * fewer backed free regions exist than the last collection needed. It does
+ * so in native state: first touches are slow (milliseconds per MiB in a
+ * VM) and a safepoint must not wait for them. The region is held as an
+ * empty old region marked RF_PRETOUCH, which no collection uses.
  */
 static void alloc_pretouch(struct kgc_thread *t)
 {
@@ -146,10 +149,14 @@ static void alloc_pretouch(struct kgc_thread *t)
 	r = &h->regions[fresh];
 	region_set_type(h, r, RT_OLD);
 	r->top = r->bottom;
+	r->flags |= RF_PRETOUCH;
 	pthread_mutex_unlock(&h->lock);
+	thread_set_native(t, TS_NATIVE);
 	for (char *p = r->bottom; p < r->end; p += 4096)
 		*(volatile char *)p = 0;
+	thread_to_managed(t);
 	pthread_mutex_lock(&h->lock);
+	r->flags &= ~RF_PRETOUCH;
 	region_free(h, r);	/* backed now: RF_ZEROED cleared */
 	pthread_mutex_unlock(&h->lock);
 }
@@ -162,6 +169,10 @@ static char *alloc_slow(struct kgc_thread *t, size_t size)
 	struct kgc_heap *h = t->heap;
 	bool hum = size >= h->humongous_threshold;
 
+	if (t->pretouch_pending) {
+		t->pretouch_pending = false;
+		alloc_pretouch(t);
+	}
 	for (int iter = 0; iter < 10000; iter++) {
 		char *p = NULL;
 		uint64_t epoch;
@@ -170,16 +181,13 @@ static char *alloc_slow(struct kgc_thread *t, size_t size)
 
 		if (unlikely(atomic_load_explicit(&h->poll_word, memory_order_acquire)))
 			sp_block(t);
-		bool pretouch;
-
 		pthread_mutex_lock(&h->lock);
 		h->eden_new_region = false;
 		p = alloc_locked(t, size, &zero);
-		pretouch = h->eden_new_region && h->tospace_need;
+		if (h->eden_new_region && h->tospace_need && p)
+			t->pretouch_pending = true;
 		epoch = atomic_load(&h->gc_count);
 		pthread_mutex_unlock(&h->lock);
-		if (pretouch && p)
-			alloc_pretouch(t);
 		if (!p) {
 			/* 0: another thread collected, 1: collected (p NULL: no room even after a
 			 * full collection), 2: collected and allocated, but lost the space to a

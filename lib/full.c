@@ -75,7 +75,7 @@ static void mark_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 static inline bool compactable(const struct region *r)
 {
 	return (r->type == RT_EDEN || r->type == RT_SURVIVOR || r->type == RT_OLD) &&
-	       !(r->flags & (RF_PINNED | RF_KPINNED));
+	       !(r->flags & (RF_PINNED | RF_KPINNED | RF_PRETOUCH));
 }
 
 /* New address of p (marked, in a compacted region). */

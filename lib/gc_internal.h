@@ -33,6 +33,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <kgc.h>
 
@@ -176,6 +177,7 @@ enum {
 	RF_PINNED = 1 << 4,	/* pinned at the start of this collection */
 	RF_KPINNED = 1 << 5,	/* pinned by the kernel (kmod PIN_QUERY) */
 	RF_ZEROED = 1 << 6,	/* never used since mapped/uncommitted: reads as zero */
+	RF_PRETOUCH = 1 << 7,	/* held (as an empty old region) while a mutator backs it */
 };
 enum fail_cause { FAIL_NONE = 0, FAIL_PINNED, FAIL_KPINNED, FAIL_ALLOC };
 
@@ -226,6 +228,7 @@ struct kgc_thread {
 	bool membarrier;		/* heap registered for membarrier */
 	char *heap_base;		/* copies for the critical fast path */
 	bool native_before_crit;	/* state to return to after the last release */
+	bool pretouch_pending;		/* back a fresh region at the next slow-path entry */
 	struct satb_buf *satb;		/* SATB log (mark.c) */
 	_Atomic uint64_t crit_gets;
 	uint64_t bytes_allocated;
@@ -381,6 +384,14 @@ void log_line(struct kgc_heap *h, unsigned mask, const char *fmt, ...) __attribu
 
 size_t heap_used_bytes(struct kgc_heap *h);
 uint64_t now_ns(void);
+/* CLOCK_REALTIME deadline ms from now (pthread_cond_timedwait) */
+static inline void timespec_after_ms(struct timespec *ts, unsigned ms)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_nsec += (long)ms * 1000000;
+	ts->tv_sec += ts->tv_nsec / 1000000000;
+	ts->tv_nsec %= 1000000000;
+}
 
 int cards_init(struct kgc_heap *h);
 void cards_clear_region(struct kgc_heap *h, struct region *r);

@@ -245,6 +245,17 @@ static void set_satb_active(struct kgc_heap *h, uint32_t on)
 
 /* ---------------------------------------------------------- the marker */
 
+/*
+ * The marker gets off the heap when a pause wants it (yield_req) and off
+ * the CPU as soon as a safepoint is requested (poll_word): on a small
+ * machine it would otherwise delay the threads the safepoint waits for.
+ */
+static inline bool must_yield(struct kgc_heap *h, struct cmark *cm)
+{
+	return atomic_load_explicit(&cm->yield_req, memory_order_relaxed) ||
+	       atomic_load_explicit(&h->poll_word, memory_order_relaxed);
+}
+
 /* Marking work until a yield request or no work; true when out of work. */
 static bool mark_work(struct kgc_heap *h, struct cmark *cm, bool bounded)
 {
@@ -253,8 +264,7 @@ static bool mark_work(struct kgc_heap *h, struct cmark *cm, bool bounded)
 	for (;;) {
 		while (cm->len) {
 			scan_obj(h, cm, cm->stack[--cm->len]);
-			if (bounded && (++k % STEP_WORK) == 0 &&
-			    atomic_load_explicit(&cm->yield_req, memory_order_relaxed))
+			if (bounded && (++k % STEP_WORK) == 0 && must_yield(h, cm))
 				return false;
 		}
 		struct satb_buf *b = satb_take(cm);
@@ -351,8 +361,7 @@ static bool sweep_work(struct kgc_heap *h, struct cmark *cm, bool bounded)
 				cm->dead = p;
 			}
 			cm->sweep_p = p + sz;
-			if (bounded && (++k % STEP_WORK) == 0 &&
-			    atomic_load_explicit(&cm->yield_req, memory_order_relaxed))
+			if (bounded && (++k % STEP_WORK) == 0 && must_yield(h, cm))
 				return false;
 		}
 		if (cm->sweep_live == 0 && tams == r->top) {
@@ -386,24 +395,24 @@ static void *marker_main(void *arg)
 
 	pthread_mutex_lock(&cm->lock);
 	for (;;) {
-		while (!cm->stop && (atomic_load(&cm->yield_req) ||
+		while (!cm->stop && (must_yield(h, cm) ||
 				     (cm->state != CM_MARKING && cm->state != CM_SWEEPING))) {
-			if (cm->state == CM_REMARK_READY && !atomic_load(&cm->yield_req)) {
-				/* keep draining SATB buffers so the remark pause stays short */
-				struct timespec ts;
+			struct timespec ts;
 
-				clock_gettime(CLOCK_REALTIME, &ts);
-				ts.tv_nsec += 2 * 1000 * 1000;
-				if (ts.tv_nsec >= 1000000000) {
-					ts.tv_sec++;
-					ts.tv_nsec -= 1000000000;
-				}
-				pthread_cond_timedwait(&cm->cond, &cm->lock, &ts);
-				if (!atomic_load(&cm->yield_req) && cm->state == CM_REMARK_READY)
-					mark_work(h, cm, true);
+			if (!must_yield(h, cm) && cm->state != CM_REMARK_READY) {
+				pthread_cond_wait(&cm->cond, &cm->lock);
 				continue;
 			}
-			pthread_cond_wait(&cm->cond, &cm->lock);
+			/*
+			 * A safepoint is being reached (give the CPU to the threads
+			 * it waits for), a pause runs, or marking waits for its
+			 * remark: look again shortly (draining SATB buffers in the
+			 * last case, so the remark pause stays short).
+			 */
+			timespec_after_ms(&ts, must_yield(h, cm) ? 1 : 2);
+			pthread_cond_timedwait(&cm->cond, &cm->lock, &ts);
+			if (!must_yield(h, cm) && cm->state == CM_REMARK_READY)
+				mark_work(h, cm, true);
 		}
 		if (cm->stop)
 			break;
@@ -419,12 +428,6 @@ static void *marker_main(void *arg)
 			if (sweep_work(h, cm, true))
 				cm->state = CM_SWEPT;
 			cm->sweep_cpu += thread_cpu_ns() - c0;
-		}
-		if (atomic_load(&cm->yield_req)) {
-			/* let the pause take the lock */
-			pthread_mutex_unlock(&cm->lock);
-			sched_yield();
-			pthread_mutex_lock(&cm->lock);
 		}
 	}
 	pthread_mutex_unlock(&cm->lock);

@@ -32,6 +32,7 @@ static void stop_world(struct kgc_heap *h, struct kgc_thread *self)
 	unsigned n = 0;
 	bool all;
 	uint64_t t0 = now_ns(), warned = 0;
+	const char *last = NULL;
 
 	atomic_store_explicit(&h->poll_word, 1, memory_order_seq_cst);
 	os_membarrier(h);
@@ -41,6 +42,7 @@ static void stop_world(struct kgc_heap *h, struct kgc_thread *self)
 		for (struct kgc_thread *t = h->threads; t; t = t->next)
 			if (t != self && atomic_load_explicit(&t->state, memory_order_seq_cst) == TS_MANAGED) {
 				all = false;
+				last = t->name;
 				if ((h->log_mask & LOG_SAFEPOINT) && now_ns() - t0 > (warned + 1) * 1000000000ull) {
 					warned++;
 					log_line(h, LOG_SAFEPOINT, "safepoint: still waiting for managed thread '%s' after %llus",
@@ -52,6 +54,8 @@ static void stop_world(struct kgc_heap *h, struct kgc_thread *self)
 		if (!all)
 			backoff(&n);
 	} while (!all);
+	log_line(h, LOG_SAFEPOINT, "safepoint: all threads stopped after %.3fms%s%s%s",
+		 (now_ns() - t0) / 1e6, last ? " (last: '" : "", last ? last : "", last ? "')" : "");
 }
 
 static void resume_world(struct kgc_heap *h)
@@ -159,12 +163,7 @@ static void gclocker_wait(struct kgc_heap *h)
 	while (atomic_load_explicit(&h->locker_count, memory_order_seq_cst)) {
 		struct timespec ts;
 
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 10 * 1000 * 1000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
+		timespec_after_ms(&ts, 10);
 		pthread_cond_timedwait(&h->locker_cond, &h->sp_lock, &ts);
 	}
 	pthread_mutex_unlock(&h->sp_lock);
