@@ -290,6 +290,7 @@ __attribute__((unused)) static void log_to_file(const char *name)
 
 #define MAX_PAUSES (1 << 16)
 static uint64_t pause_ns[MAX_PAUSES];
+static uint64_t pause_sync_ns[MAX_PAUSES];	/* time to safepoint before it (KGC_LOG=gc+safepoint), else 0 */
 static char pause_young[MAX_PAUSES];
 
 /* All pauses in log order; returns how many. */
@@ -302,12 +303,21 @@ __attribute__((unused)) static size_t parse_pauses(void)
 	fflush(stderr);
 	if (!(f = fopen(logpath, "r")))
 		return 0;
+	uint64_t sync = 0;
+
 	while (fgets(line, sizeof(line), f) && n < MAX_PAUSES) {
 		char *tok, *save;
 		int young = !!strstr(line, "Pause Young");
+		const char *sp = strstr(line, "all threads stopped after ");
 
+		if (sp) {
+			sync = (uint64_t)(atof(sp + strlen("all threads stopped after ")) * 1e6);
+			continue;
+		}
 		if (!young && !strstr(line, "Pause Full"))
 			continue;
+		pause_sync_ns[n] = sync;
+		sync = 0;
 		for (tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
 			size_t l = strlen(tok);
 

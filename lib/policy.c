@@ -122,8 +122,9 @@ bool policy_should_full(struct kgc_heap *h)
 	return h->need_full || h->count[RT_FREE] + gaps < need;
 }
 
-/* During a concurrent cycle: would old space run out before it ends? Then
- * the cycle is finished in the current pause (mark.c). */
+/* During a concurrent cycle: would the next young collection leave so little
+ * room that a full one follows (policy_should_full)? Then the cycle is
+ * finished in the current pause instead (mark.c). */
 bool policy_cycle_urgent(struct kgc_heap *h)
 {
 	uint32_t need = h->young_target / 2 + reserve_regions(h);
@@ -131,7 +132,7 @@ bool policy_cycle_urgent(struct kgc_heap *h)
 
 	if (need < 2)
 		need = 2;
-	return h->count[RT_FREE] + gaps < 2 * need;
+	return h->count[RT_FREE] + gaps < need + h->tospace_need + h->young_target / 4;
 }
 
 #define IHOP_DEFAULT 35
