@@ -467,6 +467,7 @@ bool cm_active(struct kgc_heap *h);
 bool cm_marking(struct kgc_heap *h);
 void cm_mark_black(struct kgc_heap *h, const void *p);
 bool cm_obj_dead(struct kgc_heap *h, const void *p);	/* swept-to-be garbage (verifier) */
+#define CM_CHUNK_MIN 128	/* smallest gap reused for promotion */
 bool cm_chunk_take(struct kgc_heap *h, size_t min, char **start, size_t *size);
 void cm_chunk_give_back(struct kgc_heap *h, char *start, size_t size);
 void cm_thread_detach(struct kgc_thread *t);

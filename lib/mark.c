@@ -17,7 +17,7 @@
  *                 logging stops. Unmarked objects below TAMS are dead.
  *   sweeping      the marker thread turns runs of dead objects into
  *                 fillers (block offset table updated) and records runs of
- *                 at least CHUNK_MIN bytes as free chunks.
+ *                 at least CM_CHUNK_MIN bytes as free chunks.
  *   cleanup       (pause) wholly dead regions and dead humongous objects
  *                 are freed, the chunks are handed to young collections as
  *                 promotion space.
@@ -36,7 +36,6 @@
 #include "gc_internal.h"
 
 #define SATB_CAP 1024		/* entries per buffer */
-#define CHUNK_MIN 128		/* smallest gap reused for promotion */
 #define STEP_WORK 512		/* objects between checks for a yield request */
 
 enum cm_state { CM_IDLE, CM_MARKING, CM_REMARK_READY, CM_SWEEPING, CM_SWEPT };
@@ -313,7 +312,7 @@ static void dead_run_end(struct kgc_heap *h, struct cmark *cm, struct region *r,
 	bot_record(h, r, cm->dead, n);
 	if (h->opt.poison && n > 16)
 		memset(cm->dead + 16, 0xde, n - 16);
-	if (n >= CHUNK_MIN)
+	if (n >= CM_CHUNK_MIN)
 		chunk_add(cm, cm->dead, n);
 	cm->dead = NULL;
 }
@@ -598,9 +597,13 @@ static void remark(struct kgc_heap *h, struct cmark *cm)
 	/* gaps of the last sweep still unused stay in use: marked, the sweep
 	 * keeps them whole (and does not list them twice) */
 	for (size_t k = 0; k < cm->nchunks; k++) {
-		size_t b = bit_of(h, cm->chunks[k].start);
+		char *c = cm->chunks[k].start;
+		size_t b = bit_of(h, c);
 
-		cm->bits[b / 64] |= 1ull << (b % 64);
+		/* gaps above TAMS (in regions that became old after the snapshot,
+		 * e.g. failed evacuation) are not swept: no bit there */
+		if (c < cm->tams[region_index(h, c)])
+			cm->bits[b / 64] |= 1ull << (b % 64);
 	}
 	if (h->opt.verify)
 		verify_marking(h);

@@ -670,6 +670,24 @@ static size_t fixup_failed(struct kgc_heap *h, struct region *r)
 	return live;
 }
 
+/*
+ * A region that failed evacuation becomes old in place; its dead objects
+ * (fillers now) are known dead already: promotion may reuse them at once
+ * rather than after the next concurrent sweep. Not in kernel-pinned regions:
+ * the kernel may hold pages of dead objects there.
+ */
+static void failed_gaps(struct kgc_heap *h, struct region *r)
+{
+	if (r->flags & RF_KPINNED)
+		return;
+	for (char *p = r->bottom; p < r->top; p += obj_size(p)) {
+		uint64_t hd = *obj_hdr(p);
+
+		if (hdr_kind(hd) == KIND_FILLER && obj_size_h(p, hd) >= CM_CHUNK_MIN)
+			cm_chunk_give_back(h, p, obj_size_h(p, hd));
+	}
+}
+
 void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 {
 	struct ygc y = { .h = h };
@@ -744,13 +762,20 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 			h->st.pinned_bytes += (size_t)(r->top - r->bottom);
 		if (r->flags & RF_CSET) {
 			if (r->flags & RF_FAILED) {
-				size_t live = fixup_failed(h, r);
+				size_t live, used = (size_t)(r->top - r->bottom);
 
+				/* the unused rest of the region is a gap like the dead objects */
+				if (r->top < r->end) {
+					obj_fill(r->top, (size_t)(r->end - r->top));
+					r->top = r->end;
+				}
+				live = fixup_failed(h, r);
 				fails[r->fail_cause]++;
 				*fail_mask |= 1u << r->fail_cause;
-				freed += (size_t)(r->top - r->bottom) - live;
+				freed += used > live ? used - live : 0;
 				region_set_type(h, r, RT_OLD);
 				bot_rebuild(h, r);
+				failed_gaps(h, r);
 				log_line(h, LOG_PIN, "region %u: evacuation failed (%s), %zuK live kept in place",
 					 i, r->fail_cause == FAIL_ALLOC ? "allocation" :
 					 r->fail_cause == FAIL_PINNED ? "pinned" : "kernel pinned", live >> 10);
