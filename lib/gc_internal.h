@@ -184,6 +184,7 @@ enum fail_cause { FAIL_NONE = 0, FAIL_PINNED, FAIL_KPINNED, FAIL_ALLOC };
 struct region {
 	char *bottom, *top, *end;
 	uint8_t type, flags, fail_cause, evac_alloc_failed;
+	uint8_t retained;	/* old after a pinned evacuation failure: evacuated once unpinned */
 	uint32_t hum_start;	/* humongous: index of the start region */
 	uint32_t hum_count;	/* start region: number of regions */
 	size_t live_bytes;	/* computed by collections */
@@ -470,6 +471,7 @@ bool cm_obj_dead(struct kgc_heap *h, const void *p);	/* swept-to-be garbage (ver
 #define CM_CHUNK_MIN 128	/* smallest gap reused for promotion */
 bool cm_chunk_take(struct kgc_heap *h, size_t min, char **start, size_t *size);
 void cm_chunk_give_back(struct kgc_heap *h, char *start, size_t size);
+void cm_chunks_drop_region(struct kgc_heap *h, uint32_t idx);
 void cm_thread_detach(struct kgc_thread *t);
 void verify_marking(struct kgc_heap *h);
 bool policy_start_mark(struct kgc_heap *h);

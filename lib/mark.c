@@ -312,7 +312,8 @@ static void dead_run_end(struct kgc_heap *h, struct cmark *cm, struct region *r,
 	bot_record(h, r, cm->dead, n);
 	if (h->opt.poison && n > 16)
 		memset(cm->dead + 16, 0xde, n - 16);
-	if (n >= CM_CHUNK_MIN)
+	/* a retained region is to be evacuated once unpinned: keep it sparse */
+	if (n >= CM_CHUNK_MIN && !r->retained)
 		chunk_add(cm, cm->dead, n);
 	cm->dead = NULL;
 }
@@ -809,6 +810,23 @@ void cm_chunk_give_back(struct kgc_heap *h, char *start, size_t size)
 
 	chunk_add_to(&cm->chunks, &cm->nchunks, &cm->chunks_cap, &cm->chunk_bytes,
 		     (struct chunk){ start, size });
+	h->chunk_bytes = cm->chunk_bytes;
+}
+
+/* A region is about to be evacuated and freed: forget its gaps. */
+void cm_chunks_drop_region(struct kgc_heap *h, uint32_t idx)
+{
+	struct cmark *cm = h->cm;
+	size_t k = 0;
+
+	for (size_t i = 0; i < cm->nchunks; i++) {
+		if (region_index(h, cm->chunks[i].start) == idx) {
+			cm->chunk_bytes -= cm->chunks[i].size;
+			continue;
+		}
+		cm->chunks[k++] = cm->chunks[i];
+	}
+	cm->nchunks = k;
 	h->chunk_bytes = cm->chunk_bytes;
 }
 

@@ -116,5 +116,6 @@ void region_free(struct kgc_heap *h, struct region *r)
 	r->fail_cause = FAIL_NONE;
 	r->hum_count = 0;
 	r->live_bytes = 0;
+	r->retained = 0;
 	cards_clear_region(h, r);
 }

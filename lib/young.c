@@ -26,6 +26,7 @@
  * workers take work that busy ones donate to a shared queue.
  */
 #define PLAB_SIZE (32 * 1024)
+#define RETAINED_PER_GC 4	/* formerly pinned regions evacuated per young GC */
 #define DONATE_MIN 64
 
 struct ygc;
@@ -311,14 +312,30 @@ static void root_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 		*slot = n;
 }
 
-/* A slot inside the heap: keep the card dirty if it still points to young. */
+/*
+ * Regions that failed evacuation because they were pinned stay old and
+ * "retained": every reference into them from another old region keeps its
+ * card dirty, so a later young collection can evacuate them once unpinned
+ * (JEP 423: retained as candidates, collected once unpinned) without
+ * remembered sets between old regions.
+ */
+static inline bool tracked_target(const struct region *r)
+{
+	return r->retained || ((r->flags & RF_FAILED) && r->fail_cause != FAIL_ALLOC);
+}
+
+/* A slot inside the heap: keep the card dirty if it still points to young
+ * (or to a retained region). */
 static void heap_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 {
 	kgc_obj o = *slot, n = process(ctx, o);
+	struct region *nr, *sr;
 
 	if (n != o)
 		*slot = n;
-	if (young_after(region_of(h, n)) && !young_after(region_of(h, slot)))
+	nr = region_of(h, n);
+	sr = region_of(h, slot);
+	if ((young_after(nr) && !young_after(sr)) || (tracked_target(nr) && nr != sr))
 		__atomic_store_n(card_for(h, slot), CARD_DIRTY, __ATOMIC_RELAXED);
 }
 
@@ -412,9 +429,14 @@ static void drain_all(struct yworker *w)
 static void card_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 {
 	struct yworker *w = ctx;
+	struct region *tr = region_of(h, *slot);
 
-	if (!(region_of(h, *slot)->flags & RF_CSET))
+	if (!(tr->flags & RF_CSET)) {
+		/* a retained region not collected now: the card stays dirty */
+		if (tracked_target(tr) && tr != region_of(h, slot))
+			__atomic_store_n(card_for(h, slot), CARD_DIRTY, __ATOMIC_RELAXED);
 		return;
+	}
 	if (unlikely(w->nslots == w->slots_cap)) {
 		size_t nc = w->slots_cap ? w->slots_cap * 2 : 4096;
 		kgc_obj **ns = realloc(w->slots, nc * sizeof(*ns));
@@ -692,6 +714,7 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 {
 	struct ygc y = { .h = h };
 	size_t freed = 0, copied = 0, promoted = 0, cset_bytes = 0;
+	uint32_t nretained = 0;
 	uint32_t fails[4] = { 0 }, tospace = 0;
 
 	y.old_list = malloc(h->nregions * sizeof(uint32_t));
@@ -729,6 +752,13 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 				r->fail_cause = (r->flags & RF_PINNED) ? FAIL_PINNED : FAIL_KPINNED;
 				(*npinned)++;
 			}
+		} else if (r->type == RT_OLD && r->retained && !(r->flags & (RF_PINNED | RF_KPINNED)) &&
+			   nretained < RETAINED_PER_GC && !cm_active(h)) {
+			/* unpinned since it failed evacuation: collect it now */
+			r->flags |= RF_CSET;
+			cset_bytes += (size_t)(r->top - r->bottom);
+			cm_chunks_drop_region(h, i);
+			nretained++;
 		} else if (r->type == RT_OLD || r->type == RT_HUM_START || r->type == RT_HUM_CONT) {
 			y.old_list[y.nold++] = i;
 			if (r->flags & (RF_PINNED | RF_KPINNED))
@@ -775,7 +805,10 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 				freed += used > live ? used - live : 0;
 				region_set_type(h, r, RT_OLD);
 				bot_rebuild(h, r);
-				failed_gaps(h, r);
+				if (r->fail_cause == FAIL_ALLOC)
+					failed_gaps(h, r);	/* reused in place */
+				else
+					r->retained = 1;	/* evacuated once unpinned */
 				log_line(h, LOG_PIN, "region %u: evacuation failed (%s), %zuK live kept in place",
 					 i, r->fail_cause == FAIL_ALLOC ? "allocation" :
 					 r->fail_cause == FAIL_PINNED ? "pinned" : "kernel pinned", live >> 10);
