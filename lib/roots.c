@@ -144,7 +144,9 @@ void roots_iterate_critical(struct kgc_heap *h, slot_fn fn, void *ctx)
 
 void obj_iterate_refs(struct kgc_heap *h, kgc_obj o, slot_fn fn, void *ctx)
 {
-	uint64_t hd = *obj_hdr(o);
+	/* atomic: during a parallel young GC another worker may CAS the header of
+	 * an object kept in place (evacuation failure) while this one scans it */
+	uint64_t hd = __atomic_load_n(obj_hdr(o), __ATOMIC_RELAXED);
 
 	switch (hdr_kind(hd)) {
 	case KIND_INSTANCE: {
@@ -175,7 +177,9 @@ void obj_iterate_refs(struct kgc_heap *h, kgc_obj o, slot_fn fn, void *ctx)
 /* Only the reference slots of o that lie in [lo, hi). */
 void obj_iterate_refs_range(struct kgc_heap *h, kgc_obj o, char *lo, char *hi, slot_fn fn, void *ctx)
 {
-	uint64_t hd = *obj_hdr(o);
+	/* atomic: during a parallel young GC another worker may CAS the header of
+	 * an object kept in place (evacuation failure) while this one scans it */
+	uint64_t hd = __atomic_load_n(obj_hdr(o), __ATOMIC_RELAXED);
 
 	switch (hdr_kind(hd)) {
 	case KIND_INSTANCE: {
