@@ -42,3 +42,14 @@ void fatal(const char *fmt, ...)
 	}
 	abort();
 }
+
+void *array_grow(void *p, size_t *cap, size_t elem, const char *what)
+{
+	size_t nc = *cap ? *cap * 2 : 4096;
+	void *n = realloc(p, nc * elem);
+
+	if (!n)
+		fatal("%s: out of memory (%zu entries)", what, nc);
+	*cap = nc;
+	return n;
+}

@@ -44,15 +44,8 @@ static void clear_bits(struct kgc_heap *h, struct region *r)
 
 static void mark_push(struct kgc_heap *h, kgc_obj o)
 {
-	if (unlikely(h->stack_len == h->stack_cap)) {
-		size_t nc = h->stack_cap ? h->stack_cap * 2 : 4096;
-		kgc_obj **ns = realloc(h->stack, nc * sizeof(*ns));
-
-		if (!ns)
-			fatal("full GC: out of memory for the mark stack (%zu entries)", nc);
-		h->stack = ns;
-		h->stack_cap = nc;
-	}
+	if (unlikely(h->stack_len == h->stack_cap))
+		h->stack = array_grow(h->stack, &h->stack_cap, sizeof(*h->stack), "full GC mark stack");
 	h->stack[h->stack_len++] = (kgc_obj *)o;
 }
 

@@ -46,6 +46,9 @@
 /* ------------------------------------------------------------------ errors */
 void err_set(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 _Noreturn void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Grow a collector work array (doubling from 4096 entries of elem bytes);
+ * running out of memory inside a collection is fatal, naming what. */
+void *array_grow(void *p, size_t *cap, size_t elem, const char *what);
 
 /* ----------------------------------------------------------------- objects */
 /*
@@ -469,8 +472,9 @@ bool cm_marking(struct kgc_heap *h);
 void cm_mark_black(struct kgc_heap *h, const void *p);
 bool cm_obj_dead(struct kgc_heap *h, const void *p);	/* swept-to-be garbage (verifier) */
 #define CM_CHUNK_MIN 128	/* smallest gap reused for promotion */
-bool cm_chunk_take(struct kgc_heap *h, size_t min, char **start, size_t *size);
-void cm_chunk_give_back(struct kgc_heap *h, char *start, size_t size);
+struct gap { char *start; size_t size; };	/* free space in an old region (a filler) */
+bool cm_chunk_take(struct kgc_heap *h, size_t min, struct gap *out);
+void cm_chunk_give_back(struct kgc_heap *h, struct gap g);
 void cm_chunks_drop_region(struct kgc_heap *h, uint32_t idx);
 void cm_thread_detach(struct kgc_thread *t);
 void verify_marking(struct kgc_heap *h);

@@ -47,8 +47,6 @@ struct satb_buf {
 	kgc_obj e[SATB_CAP];
 };
 
-struct chunk { char *start; size_t size; };
-
 struct cmark {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -72,11 +70,11 @@ struct cmark {
 	uint8_t *swept;			/* per region: SW_* */
 	uint32_t *empty, nempty;	/* swept, nothing live: freed at cleanup */
 	uint32_t *humdead, nhumdead;	/* dead humongous starts */
-	struct chunk *swept_chunks;	/* built by the sweep */
+	struct gap *swept_chunks;	/* built by the sweep */
 	size_t nswept, swept_cap, swept_bytes;
-	/* chunks young collections promote into */
-	struct chunk *chunks;
-	size_t nchunks, chunks_cap, chunk_bytes;
+	/* chunks young collections promote into (their bytes: h->chunk_bytes) */
+	struct gap *chunks;
+	size_t nchunks, chunks_cap;
 	/* cycle stats */
 	uint64_t t_start, marked_bytes;
 	uint64_t mark_cpu, sweep_cpu;	/* marker thread CPU time this cycle */
@@ -113,15 +111,8 @@ static inline void mark_ref(struct kgc_heap *h, struct cmark *cm, kgc_obj o)
 	if (cm->bits[b / 64] & m)
 		return;
 	cm->bits[b / 64] |= m;
-	if (unlikely(cm->len == cm->cap)) {
-		size_t nc = cm->cap ? cm->cap * 2 : 4096;
-		kgc_obj *ns = realloc(cm->stack, nc * sizeof(*ns));
-
-		if (!ns)
-			fatal("concurrent mark: out of memory for the mark stack (%zu entries)", nc);
-		cm->stack = ns;
-		cm->cap = nc;
-	}
+	if (unlikely(cm->len == cm->cap))
+		cm->stack = array_grow(cm->stack, &cm->cap, sizeof(*cm->stack), "concurrent mark stack");
 	cm->stack[cm->len++] = o;
 }
 
@@ -280,11 +271,11 @@ static bool mark_work(struct kgc_heap *h, struct cmark *cm, bool bounded)
 	}
 }
 
-static void chunk_add_to(struct chunk **v, size_t *n, size_t *cap, size_t *bytes, struct chunk c)
+static void chunk_add_to(struct gap **v, size_t *n, size_t *cap, size_t *bytes, struct gap c)
 {
 	if (*n == *cap) {
 		size_t nc = *cap ? *cap * 2 : 1024;
-		struct chunk *nv = realloc(*v, nc * sizeof(*nv));
+		struct gap *nv = realloc(*v, nc * sizeof(*nv));
 
 		if (!nv)
 			return;		/* the gap just stays a filler */
@@ -298,7 +289,7 @@ static void chunk_add_to(struct chunk **v, size_t *n, size_t *cap, size_t *bytes
 static void chunk_add(struct cmark *cm, char *start, size_t size)
 {
 	chunk_add_to(&cm->swept_chunks, &cm->nswept, &cm->swept_cap, &cm->swept_bytes,
-		     (struct chunk){ start, size });
+		     (struct gap){ start, size });
 }
 
 static void dead_run_end(struct kgc_heap *h, struct cmark *cm, struct region *r, char *end)
@@ -436,6 +427,13 @@ static void *marker_main(void *arg)
 
 /* ------------------------------------------------------------- pauses */
 
+/* No cycle: nothing anywhere is below TAMS. */
+static void tams_reset(struct kgc_heap *h, struct cmark *cm)
+{
+	for (uint32_t i = 0; i < h->nregions; i++)
+		cm->tams[i] = h->regions[i].bottom;
+}
+
 int cm_init(struct kgc_heap *h)
 {
 	struct cmark *cm = calloc(1, sizeof(*cm));
@@ -456,8 +454,7 @@ int cm_init(struct kgc_heap *h)
 		cm_destroy(h);
 		return -ENOMEM;
 	}
-	for (uint32_t i = 0; i < h->nregions; i++)
-		cm->tams[i] = h->regions[i].bottom;
+	tams_reset(h, cm);
 	pthread_mutex_init(&cm->lock, NULL);
 	pthread_cond_init(&cm->cond, NULL);
 	pthread_mutex_init(&cm->satb_lock, NULL);
@@ -536,13 +533,12 @@ void cm_abort(struct kgc_heap *h)
 		set_satb_active(h, 0);
 		drop_satb(h, cm);
 		cm->len = 0;
-		for (uint32_t i = 0; i < h->nregions; i++)
-			cm->tams[i] = h->regions[i].bottom;
+		tams_reset(h, cm);
 		cm->nswept = cm->swept_bytes = 0;
 		log_line(h, LOG_GC, "Concurrent Mark Abort");
 		cm->state = CM_IDLE;
 	}
-	cm->nchunks = cm->chunk_bytes = 0;
+	cm->nchunks = 0;
 	h->chunk_bytes = 0;
 }
 
@@ -643,7 +639,6 @@ static void cleanup(struct kgc_heap *h, struct cmark *cm)
 			continue;
 		}
 		freed += (size_t)(r->top - r->bottom);
-		cards_clear_region(h, r);
 		region_free(h, r);
 		nfreed++;
 	}
@@ -661,28 +656,25 @@ static void cleanup(struct kgc_heap *h, struct cmark *cm)
 			continue;
 		for (uint32_t j = s; j < s + n; j++) {
 			freed += (size_t)(h->regions[j].top - h->regions[j].bottom);
-			cards_clear_region(h, &h->regions[j]);
 			region_free(h, &h->regions[j]);
 		}
 		nhum++;
 	}
-	for (uint32_t i = 0; i < h->nregions; i++)
-		cm->tams[i] = h->regions[i].bottom;
+	tams_reset(h, cm);
 	/* hand the new gaps to promotion, after the old ones still unused */
 	for (size_t k = 0; k < cm->nswept; k++)
-		chunk_add_to(&cm->chunks, &cm->nchunks, &cm->chunks_cap, &cm->chunk_bytes,
+		chunk_add_to(&cm->chunks, &cm->nchunks, &cm->chunks_cap, &h->chunk_bytes,
 			     cm->swept_chunks[k]);
 	free(cm->swept_chunks);
 	cm->swept_chunks = NULL;
 	cm->nswept = cm->swept_cap = cm->swept_bytes = 0;
-	h->chunk_bytes = cm->chunk_bytes;
 	cm->cycles++;
 	h->st.bytes_freed += freed;
 	h->st.concurrent_cycles = cm->cycles;
 	log_line(h, LOG_GC, "Concurrent Cycle %.3fms (marker cpu: mark %.1fms, sweep %.1fms): %lluM marked "
 		 "live, freed %u regions + %u humongous (%zuM), %zuM reusable in %zu gaps",
 		 (now_ns() - cm->t_start) / 1e6, cm->mark_cpu / 1e6, cm->sweep_cpu / 1e6, (unsigned long long)(cm->marked_bytes >> 20), nfreed, nhum,
-		 freed >> 20, cm->chunk_bytes >> 20, cm->nchunks);
+		 freed >> 20, h->chunk_bytes >> 20, cm->nchunks);
 	cm->state = CM_IDLE;
 }
 
@@ -780,37 +772,33 @@ bool cm_obj_dead(struct kgc_heap *h, const void *p)
 }
 
 /* Young collection: take a gap of at least min bytes for old-space promotion. */
-bool cm_chunk_take(struct kgc_heap *h, size_t min, char **start, size_t *size)
+bool cm_chunk_take(struct kgc_heap *h, size_t min, struct gap *out)
 {
 	struct cmark *cm = h->cm;
 
 	while (cm->nchunks) {
-		struct chunk c = cm->chunks[cm->nchunks - 1];
+		struct gap c = cm->chunks[cm->nchunks - 1];
 
 		if (c.size < min)
 			return false;	/* keep it for smaller objects */
 		cm->nchunks--;
-		cm->chunk_bytes -= c.size;
-		h->chunk_bytes = cm->chunk_bytes;
+		h->chunk_bytes -= c.size;
 		/* the kernel may hold pages of dead objects (a registered buffer the
 		 * runtime dropped): never reuse space in a kernel-pinned region */
 		if (region_of(h, c.start)->flags & RF_KPINNED)
 			continue;
-		*start = c.start;
-		*size = c.size;
+		*out = c;
 		return true;
 	}
 	return false;
 }
 
-/* Young collection: a gap taken by cm_chunk_take but not used. */
-void cm_chunk_give_back(struct kgc_heap *h, char *start, size_t size)
+/* Young collection: a gap to promote into (taken but not used, or known dead). */
+void cm_chunk_give_back(struct kgc_heap *h, struct gap g)
 {
 	struct cmark *cm = h->cm;
 
-	chunk_add_to(&cm->chunks, &cm->nchunks, &cm->chunks_cap, &cm->chunk_bytes,
-		     (struct chunk){ start, size });
-	h->chunk_bytes = cm->chunk_bytes;
+	chunk_add_to(&cm->chunks, &cm->nchunks, &cm->chunks_cap, &h->chunk_bytes, g);
 }
 
 /* A region is about to be evacuated and freed: forget its gaps. */
@@ -821,13 +809,12 @@ void cm_chunks_drop_region(struct kgc_heap *h, uint32_t idx)
 
 	for (size_t i = 0; i < cm->nchunks; i++) {
 		if (region_index(h, cm->chunks[i].start) == idx) {
-			cm->chunk_bytes -= cm->chunks[i].size;
+			h->chunk_bytes -= cm->chunks[i].size;
 			continue;
 		}
 		cm->chunks[k++] = cm->chunks[i];
 	}
 	cm->nchunks = k;
-	h->chunk_bytes = cm->chunk_bytes;
 }
 
 /* KGC_VERIFY at remark: every object reachable from the roots that lies
@@ -846,12 +833,8 @@ static void vm_visit(struct kgc_heap *h, kgc_obj *slot, void *arg)
 	if (h->mark_bits[b / 64] >> (b % 64) & 1)
 		return;
 	h->mark_bits[b / 64] |= 1ull << (b % 64);
-	if (v->len == v->cap) {
-		v->cap = v->cap ? v->cap * 2 : 4096;
-		v->st = realloc(v->st, v->cap * sizeof(kgc_obj));
-		if (!v->st)
-			fatal("verify marking: out of memory");
-	}
+	if (v->len == v->cap)
+		v->st = array_grow(v->st, &v->cap, sizeof(*v->st), "verify (remark) stack");
 	v->st[v->len++] = o;
 }
 

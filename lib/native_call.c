@@ -833,38 +833,41 @@ reg_entry_call(kgc_thread *t, struct kgc_method *m, void *fn, bool one_ref, kgc_
 	return rc;
 }
 
-static int entry_reg_v(kgc_thread *t, kgc_method *m)
+/* The bound function of m if it is linked and its stub is ek; else NULL
+ * (the stub then takes the generic path, which also reports misuse). */
+static inline void *entry_fn(kgc_method *m, unsigned ek)
 {
 	void *fn;
 
 	if (unlikely(!m))
-		return entry_v_generic(t, m);
+		return NULL;
 	fn = __atomic_load_n(&m->fn, __ATOMIC_ACQUIRE);
-	if (unlikely(!fn || m->ekind != EK_REG_V))
+	return likely(fn && m->ekind == ek) ? fn : NULL;
+}
+
+static int entry_reg_v(kgc_thread *t, kgc_method *m)
+{
+	void *fn = entry_fn(m, EK_REG_V);
+
+	if (unlikely(!fn))
 		return entry_v_generic(t, m);
 	return reg_entry_call(t, m, fn, false, NULL, NULL);
 }
 
 static int entry_reg_l_i(kgc_thread *t, kgc_method *m, kgc_obj arg, int32_t *res)
 {
-	void *fn;
+	void *fn = entry_fn(m, EK_REG_L_I);
 
-	if (unlikely(!m))
-		return entry_l_i_generic(t, m, arg, res);
-	fn = __atomic_load_n(&m->fn, __ATOMIC_ACQUIRE);
-	if (unlikely(!fn || m->ekind != EK_REG_L_I))
+	if (unlikely(!fn))
 		return entry_l_i_generic(t, m, arg, res);
 	return reg_entry_call(t, m, fn, true, arg, res);
 }
 
 static int entry_crit_v(kgc_thread *t, kgc_method *m)
 {
-	void *fn;
+	void *fn = entry_fn(m, EK_CRIT_V);
 
-	if (unlikely(!m))
-		return entry_v_generic(t, m);
-	fn = __atomic_load_n(&m->fn, __ATOMIC_ACQUIRE);
-	if (unlikely(!fn || m->ekind != EK_CRIT_V))
+	if (unlikely(!fn))
 		return entry_v_generic(t, m);
 	thread_set_native(t, TS_NATIVE);
 	((void (*)(void))fn)();
@@ -882,14 +885,10 @@ static int entry_crit_l_i(kgc_thread *t, kgc_method *m, kgc_obj a, int32_t *res)
 {
 	struct crit_native_pin pin;
 	size_t len;
-	void *fn, *p;
+	void *fn = entry_fn(m, EK_CRIT_L_I), *p;
 	int32_t v;
 
-	if (unlikely(!m))
-		return entry_l_i_generic(t, m, a, res);
-	fn = __atomic_load_n(&m->fn, __ATOMIC_ACQUIRE);
-	if (unlikely(!fn || m->ekind != EK_CRIT_L_I || !a ||
-		     !(p = crit_native_enter(t, a, &len, &pin))))
+	if (unlikely(!fn || !a || !(p = crit_native_enter(t, a, &len, &pin))))
 		return entry_l_i_generic(t, m, a, res);
 	if (unlikely(len > INT32_MAX))
 		return crit_a1_i32_too_long(t, m, p, pin);

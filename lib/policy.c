@@ -110,16 +110,25 @@ bool policy_eden_available(struct kgc_heap *h)
 	return h->eden_regions < h->young_target && eden_budget(h) > 0;
 }
 
-/* After a young collection: is old space so full that the next one cannot work?
- * Swept gaps count as room for promotion (at half value: fragmentation). */
-bool policy_should_full(struct kgc_heap *h)
+/* Regions a young collection must find free (young size, reserve). */
+static uint32_t room_needed(struct kgc_heap *h)
 {
 	uint32_t need = h->young_target / 2 + reserve_regions(h);
-	uint32_t gaps = (uint32_t)((h->chunk_bytes / 2) >> h->region_shift);
 
-	if (need < 2)
-		need = 2;
-	return h->need_full || h->count[RT_FREE] + gaps < need;
+	return need < 2 ? 2 : need;
+}
+
+/* Free regions, swept gaps counted as room for promotion (at half value:
+ * fragmentation). */
+static uint32_t room_free(struct kgc_heap *h)
+{
+	return h->count[RT_FREE] + (uint32_t)((h->chunk_bytes / 2) >> h->region_shift);
+}
+
+/* After a young collection: is old space so full that the next one cannot work? */
+bool policy_should_full(struct kgc_heap *h)
+{
+	return h->need_full || room_free(h) < room_needed(h);
 }
 
 /* During a concurrent cycle: would the next young collection leave so little
@@ -127,12 +136,7 @@ bool policy_should_full(struct kgc_heap *h)
  * finished in the current pause instead (mark.c). */
 bool policy_cycle_urgent(struct kgc_heap *h)
 {
-	uint32_t need = h->young_target / 2 + reserve_regions(h);
-	uint32_t gaps = (uint32_t)((h->chunk_bytes / 2) >> h->region_shift);
-
-	if (need < 2)
-		need = 2;
-	return h->count[RT_FREE] + gaps < need + h->tospace_need + h->young_target / 4;
+	return room_free(h) < room_needed(h) + h->tospace_need + h->young_target / 4;
 }
 
 #define IHOP_DEFAULT 35

@@ -33,11 +33,9 @@ struct ygc;
 
 #define CHUNK_BATCH 32
 
-struct chunk_ref { char *start; size_t size; };
-
 struct yworker {
 	struct ygc *y;
-	struct chunk_ref chunks[CHUNK_BATCH];	/* swept gaps taken for promotion */
+	struct gap chunks[CHUNK_BATCH];	/* swept gaps taken for promotion */
 	unsigned nchunks;
 	kgc_obj *stack;
 	size_t len, cap;
@@ -71,15 +69,8 @@ struct ygc {
 
 static void push(struct yworker *w, kgc_obj o)
 {
-	if (unlikely(w->len == w->cap)) {
-		size_t nc = w->cap ? w->cap * 2 : 4096;
-		kgc_obj *ns = realloc(w->stack, nc * sizeof(*ns));
-
-		if (!ns)
-			fatal("young GC: out of memory for the work stack (%zu entries)", nc);
-		w->stack = ns;
-		w->cap = nc;
-	}
+	if (unlikely(w->len == w->cap))
+		w->stack = array_grow(w->stack, &w->cap, sizeof(*w->stack), "young GC work stack");
 	w->stack[w->len++] = o;
 }
 
@@ -162,7 +153,7 @@ static char *gc_alloc(struct yworker *w, size_t size, bool old)
 	if (old && w->nchunks) {
 		/* next gap from this worker's batch */
 		for (;;) {
-			struct chunk_ref c = w->chunks[--w->nchunks];
+			struct gap c = w->chunks[--w->nchunks];
 
 			if (c.size >= size) {
 				plab_retire(w, 1);
@@ -179,24 +170,21 @@ static char *gc_alloc(struct yworker *w, size_t size, bool old)
 	if (size > PLAB_SIZE / 4) {
 		p = region_carve(w, size, size, old, &got);
 	} else {
-		char *c;
+		struct gap c;
 
 		plab_retire(w, k);
 		/* promotion refills from swept gaps of old regions first, a batch
 		 * of them per lock round trip */
-		if (old && w->y->use_gaps && cm_chunk_take(w->y->h, size, &c, &got)) {
-			size_t batch = got;
+		if (old && w->y->use_gaps && cm_chunk_take(w->y->h, size, &c)) {
+			size_t batch = c.size;
 
-			w->plab_top[k] = c + size;
-			w->plab_end[k] = c + got;
+			w->plab_top[k] = c.start + size;
+			w->plab_end[k] = c.start + c.size;
 			while (w->nchunks < CHUNK_BATCH && batch < PLAB_SIZE &&
-			       cm_chunk_take(w->y->h, 1, &w->chunks[w->nchunks].start,
-					     &w->chunks[w->nchunks].size)) {
-				batch += w->chunks[w->nchunks].size;
-				w->nchunks++;
-			}
+			       cm_chunk_take(w->y->h, 1, &w->chunks[w->nchunks]))
+				batch += w->chunks[w->nchunks++].size;
 			pthread_mutex_unlock(&w->y->lock);
-			return c;
+			return c.start;
 		}
 		p = region_carve(w, size, PLAB_SIZE, old, &got);
 		if (p) {
@@ -334,8 +322,10 @@ static void heap_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 	if (n != o)
 		*slot = n;
 	nr = region_of(h, n);
+	if (!young_after(nr) && !tracked_target(nr))
+		return;
 	sr = region_of(h, slot);
-	if ((young_after(nr) && !young_after(sr)) || (tracked_target(nr) && nr != sr))
+	if (young_after(nr) ? !young_after(sr) : nr != sr)
 		__atomic_store_n(card_for(h, slot), CARD_DIRTY, __ATOMIC_RELAXED);
 }
 
@@ -437,15 +427,8 @@ static void card_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 			__atomic_store_n(card_for(h, slot), CARD_DIRTY, __ATOMIC_RELAXED);
 		return;
 	}
-	if (unlikely(w->nslots == w->slots_cap)) {
-		size_t nc = w->slots_cap ? w->slots_cap * 2 : 4096;
-		kgc_obj **ns = realloc(w->slots, nc * sizeof(*ns));
-
-		if (!ns)
-			fatal("young GC: out of memory for card slots (%zu entries)", nc);
-		w->slots = ns;
-		w->slots_cap = nc;
-	}
+	if (unlikely(w->nslots == w->slots_cap))
+		w->slots = array_grow(w->slots, &w->slots_cap, sizeof(*w->slots), "young GC card slots");
 	w->slots[w->nslots++] = slot;
 }
 
@@ -537,10 +520,8 @@ static void worker_run(struct yworker *w, bool first)
 	plab_retire(w, 1);
 	if (w->nchunks) {
 		pthread_mutex_lock(&y->lock);
-		while (w->nchunks) {
-			w->nchunks--;
-			cm_chunk_give_back(y->h, w->chunks[w->nchunks].start, w->chunks[w->nchunks].size);
-		}
+		while (w->nchunks)
+			cm_chunk_give_back(y->h, w->chunks[--w->nchunks]);
 		pthread_mutex_unlock(&y->lock);
 	}
 }
@@ -693,20 +674,18 @@ static size_t fixup_failed(struct kgc_heap *h, struct region *r)
 }
 
 /*
- * A region that failed evacuation becomes old in place; its dead objects
- * (fillers now) are known dead already: promotion may reuse them at once
- * rather than after the next concurrent sweep. Not in kernel-pinned regions:
- * the kernel may hold pages of dead objects there.
+ * A region whose evacuation failed for lack of to-space becomes old in
+ * place; its dead objects (fillers now) are known dead already: promotion
+ * may reuse them at once rather than after the next concurrent sweep.
+ * (Pinned regions are retained instead; cm_chunk_take skips kernel pins.)
  */
 static void failed_gaps(struct kgc_heap *h, struct region *r)
 {
-	if (r->flags & RF_KPINNED)
-		return;
 	for (char *p = r->bottom; p < r->top; p += obj_size(p)) {
 		uint64_t hd = *obj_hdr(p);
 
 		if (hdr_kind(hd) == KIND_FILLER && obj_size_h(p, hd) >= CM_CHUNK_MIN)
-			cm_chunk_give_back(h, p, obj_size_h(p, hd));
+			cm_chunk_give_back(h, (struct gap){ p, obj_size_h(p, hd) });
 	}
 }
 
@@ -779,7 +758,6 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 		free(w->stack);
 		free(w->slots);
 	}
-	h->st.pinned_bytes = 0;
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
 
@@ -788,8 +766,6 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 			r->fail_cause = FAIL_ALLOC;
 		}
 		r->evac_alloc_failed = 0;
-		if (r->flags & (RF_PINNED | RF_KPINNED))
-			h->st.pinned_bytes += (size_t)(r->top - r->bottom);
 		if (r->flags & RF_CSET) {
 			if (r->flags & RF_FAILED) {
 				size_t live, used = (size_t)(r->top - r->bottom);
