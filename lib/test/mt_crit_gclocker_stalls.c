@@ -13,7 +13,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
-#include "test.h"
+#include "tgc.h"
 #include "../gc_internal.h"
 
 static kgc_heap *heap;
@@ -45,16 +45,6 @@ static void *holder_main(void *arg)
 	return NULL;
 }
 
-static void *collector_main(void *arg)
-{
-	kgc_thread *t;
-
-	T_ASSERT_EQ(kgc_thread_attach(heap, "collector", &t), 0);
-	T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);
-	T_ASSERT_EQ(kgc_thread_detach(t), 0);
-	return NULL;
-}
-
 static void *reader_main(void *arg)
 {
 	kgc_obj y = NULL;
@@ -76,14 +66,16 @@ int main(void)
 	struct kgc_options o;
 	struct kgc_stats s;
 	pthread_t h, c, r;
+	struct t_gcreq gcreq;
 
 	T_ASSERT_EQ(kgc_options_init(&o), 0);
 	o.pin_mode = KGC_PIN_MODE_GCLOCKER;
 	o.max_heap = 64u << 20;
 	T_ASSERT_EQ(kgc_heap_create(&o, &heap), 0);
+	gcreq = (struct t_gcreq){ heap, KGC_GC_YOUNG, 1, 0 };	/* collector C: one young GC */
 	T_ASSERT_EQ(pthread_create(&h, NULL, holder_main, NULL), 0);
 	spin_until(&held);
-	T_ASSERT_EQ(pthread_create(&c, NULL, collector_main, NULL), 0);
+	T_ASSERT_EQ(pthread_create(&c, NULL, t_gc_thread, &gcreq), 0);
 	while (!atomic_load(&heap->locker_needs_gc))	/* the collection is pending */
 		sched_yield();
 	/* attached here (managed) so its state can be watched below */

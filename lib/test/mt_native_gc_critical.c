@@ -8,32 +8,12 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <unistd.h>
-#include "native_test.h"
+#include "nt_gc.h"
 
-#define TIMEOUT_MS 60000
 #define NGC 4
 #define N 1024
 
-static atomic_int running;		/* the native is inside its critical region */
-static atomic_int gcs;			/* collections completed by the other thread */
-static atomic_int stop;
 static void *seen_elems;
-
-/*
- * Waits for ngc + 1 collections completed after the native got going (one
- * may have finished just before without being counted yet).
- */
-static int wait_gcs(int ngc)
-{
-	int base = atomic_load(&gcs);
-
-	for (int ms = 0; ms < TIMEOUT_MS; ms++) {
-		if (atomic_load(&gcs) >= base + ngc + 1)
-			return 0;
-		usleep(1000);
-	}
-	return -1;
-}
 
 static int64_t sum(const int32_t *p, int32_t n)
 {
@@ -48,10 +28,10 @@ static int64_t sum(const int32_t *p, int32_t n)
 static int64_t c_long(int32_t len, int32_t *p, int32_t ngc)
 {
 	seen_elems = p;
-	atomic_store(&running, 1);
-	if (wait_gcs(ngc))
+	atomic_store(&nt_running, 1);
+	if (nt_wait_gcs(ngc))
 		return -1;
-	atomic_store(&running, 0);
+	atomic_store(&nt_running, 0);
 	return sum(p, len);
 }
 
@@ -65,49 +45,15 @@ static int64_t r_long(kgc_env *env, kgc_jclass c, kgc_jobject arr, int32_t ngc)
 	if (!p)
 		return -2;
 	seen_elems = p;
-	atomic_store(&running, 1);
-	if (wait_gcs(ngc)) {
+	atomic_store(&nt_running, 1);
+	if (nt_wait_gcs(ngc)) {
 		(*env)->ReleasePrimitiveArrayCritical(env, arr, p, 0);
 		return -1;
 	}
-	atomic_store(&running, 0);
+	atomic_store(&nt_running, 0);
 	s = sum(p, (int32_t)n);
 	(*env)->ReleasePrimitiveArrayCritical(env, arr, p, 0);
 	return s;
-}
-
-static void *gc_thread(void *arg)
-{
-	kgc_thread *t;
-	struct kgc_frame f;
-	kgc_obj keep[1] = { NULL };
-
-	if (kgc_thread_attach(nt_heap, "gc", &t))
-		abort();
-	kgc_frame_push(t, &f, keep, 1, NULL);
-	while (!atomic_load(&stop)) {
-		if (!atomic_load(&running)) {
-			kgc_enter_native(t);
-			usleep(500);
-			kgc_leave_native(t);
-			continue;
-		}
-		/* allocate (some survives) and collect, young and full alternately */
-		for (int i = 0; i < 200; i++) {
-			kgc_obj o = kgc_alloc_array(t, KGC_TYPE_PRIM_ARRAY(KGC_PRIM_LONG), 64);
-
-			if (!o)
-				abort();
-			if (i % 50 == 0)
-				keep[0] = o;
-		}
-		if (kgc_collect(t, atomic_load(&gcs) % 2 ? KGC_GC_FULL : KGC_GC_YOUNG))
-			abort();
-		atomic_fetch_add(&gcs, 1);
-	}
-	kgc_frame_pop(t, &f);
-	kgc_thread_detach(t);
-	return NULL;
 }
 
 int main(void)
@@ -131,7 +77,7 @@ int main(void)
 		((int32_t *)kgc_array_data(s[0]))[i] = i * 3 - 100;
 		want += i * 3 - 100;
 	}
-	T_ASSERT_EQ(pthread_create(&th, NULL, gc_thread, NULL), 0);
+	T_ASSERT_EQ(pthread_create(&th, NULL, nt_gc_thread, NULL), 0);
 
 	/*
 	 * round 0: critical native; 1: regular native + critical API; 2: critical
@@ -166,7 +112,7 @@ int main(void)
 		       (unsigned long long)(st1.evac_fail_pinned - st0.evac_fail_pinned));
 		T_ASSERT(st1.young_gcs + st1.full_gcs >= st0.young_gcs + st0.full_gcs + NGC);
 	}
-	atomic_store(&stop, 1);
+	atomic_store(&nt_stop, 1);
 	/* the other thread may be collecting: don't hold it up while joining */
 	kgc_enter_native(nt_thread);
 	T_ASSERT_EQ(pthread_join(th, NULL), 0);
