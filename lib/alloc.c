@@ -116,20 +116,23 @@ char *alloc_locked(struct kgc_thread *t, size_t size, size_t *zero)
  * Pre-touch: the next young collection copies into free regions; if they
  * were never backed, their page faults (and the kernel's clearing) land in
  * the pause. A mutator that started a new eden region backs one fresh free
- * region at its next slow-path entry (holding no raw pointer then) while
- * fewer backed free regions exist than the last collection needed. It does
- * so in native state: first touches are slow (milliseconds per MiB in a
- * VM) and a safepoint must not wait for them. The region is held as an
- * empty old region marked RF_PRETOUCH, which no collection uses.
+ * region while fewer backed free regions exist than the last collection
+ * needed. First touches are slow (milliseconds per MiB in a VM), so the
+ * work is paced: each slow-path entry backs one PRETOUCH_SLICE, in native
+ * state (a safepoint never waits for it), and gives way to a collection
+ * that starts meanwhile. Between slices the region is held as an empty old
+ * region marked RF_PRETOUCH, which no collection uses or frees.
  */
-static void alloc_pretouch(struct kgc_thread *t)
+#define PRETOUCH_SLICE	(256 * 1024)	/* bytes backed per slow-path entry */
+#define PRETOUCH_POLL	(64 * 1024)	/* check for a pending collection this often */
+
+/* h->lock held. Claims a fresh region to back, if one is wanted. */
+static struct region *pretouch_claim(struct kgc_heap *h)
 {
-	struct kgc_heap *h = t->heap;
 	uint32_t backed = 0;
 	long fresh = -1;
 	struct region *r;
 
-	pthread_mutex_lock(&h->lock);
 	for (uint32_t i = 0; i < h->nregions && backed <= h->tospace_need; i++) {
 		r = &h->regions[i];
 		if (r->type != RT_FREE)
@@ -141,24 +144,57 @@ static void alloc_pretouch(struct kgc_thread *t)
 			backed++;
 		}
 	}
-	if (backed > h->tospace_need || fresh < 0 || h->count[RT_FREE] < 2) {
-		pthread_mutex_unlock(&h->lock);
-		return;
-	}
-	/* hold it as an empty old region while touching (nothing to parse in it) */
+	if (backed > h->tospace_need || fresh < 0 || h->count[RT_FREE] < 2)
+		return NULL;
 	r = &h->regions[fresh];
 	region_set_type(h, r, RT_OLD);
 	r->top = r->bottom;
 	r->flags |= RF_PRETOUCH;
-	pthread_mutex_unlock(&h->lock);
-	thread_set_native(t, TS_NATIVE);
-	for (char *p = r->bottom; p < r->end; p += 4096)
-		*(volatile char *)p = 0;
-	thread_to_managed(t);
-	pthread_mutex_lock(&h->lock);
+	return r;
+}
+
+/* h->lock held: the region t was backing goes back to the free list. */
+void alloc_pretouch_end(struct kgc_thread *t)
+{
+	struct region *r = t->pt_region;
+
+	if (!r)
+		return;
 	r->flags &= ~RF_PRETOUCH;
-	region_free(h, r);	/* backed now: RF_ZEROED cleared */
-	pthread_mutex_unlock(&h->lock);
+	region_free(t->heap, r);	/* RF_ZEROED cleared: (partly) backed */
+	t->pt_region = NULL;
+}
+
+static void alloc_pretouch(struct kgc_thread *t)
+{
+	struct kgc_heap *h = t->heap;
+	char *p, *end;
+
+	if (!t->pt_region) {
+		pthread_mutex_lock(&h->lock);
+		t->pt_region = pretouch_claim(h);
+		pthread_mutex_unlock(&h->lock);
+		if (!t->pt_region)
+			return;
+		t->pt_next = t->pt_region->bottom;
+	}
+	p = t->pt_next;
+	end = p + PRETOUCH_SLICE < t->pt_region->end ? p + PRETOUCH_SLICE : t->pt_region->end;
+	thread_set_native(t, TS_NATIVE);
+	for (; p < end; p += 4096) {
+		/* a collection started: its workers need the CPUs more */
+		if (((uintptr_t)p & (PRETOUCH_POLL - 1)) == 0 &&
+		    atomic_load_explicit(&h->poll_word, memory_order_relaxed))
+			break;
+		*(volatile char *)p = 0;
+	}
+	thread_to_managed(t);
+	t->pt_next = p;
+	if (p == t->pt_region->end) {
+		pthread_mutex_lock(&h->lock);
+		alloc_pretouch_end(t);
+		pthread_mutex_unlock(&h->lock);
+	}
 }
 
 /* Slow path: refill the TLAB or allocate outside it; collect when needed.
@@ -169,7 +205,7 @@ static char *alloc_slow(struct kgc_thread *t, size_t size)
 	struct kgc_heap *h = t->heap;
 	bool hum = size >= h->humongous_threshold;
 
-	if (t->pretouch_pending) {
+	if (t->pretouch_pending || t->pt_region) {
 		t->pretouch_pending = false;
 		alloc_pretouch(t);
 	}

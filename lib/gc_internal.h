@@ -233,6 +233,8 @@ struct kgc_thread {
 	char *heap_base;		/* copies for the critical fast path */
 	bool native_before_crit;	/* state to return to after the last release */
 	bool pretouch_pending;		/* back a fresh region at the next slow-path entry */
+	struct region *pt_region;	/* region being backed (RF_PRETOUCH), pt_next: */
+	char *pt_next;			/* where the next slice starts (alloc.c) */
 	struct satb_buf *satb;		/* SATB log (mark.c) */
 	_Atomic uint64_t crit_gets;
 	uint64_t bytes_allocated;
@@ -483,6 +485,7 @@ bool policy_cycle_urgent(struct kgc_heap *h);
 
 /* alloc */
 void alloc_retire_tlab(struct kgc_thread *t);
+void alloc_pretouch_end(struct kgc_thread *t);	/* h->lock held */
 size_t alloc_gc_words(struct kgc_heap *h);
 
 #endif

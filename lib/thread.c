@@ -187,6 +187,7 @@ API int kgc_thread_detach(kgc_thread *t)
 	if (t->next)
 		t->next->prev = t->prev;
 	h->nthreads--;
+	alloc_pretouch_end(t);
 	cm_thread_detach(t);
 	h->st.bytes_allocated += t->bytes_allocated;
 	atomic_fetch_add(&h->critical_gets, atomic_load(&t->crit_gets));
