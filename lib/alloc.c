@@ -261,7 +261,7 @@ API kgc_obj kgc_alloc(kgc_thread *t, kgc_type_id type)
 	char *p;
 	size_t size;
 
-	if (unlikely(atomic_load_explicit(&t->state, memory_order_relaxed) != TS_MANAGED ||
+	if (unlikely(thread_state(t) != TS_MANAGED ||
 		     t->magic != THREAD_MAGIC) && !thread_check_managed(t, "kgc_alloc"))
 		return NULL;
 	if (unlikely(type >= atomic_load_explicit(&h->types.count, memory_order_acquire) ||
@@ -287,7 +287,7 @@ API kgc_obj kgc_alloc_array(kgc_thread *t, kgc_type_id type, size_t length)
 	size_t size;
 	char *p;
 
-	if (unlikely(atomic_load_explicit(&t->state, memory_order_relaxed) != TS_MANAGED ||
+	if (unlikely(thread_state(t) != TS_MANAGED ||
 		     t->magic != THREAD_MAGIC) && !thread_check_managed(t, "kgc_alloc_array"))
 		return NULL;
 	if (unlikely(type < 1 || type > KGC_TYPE_REF_ARRAY)) {

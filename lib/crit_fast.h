@@ -15,26 +15,25 @@
 
 static inline void pin_inc(struct kgc_thread *t, uint32_t idx)
 {
-	uint32_t r = atomic_load_explicit(&t->pc_region, memory_order_relaxed);
-	uint32_t c = atomic_load_explicit(&t->pc_count, memory_order_relaxed);
+	uint32_t r = __atomic_load_n(&t->pub.pc_region, __ATOMIC_RELAXED);
+	uint32_t c = __atomic_load_n(&t->pub.pc_count, __ATOMIC_RELAXED);
 
 	if (likely(r == idx)) {
-		atomic_store_explicit(&t->pc_count, c + 1, memory_order_relaxed);
+		__atomic_store_n(&t->pub.pc_count, c + 1, __ATOMIC_RELAXED);
 		return;
 	}
 	if (c)
 		atomic_fetch_add(region_pins(t->heap, r), c);
-	atomic_store_explicit(&t->pc_region, idx, memory_order_relaxed);
-	atomic_store_explicit(&t->pc_count, 1, memory_order_relaxed);
+	__atomic_store_n(&t->pub.pc_region, idx, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->pub.pc_count, 1, __ATOMIC_RELAXED);
 }
 
 static inline void pin_dec(struct kgc_thread *t, uint32_t idx)
 {
-	uint32_t c = atomic_load_explicit(&t->pc_count, memory_order_relaxed);
+	uint32_t c = kgc__pin_cached(&t->pub, idx);
 
-	if (likely(atomic_load_explicit(&t->pc_region, memory_order_relaxed) == idx && c)) {
-		/* release: the cleared critical entry is visible before the unpin */
-		atomic_store_explicit(&t->pc_count, c - 1, memory_order_release);
+	if (likely(c)) {
+		kgc__pin_dec_cached(&t->pub, c);
 		return;
 	}
 	atomic_fetch_sub(region_pins(t->heap, idx), 1);
@@ -42,20 +41,30 @@ static inline void pin_dec(struct kgc_thread *t, uint32_t idx)
 
 static inline uint32_t crit_region(struct kgc_thread *t, kgc_obj o)
 {
-	return (uint32_t)(((char *)o - t->heap_base) >> t->pub.region_shift);
-}
-
-/* Header bits that make o an unforwarded primitive array. */
-static inline bool crit_is_prim_array(kgc_obj o)
-{
-	return (*obj_hdr(o) & (HDR_TAG_MASK | (3ull << HDR_KIND_SHIFT))) ==
-	       ((uint64_t)KIND_PRIM_ARRAY << HDR_KIND_SHIFT);
+	return kgc__crit_region(&t->pub, o);
 }
 
 /*
- * What crit_native_enter hands to crit_native_exit: the pinned region and
- * the critical-stack entry, kept in registers across the call (both
- * functions are always inlined into the invoker).
+ * kgc.h's critical get fast path with any pin cache state (a miss switches
+ * the cache): kgc__crit_enter_ok, the pin, kgc__crit_push. *idx = the pinned
+ * region. NULL (nothing changed) if the fast path does not apply.
+ */
+static inline __attribute__((always_inline)) void *
+crit_enter_fast(struct kgc_thread *t, kgc_obj *ref, size_t *length, uint32_t *idx)
+{
+	kgc_obj o;
+
+	if (unlikely(!kgc__crit_enter_ok(&t->pub, ref, &o)))
+		return NULL;
+	*idx = crit_region(t, o);
+	pin_inc(t, *idx);
+	return kgc__crit_push(&t->pub, o, length);
+}
+
+/*
+ * What crit_native_enter hands to crit_native_exit: the pinned region, kept
+ * in a register across the call (both functions are always inlined into the
+ * invoker).
  */
 struct crit_native_pin {
 	uint32_t idx;		/* region index of the array */
@@ -64,7 +73,7 @@ struct crit_native_pin {
 /*
  * Critical natives (native_call.c). crit_native_enter(t, o, &len, &pin): t
  * managed, o a non-null object in no root. If the fast path applies (pin
- * mode, unchecked, o a primitive array, room on the critical stack): pins
+ * mode, unchecked, o a primitive array, no section open): pins
  * o's region through the pin cache, records o on the critical stack (a root
  * the collector sees as pinned), puts t in native state, stores the length
  * and returns the elements - plain loads and stores only. Else returns NULL
@@ -73,25 +82,7 @@ struct crit_native_pin {
 static inline __attribute__((always_inline)) void *
 crit_native_enter(struct kgc_thread *t, kgc_obj o, size_t *len, struct crit_native_pin *pin)
 {
-	uint32_t top;
-
-	if (unlikely(!t->crit_fast ||
-		     atomic_load_explicit(&t->state, memory_order_relaxed) != TS_MANAGED ||
-		     !crit_is_prim_array(o) ||
-		     (top = atomic_load_explicit(&t->crit_top, memory_order_relaxed)) == CRIT_MAX))
-		return NULL;
-	pin->idx = crit_region(t, o);
-	pin_inc(t, pin->idx);
-	t->crit_open = 1;	/* managed: no section was open */
-	t->native_before_crit = false;
-	atomic_store_explicit(&t->crit[top].obj, o, memory_order_relaxed);
-	atomic_store_explicit(&t->crit_top, top + 1, memory_order_release);
-	atomic_store_explicit(&t->crit_gets,
-			      atomic_load_explicit(&t->crit_gets, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
-	*len = kgc_array_length(o);
-	thread_set_native(t, TS_NATIVE);
-	return kgc_array_data(o);
+	return crit_enter_fast(t, &o, len, &pin->idx);
 }
 
 void crit_native_exit_slow(struct kgc_thread *t, kgc_obj o);	/* critical.c */
@@ -100,33 +91,19 @@ void crit_native_exit_slow(struct kgc_thread *t, kgc_obj o);	/* critical.c */
  * crit_native_exit(t, o, pin): after a successful crit_native_enter of o, t
  * in native state. Back to managed (blocking while a collection runs: the
  * array is still pinned and rooted), then drops the root and the pin.
- * Everything but the common case (a collection pending, no membarrier,
- * sections the native left open or closed) is in crit_native_exit_slow.
+ * Everything but the common case (a collection pending, sections the native
+ * left open or closed, the pin no longer in the pin cache) is in
+ * crit_native_exit_slow.
  */
 static inline __attribute__((always_inline)) void
 crit_native_exit(struct kgc_thread *t, kgc_obj o, struct crit_native_pin pin)
 {
-	uint32_t top = atomic_load_explicit(&t->crit_top, memory_order_relaxed);
-
-	/* ours is the one live entry and the innermost */
-	if (unlikely(t->crit_open != 1 || !top || !t->membarrier ||
-		     atomic_load_explicit(&t->crit[top - 1].obj, memory_order_relaxed) != o)) {
+	/* ours is the one open section (crit_open was 0 at enter) */
+	if (unlikely(!kgc__crit_exit_ok(&t->pub, o, pin.idx) || !kgc__to_managed(&t->pub))) {
 		crit_native_exit_slow(t, o);
 		return;
 	}
-	/* thread_to_managed, the membarrier way (see thread.c) */
-	atomic_store_explicit(&t->state, TS_MANAGED, memory_order_relaxed);
-	atomic_signal_fence(memory_order_seq_cst);
-	if (unlikely(atomic_load_explicit((_Atomic uint32_t *)t->pub.poll_word,
-					  memory_order_seq_cst))) {
-		crit_native_exit_slow(t, o);
-		return;
-	}
-	/* every entry below ours is released (crit_open was 0 at enter) */
-	atomic_store_explicit(&t->crit[top - 1].obj, NULL, memory_order_relaxed);
-	atomic_store_explicit(&t->crit_top, 0, memory_order_relaxed);
-	t->crit_open = 0;
-	pin_dec(t, pin.idx);
+	kgc__crit_pop(&t->pub);
 }
 
 /* Test hook (critical.c): the kernel pin query of h's next ngcs collections

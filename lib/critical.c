@@ -17,20 +17,24 @@
  */
 #include <errno.h>
 #include <string.h>
-#include "crit_fast.h"
 
 #define API __attribute__((visibility("default")))
+/* kgc.h's inline kgc_critical_get/_release become this file's exported
+ * definitions (before any include: crit_fast.h -> gc_internal.h -> kgc.h) */
+#define KGC_INLINE API
 
-#define RELAXED memory_order_relaxed
+#include "crit_fast.h"
+
+#define RELAXED __ATOMIC_RELAXED
 
 /* Managed state only. */
 void pin_flush_cache(struct kgc_thread *t)
 {
-	uint32_t c = atomic_load_explicit(&t->pc_count, RELAXED);
+	uint32_t c = __atomic_load_n(&t->pub.pc_count, RELAXED);
 
 	if (c) {
-		atomic_fetch_add(region_pins(t->heap, atomic_load_explicit(&t->pc_region, RELAXED)), c);
-		atomic_store_explicit(&t->pc_count, 0, RELAXED);
+		atomic_fetch_add(region_pins(t->heap, __atomic_load_n(&t->pub.pc_region, RELAXED)), c);
+		__atomic_store_n(&t->pub.pc_count, 0, RELAXED);
 	}
 }
 
@@ -72,8 +76,8 @@ void pins_compute(struct kgc_heap *h)
 		log_line(h, LOG_PIN, "kernel pin query failed (%s): all %u regions in use treated as kernel-pinned",
 			 strerror(-kp), nused);
 	for (struct kgc_thread *t = h->threads; t; t = t->next) {
-		uint32_t c = atomic_load_explicit(&t->pc_count, memory_order_acquire);
-		uint32_t r = atomic_load_explicit(&t->pc_region, memory_order_acquire);
+		uint32_t c = __atomic_load_n(&t->pub.pc_count, __ATOMIC_ACQUIRE);
+		uint32_t r = __atomic_load_n(&t->pub.pc_region, __ATOMIC_ACQUIRE);
 
 		if (c && r < h->nregions)
 			h->regions[r].flags |= RF_PINNED;
@@ -173,7 +177,7 @@ static __attribute__((noinline)) void *critical_get_slow(struct kgc_thread *t, k
 	uint64_t hd;
 
 	thread_check(t, "kgc_critical_get");
-	if (atomic_load_explicit(&t->state, RELAXED) != TS_MANAGED) {
+	if (thread_state(t) != TS_MANAGED) {
 		/* nested (or from native state): become managed so nothing moves under us */
 		was_native = true;
 		thread_to_managed(t);
@@ -187,19 +191,19 @@ static __attribute__((noinline)) void *critical_get_slow(struct kgc_thread *t, k
 	if (hdr_kind(hd) != KIND_PRIM_ARRAY || (hd & HDR_TAG_MASK) ||
 	    (t->pub.checked && !type_valid(h, hdr_type(hd))))
 		return crit_fail(t, was_native, EINVAL, "not a primitive array", o);
-	top = atomic_load_explicit(&t->crit_top, RELAXED);
+	top = __atomic_load_n(&t->pub.crit_top, RELAXED);
 	if (top == CRIT_MAX) {
 		uint32_t j = 0;
 
 		/* managed: no collection is reading the stack; squeeze released slots */
 		for (uint32_t i = 0; i < top; i++) {
-			kgc_obj e = atomic_load_explicit(&t->crit[i].obj, RELAXED);
+			kgc_obj e = __atomic_load_n(&t->crit[i], RELAXED);
 
 			if (e)
-				atomic_store_explicit(&t->crit[j++].obj, e, RELAXED);
+				__atomic_store_n(&t->crit[j++], e, RELAXED);
 		}
 		top = j;
-		atomic_store_explicit(&t->crit_top, top, memory_order_release);
+		__atomic_store_n(&t->pub.crit_top, top, __ATOMIC_RELEASE);
 		if (top == CRIT_MAX)
 			return crit_fail(t, was_native, ENOSPC, "too many nested critical sections", o);
 	}
@@ -210,40 +214,29 @@ static __attribute__((noinline)) void *critical_get_slow(struct kgc_thread *t, k
 	} else {
 		pin_inc(t, crit_region(t, o));
 	}
-	if (t->crit_open == 0)
-		t->native_before_crit = was_native;
-	atomic_store_explicit(&t->crit[top].obj, o, RELAXED);
-	atomic_store_explicit(&t->crit_top, top + 1, memory_order_release);
-	t->crit_open++;
-	atomic_store_explicit(&t->crit_gets, atomic_load_explicit(&t->crit_gets, RELAXED) + 1, RELAXED);
+	if (t->pub.crit_open == 0)
+		t->pub.native_before_crit = was_native;
+	__atomic_store_n(&t->crit[top], o, RELAXED);
+	__atomic_store_n(&t->pub.crit_top, top + 1, __ATOMIC_RELEASE);
+	t->pub.crit_open++;
+	__atomic_store_n(&t->pub.crit_gets, __atomic_load_n(&t->pub.crit_gets, RELAXED) + 1, RELAXED);
 	if (length)
 		*length = kgc_array_length(o);
 	thread_set_native(t, TS_NATIVE);
 	return kgc_array_data(o);
 }
 
-API void *kgc_critical_get(kgc_thread *t, kgc_obj *ref, size_t *length)
+/*
+ * Everything kgc.h's inline kgc_critical_get does not do: a pin cache miss
+ * on its fast path (switched here), else the general path (nesting, from
+ * native state, GCLocker, checked mode, misuse).
+ */
+API void *kgc__critical_get_slow(kgc_thread *t, kgc_obj *ref, size_t *length)
 {
-	kgc_obj o;
-	uint32_t top;
+	uint32_t idx;
+	void *p = crit_enter_fast(t, ref, length, &idx);
 
-	/* fast path: managed thread, unchecked pin mode, a primitive array, room on the stack */
-	if (unlikely(!t->crit_fast || atomic_load_explicit(&t->state, RELAXED) != TS_MANAGED ||
-		     !ref || !(o = *ref) ||
-		     !crit_is_prim_array(o) ||
-		     (top = atomic_load_explicit(&t->crit_top, RELAXED)) == CRIT_MAX))
-		return critical_get_slow(t, ref, length);
-	pin_inc(t, crit_region(t, o));
-	/* managed state here means no section is open: this is the outermost one */
-	t->crit_open = 1;
-	t->native_before_crit = false;
-	atomic_store_explicit(&t->crit[top].obj, o, RELAXED);
-	atomic_store_explicit(&t->crit_top, top + 1, memory_order_release);
-	atomic_store_explicit(&t->crit_gets, atomic_load_explicit(&t->crit_gets, RELAXED) + 1, RELAXED);
-	if (length)
-		*length = kgc_array_length(o);
-	thread_set_native(t, TS_NATIVE);
-	return kgc_array_data(o);
+	return likely(p) ? p : critical_get_slow(t, ref, length);
 }
 
 static int rel_fail(struct kgc_thread *t, const char *msg, kgc_obj o, void *elems)
@@ -258,23 +251,29 @@ static int rel_fail(struct kgc_thread *t, const char *msg, kgc_obj o, void *elem
 
 static void release_entry(struct kgc_thread *t, uint32_t i, uint32_t top)
 {
-	kgc_obj e = atomic_load_explicit(&t->crit[i].obj, RELAXED);
+	kgc_obj e = __atomic_load_n(&t->crit[i], RELAXED);
 
 	/* clear the root first, then unpin: a collection never sees a held,
 	 * unpinned array */
-	atomic_store_explicit(&t->crit[i].obj, NULL, memory_order_release);
+	__atomic_store_n(&t->crit[i], NULL, __ATOMIC_RELEASE);
 	if (t->gclocker)
 		gclocker_exit(t);
 	else
 		pin_dec(t, crit_region(t, e));
-	while (top > 0 && !atomic_load_explicit(&t->crit[top - 1].obj, RELAXED))
+	while (top > 0 && !__atomic_load_n(&t->crit[top - 1], RELAXED))
 		top--;
-	atomic_store_explicit(&t->crit_top, top, memory_order_release);
-	if (--t->crit_open == 0 && !t->native_before_crit)
+	__atomic_store_n(&t->pub.crit_top, top, __ATOMIC_RELEASE);
+	if (--t->pub.crit_open == 0 && !t->pub.native_before_crit)
 		thread_to_managed(t);
 }
 
-static __attribute__((noinline)) int critical_release_slow(struct kgc_thread *t, kgc_obj *ref, void *elems)
+/*
+ * Everything kgc.h's inline kgc_critical_release does not do: GCLocker and
+ * checked mode, nested or overlapping sections, a pin not in the pin cache,
+ * misuse; and the release that found a collection pending when it made t
+ * managed again (thread_to_managed then blocks).
+ */
+API __attribute__((noinline)) int kgc__critical_release_slow(kgc_thread *t, kgc_obj *ref, void *elems)
 {
 	uint32_t top, i;
 	kgc_obj o;
@@ -282,53 +281,24 @@ static __attribute__((noinline)) int critical_release_slow(struct kgc_thread *t,
 
 	thread_check(t, "kgc_critical_release");
 	o = ref ? *ref : NULL;
-	top = atomic_load_explicit(&t->crit_top, RELAXED);
+	top = __atomic_load_n(&t->pub.crit_top, RELAXED);
 	for (i = top; i-- > 0;) {
-		kgc_obj e = atomic_load_explicit(&t->crit[i].obj, RELAXED);
+		kgc_obj e = __atomic_load_n(&t->crit[i], RELAXED);
 
 		if (e && kgc_array_data(e) == elems && (e == o || !o)) {
 			release_entry(t, i, top);
 			return 0;
 		}
 	}
-	if (!t->crit_open)
+	if (!t->pub.crit_open)
 		return rel_fail(t, "release without a matching critical_get", o, elems);
 	for (uint32_t k = 0; k < top; k++)
-		if (o && atomic_load_explicit(&t->crit[k].obj, RELAXED) == o)
+		if (o && __atomic_load_n(&t->crit[k], RELAXED) == o)
 			same_array = true;
 	if (same_array)
 		return rel_fail(t, "released pointer is not the one critical_get returned for this array",
 				o, elems);
 	return rel_fail(t, "release without a matching critical_get (array not held)", o, elems);
-}
-
-API int kgc_critical_release(kgc_thread *t, kgc_obj *ref, void *elems, int mode)
-{
-	uint32_t top;
-	kgc_obj o;
-
-	(void)mode;
-	/* fast path: the innermost section, pin mode */
-	if (unlikely(!t->crit_fast || !ref ||
-		     (top = atomic_load_explicit(&t->crit_top, RELAXED)) == 0))
-		return critical_release_slow(t, ref, elems);
-	o = *ref;
-	if (unlikely(atomic_load_explicit(&t->crit[top - 1].obj, RELAXED) != o || !o ||
-		     kgc_array_data(o) != elems))
-		return critical_release_slow(t, ref, elems);
-	atomic_store_explicit(&t->crit[top - 1].obj, NULL, memory_order_release);
-	pin_dec(t, crit_region(t, o));
-	if (unlikely(top > 1 && !atomic_load_explicit(&t->crit[top - 2].obj, RELAXED))) {
-		top--;
-		while (top > 0 && !atomic_load_explicit(&t->crit[top - 1].obj, RELAXED))
-			top--;
-		atomic_store_explicit(&t->crit_top, top, memory_order_release);
-	} else {
-		atomic_store_explicit(&t->crit_top, top - 1, memory_order_release);
-	}
-	if (--t->crit_open == 0 && !t->native_before_crit)
-		thread_to_managed(t);
-	return 0;
 }
 
 /*
@@ -338,17 +308,17 @@ API int kgc_critical_release(kgc_thread *t, kgc_obj *ref, void *elems, int mode)
 void crit_native_exit_slow(struct kgc_thread *t, kgc_obj o)
 {
 	void *elems = kgc_array_data(o);
-	uint32_t top = atomic_load_explicit(&t->crit_top, RELAXED);
+	uint32_t top = __atomic_load_n(&t->pub.crit_top, RELAXED);
 
-	if (t->crit_open != 1 || !top || atomic_load_explicit(&t->crit[top - 1].obj, RELAXED) != o) {
+	if (t->pub.crit_open != 1 || !top || __atomic_load_n(&t->crit[top - 1], RELAXED) != o) {
 		/* the native left sections of its own open */
 		kgc_critical_release(t, &o, elems, KGC_CRITICAL_COMMIT);
 		return;
 	}
 	thread_to_managed(t);
-	atomic_store_explicit(&t->crit[top - 1].obj, NULL, RELAXED);
-	atomic_store_explicit(&t->crit_top, 0, RELAXED);
-	t->crit_open = 0;
+	__atomic_store_n(&t->crit[top - 1], NULL, RELAXED);
+	__atomic_store_n(&t->pub.crit_top, 0, RELAXED);
+	t->pub.crit_open = 0;
 	pin_dec(t, crit_region(t, o));
 }
 

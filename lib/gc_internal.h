@@ -200,12 +200,10 @@ long region_alloc_contig(struct kgc_heap *h, uint32_t n);	/* index or -1 */
 void region_free(struct kgc_heap *h, struct region *r);
 
 /* ---------------------------------------------------------------- threads */
-enum thread_state { TS_MANAGED = 0, TS_NATIVE = 1, TS_BLOCKED = 2 };
+/* t->pub.state; kgc.h's inline critical fast path uses the same values */
+enum thread_state { TS_MANAGED = KGC__TS_MANAGED, TS_NATIVE = KGC__TS_NATIVE, TS_BLOCKED = 2 };
 
 #define CRIT_MAX 64
-struct crit_entry {
-	_Atomic(kgc_obj) obj;	/* NULL = released slot; elements at kgc_array_data(obj) */
-};
 
 #define THREAD_MAGIC 0x6b677474u
 #define THREAD_DEAD 0xdeadbeefu
@@ -215,33 +213,55 @@ struct kgc_thread {
 	struct kgc_thread_pub pub;	/* must be first */
 	char *tlab_top, *tlab_end, *tlab_start;
 	struct kgc_heap *heap;
-	_Atomic int state;
 	uint32_t magic;
 	struct kgc_frame *frames;
 	uint32_t frame_depth;
-	/* pin cache: pins of this thread on one region not yet in the region count */
-	_Atomic uint32_t pc_region;
-	_Atomic uint32_t pc_count;
-	/* open critical sections */
-	struct crit_entry crit[CRIT_MAX];
-	_Atomic uint32_t crit_top;	/* entries [0, crit_top) (some may be released) */
-	uint32_t crit_open;		/* live entries */
+	/*
+	 * In pub, for kgc.h's inline critical fast path (every access an __atomic
+	 * builtin where another thread may read): state, the pin cache (pins of
+	 * this thread on one region not yet in the region count: pc_region,
+	 * pc_count), the open critical sections (crit_stack = crit, entries
+	 * [0, crit_top), NULL = released slot; crit_open live ones), crit_gets,
+	 * crit_fast (attached, unchecked, pin mode), membarrier (heap registered
+	 * for it), heap_base, native_before_crit.
+	 */
+	kgc_obj crit[CRIT_MAX];
 	uint32_t gclocker_held;
 	bool gclocker;			/* heap in KGC_PIN_MODE_GCLOCKER */
-	bool crit_fast;			/* attached, unchecked, pin mode: critical fast paths */
-	bool membarrier;		/* heap registered for membarrier */
-	char *heap_base;		/* copies for the critical fast path */
-	bool native_before_crit;	/* state to return to after the last release */
 	bool pretouch_pending;		/* back a fresh region at the next slow-path entry */
 	struct region *pt_region;	/* region being backed (RF_PRETOUCH), pt_next: */
 	char *pt_next;			/* where the next slice starts (alloc.c) */
 	struct satb_buf *satb;		/* SATB log (mark.c) */
-	_Atomic uint64_t crit_gets;
 	uint64_t bytes_allocated;
 	struct kgc_thread *next, *prev;
 	char name[40];
 	struct native_exc *native_exc;	/* pending native exception (native_call.c) */
 };
+
+/* struct kgc_thread_pub is compiled into callers of kgc.h's inline functions:
+ * its layout is part of the ABI, explicit and checked here (LP64). */
+_Static_assert(offsetof(struct kgc_thread, pub) == 0, "pub must be first");
+_Static_assert(offsetof(struct kgc_thread_pub, card_biased) == 0, "kgc_thread_pub layout");
+_Static_assert(offsetof(struct kgc_thread_pub, poll_word) == 8, "kgc_thread_pub layout");
+_Static_assert(offsetof(struct kgc_thread_pub, region_shift) == 16, "kgc_thread_pub layout");
+_Static_assert(offsetof(struct kgc_thread_pub, checked) == 20, "kgc_thread_pub layout");
+_Static_assert(offsetof(struct kgc_thread_pub, satb_active) == 24, "kgc_thread_pub layout");
+_Static_assert(offsetof(struct kgc_thread_pub, heap_base) == 32, "kgc_thread_pub layout");
+_Static_assert(offsetof(struct kgc_thread_pub, crit_stack) == 40, "kgc_thread_pub layout");
+_Static_assert(offsetof(struct kgc_thread_pub, crit_gets) == 48, "kgc_thread_pub layout");
+_Static_assert(offsetof(struct kgc_thread_pub, state) == 56, "kgc_thread_pub layout");
+_Static_assert(offsetof(struct kgc_thread_pub, crit_top) == 60, "kgc_thread_pub layout");
+_Static_assert(offsetof(struct kgc_thread_pub, crit_open) == 64, "kgc_thread_pub layout");
+_Static_assert(offsetof(struct kgc_thread_pub, pc_region) == 68, "kgc_thread_pub layout");
+_Static_assert(offsetof(struct kgc_thread_pub, pc_count) == 72, "kgc_thread_pub layout");
+_Static_assert(offsetof(struct kgc_thread_pub, crit_fast) == 76, "kgc_thread_pub layout");
+_Static_assert(offsetof(struct kgc_thread_pub, membarrier) == 77, "kgc_thread_pub layout");
+_Static_assert(offsetof(struct kgc_thread_pub, native_before_crit) == 78, "kgc_thread_pub layout");
+_Static_assert(sizeof(struct kgc_thread_pub) == 80, "kgc_thread_pub layout");
+/* the header's copy of the object header test (crit_is_prim_array) */
+_Static_assert(KGC__HDR_PRIM_MASK == (HDR_TAG_MASK | (3ull << HDR_KIND_SHIFT)) &&
+	       KGC__HDR_PRIM_ARRAY == ((uint64_t)KIND_PRIM_ARRAY << HDR_KIND_SHIFT),
+	       "kgc.h's primitive-array header test");
 
 /* ------------------------------------------------------------------ handles */
 struct kgc_handle_cell { kgc_obj obj; };
@@ -413,24 +433,22 @@ void bot_rebuild(struct kgc_heap *h, struct region *r);
 char *bot_block_start(struct kgc_heap *h, struct region *r, const char *card_start);
 
 /* thread/safepoint */
+/* the thread's own view of its state (the collector reads it seq_cst) */
+static inline int thread_state(const struct kgc_thread *t)
+{
+	return __atomic_load_n(&t->pub.state, __ATOMIC_RELAXED);
+}
 static inline void thread_set_native(struct kgc_thread *t, int state)
 {
-	atomic_store_explicit(&t->state, state, memory_order_release);
+	__atomic_store_n(&t->pub.state, state, __ATOMIC_RELEASE);
 }
 void thread_to_managed_slow(struct kgc_thread *t, int prev);
 /* managed again; blocks while a collection runs (asymmetric Dekker, see thread.c) */
 static inline void thread_to_managed(struct kgc_thread *t)
 {
-	int prev = atomic_load_explicit(&t->state, memory_order_relaxed);
+	int prev = thread_state(t);
 
-	if (likely(t->membarrier)) {
-		atomic_store_explicit(&t->state, TS_MANAGED, memory_order_relaxed);
-		atomic_signal_fence(memory_order_seq_cst);
-	} else {
-		/* no membarrier: a seq_cst RMW orders the store before the poll load */
-		atomic_exchange_explicit(&t->state, TS_MANAGED, memory_order_seq_cst);
-	}
-	if (unlikely(atomic_load_explicit((_Atomic uint32_t *)t->pub.poll_word, memory_order_seq_cst)))
+	if (unlikely(!kgc__to_managed(&t->pub)))
 		thread_to_managed_slow(t, prev);
 }
 void thread_to_managed(struct kgc_thread *t);

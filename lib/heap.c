@@ -128,25 +128,25 @@ API int kgc_heap_destroy(kgc_heap *h)
 	pthread_mutex_lock(&h->lock);
 	if (h->threads) {
 		struct kgc_thread *t = h->threads;
-		uint32_t top = atomic_load(&t->crit_top);
+		uint32_t top = __atomic_load_n(&t->pub.crit_top, __ATOMIC_SEQ_CST);
 
 		for (struct kgc_thread *u = h->threads; u; u = u->next)
-			if (u->crit_open) {
+			if (u->pub.crit_open) {
 				t = u;
-				top = atomic_load(&u->crit_top);
+				top = __atomic_load_n(&u->pub.crit_top, __ATOMIC_SEQ_CST);
 				break;
 			}
 		pthread_mutex_unlock(&h->lock);
-		if (t->crit_open) {
+		if (t->pub.crit_open) {
 			kgc_obj a = NULL;
 
 			for (uint32_t i = 0; i < top && !a; i++)
-				a = atomic_load(&t->crit[i].obj);
+				a = __atomic_load_n(&t->crit[i], __ATOMIC_SEQ_CST);
 			if (h->opt.check)
 				fatal("kgc_heap_destroy: thread '%s' still has %u critical section(s) open (array %p)",
-				      t->name, t->crit_open, (void *)a);
+				      t->name, t->pub.crit_open, (void *)a);
 			err_set(EBUSY, "kgc_heap_destroy: thread '%s' still has %u critical section(s) open (array %p)",
-				t->name, t->crit_open, (void *)a);
+				t->name, t->pub.crit_open, (void *)a);
 		} else {
 			err_set(EBUSY, "kgc_heap_destroy: thread '%s' is still attached", t->name);
 		}

@@ -752,7 +752,7 @@ static __attribute__((noinline, cold)) int entry_wrong_method(struct kgc_method 
 static inline __attribute__((always_inline)) void native_return(kgc_thread *t)
 {
 	/* sections the native left open keep t in native state: see kgc_leave_native */
-	if (unlikely(t->crit_open))
+	if (unlikely(t->pub.crit_open))
 		kgc_leave_native(t);
 	else
 		thread_to_managed(t);

@@ -127,10 +127,10 @@ void roots_iterate(struct kgc_heap *h, slot_fn fn, void *ctx)
 void roots_iterate_critical(struct kgc_heap *h, slot_fn fn, void *ctx)
 {
 	for (struct kgc_thread *t = h->threads; t; t = t->next) {
-		uint32_t top = atomic_load_explicit(&t->crit_top, memory_order_acquire);
+		uint32_t top = __atomic_load_n(&t->pub.crit_top, __ATOMIC_ACQUIRE);
 
 		for (uint32_t i = 0; i < top && i < CRIT_MAX; i++) {
-			kgc_obj o = atomic_load_explicit(&t->crit[i].obj, memory_order_acquire), c = o;
+			kgc_obj o = __atomic_load_n(&t->crit[i], __ATOMIC_ACQUIRE), c = o;
 
 			if (!o)
 				continue;

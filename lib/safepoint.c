@@ -40,7 +40,7 @@ static void stop_world(struct kgc_heap *h, struct kgc_thread *self)
 		all = true;
 		pthread_mutex_lock(&h->lock);
 		for (struct kgc_thread *t = h->threads; t; t = t->next)
-			if (t != self && atomic_load_explicit(&t->state, memory_order_seq_cst) == TS_MANAGED) {
+			if (t != self && __atomic_load_n(&t->pub.state, __ATOMIC_SEQ_CST) == TS_MANAGED) {
 				all = false;
 				last = t->name;
 				if ((h->log_mask & LOG_SAFEPOINT) && now_ns() - t0 > (warned + 1) * 1000000000ull) {

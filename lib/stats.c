@@ -51,8 +51,8 @@ void stats_refresh(struct kgc_heap *h)
 
 		/* pins still in a thread's pin cache count too */
 		for (struct kgc_thread *t = h->threads; t && !p; t = t->next)
-			p = atomic_load_explicit(&t->pc_region, memory_order_relaxed) == i &&
-			    atomic_load_explicit(&t->pc_count, memory_order_relaxed);
+			p = __atomic_load_n(&t->pub.pc_region, __ATOMIC_RELAXED) == i &&
+			    __atomic_load_n(&t->pub.pc_count, __ATOMIC_RELAXED);
 		if (!p && kp > 0)
 			p = h->kpin_bits[i / 64] >> (i % 64) & 1;
 		pinned += p;
@@ -66,7 +66,7 @@ void stats_refresh(struct kgc_heap *h)
 			h->st.heap_committed += h->region_size;
 	h->st.critical_gets = atomic_load(&h->critical_gets);
 	for (struct kgc_thread *t = h->threads; t; t = t->next)
-		h->st.critical_gets += atomic_load_explicit(&t->crit_gets, memory_order_relaxed);
+		h->st.critical_gets += __atomic_load_n(&t->pub.crit_gets, __ATOMIC_RELAXED);
 	h->st.uncommit_busy = h->be.uncommit_busy;
 }
 

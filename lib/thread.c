@@ -30,16 +30,9 @@ void thread_to_managed_slow(struct kgc_thread *t, int prev)
 	struct kgc_heap *h = t->heap;
 
 	for (;;) {
-		atomic_store_explicit(&t->state, prev == TS_MANAGED ? TS_BLOCKED : prev,
-				      memory_order_release);
+		thread_set_native(t, prev == TS_MANAGED ? TS_BLOCKED : prev);
 		wait_gc_end(h);
-		if (t->membarrier) {
-			atomic_store_explicit(&t->state, TS_MANAGED, memory_order_relaxed);
-			atomic_signal_fence(memory_order_seq_cst);
-		} else {
-			atomic_exchange_explicit(&t->state, TS_MANAGED, memory_order_seq_cst);
-		}
-		if (!atomic_load_explicit(&h->poll_word, memory_order_seq_cst))
+		if (kgc__to_managed(&t->pub))	/* kgc.h: the transition itself */
 			return;
 	}
 }
@@ -62,7 +55,7 @@ API void kgc_safepoint_poll(kgc_thread *t)
 {
 	thread_check(t, "kgc_safepoint_poll");
 	if (unlikely(atomic_load_explicit(&t->heap->poll_word, memory_order_acquire))) {
-		if (atomic_load_explicit(&t->state, memory_order_relaxed) != TS_MANAGED) {
+		if (thread_state(t) != TS_MANAGED) {
 			thread_check_managed(t, "kgc_safepoint_poll");
 			return;
 		}
@@ -72,10 +65,10 @@ API void kgc_safepoint_poll(kgc_thread *t)
 
 static kgc_obj first_critical(struct kgc_thread *t)
 {
-	uint32_t top = atomic_load(&t->crit_top);
+	uint32_t top = __atomic_load_n(&t->pub.crit_top, __ATOMIC_RELAXED);
 
 	for (uint32_t i = 0; i < top; i++) {
-		kgc_obj o = atomic_load_explicit(&t->crit[i].obj, memory_order_relaxed);
+		kgc_obj o = __atomic_load_n(&t->crit[i], __ATOMIC_RELAXED);
 
 		if (o)
 			return o;
@@ -97,15 +90,15 @@ void thread_check(struct kgc_thread *t, const char *what)
 bool thread_check_managed(struct kgc_thread *t, const char *what)
 {
 	thread_check(t, what);
-	if (likely(atomic_load_explicit(&t->state, memory_order_relaxed) == TS_MANAGED))
+	if (likely(thread_state(t) == TS_MANAGED))
 		return true;
-	if (t->crit_open) {
+	if (t->pub.crit_open) {
 		if (t->heap->opt.check)
 			fatal("%s inside a critical section: thread '%s', array %p (%u open); "
 			      "release critical arrays before managed calls", what, t->name,
-			      (void *)first_critical(t), t->crit_open);
+			      (void *)first_critical(t), t->pub.crit_open);
 		err_set(EPERM, "%s inside a critical section: thread '%s', array %p (%u open)",
-			what, t->name, (void *)first_critical(t), t->crit_open);
+			what, t->name, (void *)first_critical(t), t->pub.crit_open);
 		return false;
 	}
 	if (t->heap->opt.check)
@@ -129,14 +122,15 @@ API int kgc_thread_attach(kgc_heap *h, const char *name, kgc_thread **out)
 	t->pub.poll_word = (volatile uint32_t *)&h->poll_word;
 	t->pub.region_shift = h->region_shift;
 	t->pub.checked = h->opt.check ? 1 : 0;
+	t->pub.heap_base = h->base;
+	t->pub.crit_stack = t->crit;
+	t->pub.state = TS_BLOCKED;
+	t->pub.pc_region = UINT32_MAX;
 	t->heap = h;
-	t->heap_base = h->base;
 	t->gclocker = h->opt.pin_mode == KGC_PIN_MODE_GCLOCKER;
-	t->membarrier = h->be.membarrier;
-	t->crit_fast = !t->gclocker && !h->opt.check;
+	t->pub.membarrier = h->be.membarrier;
+	t->pub.crit_fast = !t->gclocker && !h->opt.check;
 	t->magic = THREAD_MAGIC;
-	atomic_init(&t->state, TS_BLOCKED);
-	atomic_init(&t->pc_region, UINT32_MAX);
 	snprintf(t->name, sizeof(t->name), "%s", name ? name : "?");
 	pthread_mutex_lock(&h->lock);
 	t->pub.satb_active = h->satb_active;
@@ -157,12 +151,12 @@ API int kgc_thread_detach(kgc_thread *t)
 
 	thread_check(t, "kgc_thread_detach");
 	h = t->heap;
-	if (t->crit_open) {
+	if (t->pub.crit_open) {
 		if (h->opt.check)
 			fatal("kgc_thread_detach: thread '%s' has %u critical section(s) open (array %p)",
-			      t->name, t->crit_open, (void *)first_critical(t));
+			      t->name, t->pub.crit_open, (void *)first_critical(t));
 		err_set(EBUSY, "kgc_thread_detach: thread '%s' has %u critical section(s) open (array %p)",
-			t->name, t->crit_open, (void *)first_critical(t));
+			t->name, t->pub.crit_open, (void *)first_critical(t));
 		return -EBUSY;
 	}
 	if (t->frames) {
@@ -173,7 +167,7 @@ API int kgc_thread_detach(kgc_thread *t)
 			t->frame_depth);
 		return -EBUSY;
 	}
-	if (atomic_load(&t->state) != TS_MANAGED)
+	if (thread_state(t) != TS_MANAGED)
 		thread_to_managed(t);
 	kgc_native_exception_clear(t);	/* a pending native exception dies with t */
 	alloc_retire_tlab(t);
@@ -190,9 +184,9 @@ API int kgc_thread_detach(kgc_thread *t)
 	alloc_pretouch_end(t);
 	cm_thread_detach(t);
 	h->st.bytes_allocated += t->bytes_allocated;
-	atomic_fetch_add(&h->critical_gets, atomic_load(&t->crit_gets));
+	atomic_fetch_add(&h->critical_gets, __atomic_load_n(&t->pub.crit_gets, __ATOMIC_RELAXED));
 	t->magic = THREAD_DEAD;
-	t->crit_fast = false;
+	t->pub.crit_fast = 0;
 	if (h->opt.check) {
 		/* kept until heap destroy so later use is diagnosed, not a use-after-free */
 		t->next = h->zombies;
@@ -215,7 +209,7 @@ API void kgc_enter_native(kgc_thread *t)
 API void kgc_leave_native(kgc_thread *t)
 {
 	thread_check(t, "kgc_leave_native");
-	if (t->crit_open) {
+	if (t->pub.crit_open) {
 		if (t->heap->opt.check)
 			fatal("kgc_leave_native inside a critical section: thread '%s', array %p",
 			      t->name, (void *)first_critical(t));

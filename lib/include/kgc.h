@@ -211,8 +211,10 @@ static inline void *kgc_array_data(kgc_obj a)
 #define KGC_FIELD(o, off, type) (*(type *)((char *)(o) + (off)))
 
 /*
- * The part of struct kgc_thread the inline fast paths read. Internal layout:
- * do not use the fields directly.
+ * The part of struct kgc_thread the inline fast paths (barriers, critical
+ * get/release) read and write. Internal, may change with the library version:
+ * do not use the fields directly. Fields other threads read are accessed with
+ * __atomic builtins on both sides (no _Atomic: this header is also C++).
  */
 struct kgc_thread_pub {
 	uint8_t *card_biased;		/* card table biased by heap base */
@@ -221,6 +223,19 @@ struct kgc_thread_pub {
 	uint32_t checked;		/* checked mode: barriers go slow */
 	uint32_t satb_active;		/* concurrent marking: log overwritten references */
 	uint32_t pad_;
+	/* the critical fast path (kgc_critical_get/_release) */
+	char *heap_base;		/* region index = (obj - heap_base) >> region_shift */
+	kgc_obj *crit_stack;		/* open critical arrays [0, crit_top), NULL = released */
+	uint64_t crit_gets;		/* sections entered (stats) */
+	int32_t state;			/* KGC__TS_*; read by the collector */
+	uint32_t crit_top;		/* read by the collector */
+	uint32_t crit_open;		/* live entries of crit_stack */
+	uint32_t pc_region;		/* pin cache: region (UINT32_MAX: none) and pins on */
+	uint32_t pc_count;		/* it not yet in the region count; read by the collector */
+	uint8_t crit_fast;		/* pin mode, unchecked: the fast paths apply */
+	uint8_t membarrier;		/* managed transition needs only a compiler barrier */
+	uint8_t native_before_crit;	/* state to return to after the last release */
+	uint8_t pad1_;
 };
 
 void kgc__barrier_slow(kgc_thread *t, kgc_obj *slot, kgc_obj val);
@@ -293,6 +308,141 @@ static inline void kgc_array_set_ref(kgc_thread *t, kgc_obj a, size_t i, kgc_obj
 /* ------------------------------------------------------ critical (JEP 423) */
 
 /*
+ * kgc_critical_get and kgc_critical_release are inline (like liburing's
+ * header-inline functions): the common case - pin mode, unchecked heap, one
+ * section at a time entered from managed state, the array's region the one
+ * in the thread's pin cache - is plain loads and stores on struct
+ * kgc_thread_pub;
+ * everything else calls the library (kgc__critical_*_slow). libkgc also
+ * exports both names (it compiles this header with KGC_INLINE defined
+ * non-static), for callers that take their address or bind them by name.
+ * always_inline: with plain inline GCC keeps an out-of-line copy in large
+ * callers, a call per get and release again.
+ * The kgc__ names are internal: they may change with the library version.
+ */
+#ifndef KGC_INLINE
+#define KGC_INLINE static inline __attribute__((always_inline))
+#endif
+
+#define KGC__TS_MANAGED	0	/* struct kgc_thread_pub.state */
+#define KGC__TS_NATIVE	1
+/* Object header bits: an unforwarded primitive array (kind 1 in bits 6-7, tag bits 0-1 clear). */
+#define KGC__HDR_PRIM_MASK	((uint64_t)0xc3)
+#define KGC__HDR_PRIM_ARRAY	((uint64_t)0x40)
+
+void *kgc__critical_get_slow(kgc_thread *t, kgc_obj *ref, size_t *length);
+int kgc__critical_release_slow(kgc_thread *t, kgc_obj *ref, void *elems);
+
+static inline uint32_t kgc__crit_region(const struct kgc_thread_pub *p, kgc_obj o)
+{
+	return (uint32_t)(((char *)o - p->heap_base) >> p->region_shift);
+}
+
+/*
+ * The fast paths handle one section at a time: the outermost, entered from
+ * managed state, at crit_stack[0]. Their stores are constants, never values
+ * loaded from the fields they overwrite, so that a get/release loop carries
+ * no dependency from one call to the next through memory (but crit_gets).
+ *
+ * Entry test: p managed in unchecked pin mode (so no section is open and the
+ * stack is empty), *ref a non-null unforwarded primitive array. Sets *o.
+ */
+static inline int kgc__crit_enter_ok(const struct kgc_thread_pub *p, kgc_obj *ref, kgc_obj *o)
+{
+	/* *ref only once managed: in native state a collection may update it */
+	return p->crit_fast && __atomic_load_n(&p->state, __ATOMIC_RELAXED) == KGC__TS_MANAGED &&
+	       __atomic_load_n(&p->crit_top, __ATOMIC_RELAXED) == 0 &&
+	       ref && (*o = *ref) &&
+	       (*(const uint64_t *)*o & KGC__HDR_PRIM_MASK) == KGC__HDR_PRIM_ARRAY;
+}
+
+/*
+ * Pin cache: the first pin on region idx, if idx is the cached region and
+ * (no section open) no pin is cached. Managed state only: increments never
+ * happen during a collection. 0 if not (the library switches the cache).
+ */
+static inline int kgc__pin_first_cached(struct kgc_thread_pub *p, uint32_t idx)
+{
+	if (__atomic_load_n(&p->pc_region, __ATOMIC_RELAXED) != idx ||
+	    __atomic_load_n(&p->pc_count, __ATOMIC_RELAXED) != 0)
+		return 0;
+	__atomic_store_n(&p->pc_count, 1, __ATOMIC_RELAXED);
+	return 1;
+}
+
+/* Pins on region idx in the pin cache (0: none, or not the cached region). */
+static inline uint32_t kgc__pin_cached(const struct kgc_thread_pub *p, uint32_t idx)
+{
+	return __atomic_load_n(&p->pc_region, __ATOMIC_RELAXED) == idx ?
+	       __atomic_load_n(&p->pc_count, __ATOMIC_RELAXED) : 0;
+}
+
+/* Drop one of the c (> 0) cached pins; release: whatever the caller cleared
+ * before (the critical entry) is visible before the unpin. */
+static inline void kgc__pin_dec_cached(struct kgc_thread_pub *p, uint32_t c)
+{
+	__atomic_store_n(&p->pc_count, c - 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * After kgc__crit_enter_ok and the pin: record o as the one open section (a
+ * root the collector sees as pinned), enter native state, return the
+ * elements.
+ */
+static inline void *kgc__crit_push(struct kgc_thread_pub *p, kgc_obj o, size_t *length)
+{
+	p->crit_open = 1;
+	p->native_before_crit = 0;
+	__atomic_store_n(&p->crit_stack[0], o, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->crit_top, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&p->crit_gets, __atomic_load_n(&p->crit_gets, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELAXED);
+	if (length)
+		*length = kgc_array_length(o);
+	__atomic_store_n(&p->state, KGC__TS_NATIVE, __ATOMIC_RELEASE);
+	return kgc_array_data(o);
+}
+
+/*
+ * Back to managed state, asymmetric Dekker (see thread.c): store the state,
+ * then only a compiler barrier (the collector runs membarrier before it reads
+ * states) or, without membarrier, a seq_cst RMW; then load the poll word.
+ * Returns 0 if a safepoint is pending: the caller must then block (the
+ * library's slow path), the thread already marked managed.
+ */
+static inline int kgc__to_managed(struct kgc_thread_pub *p)
+{
+	if (__builtin_expect(p->membarrier, 1)) {
+		__atomic_store_n(&p->state, KGC__TS_MANAGED, __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	} else {
+		__atomic_exchange_n(&p->state, KGC__TS_MANAGED, __ATOMIC_SEQ_CST);
+	}
+	return !__atomic_load_n(p->poll_word, __ATOMIC_SEQ_CST);
+}
+
+/* Release test: o (non-null) is the one open section and its pin (on o's
+ * region idx) the one in the pin cache. */
+static inline int kgc__crit_exit_ok(const struct kgc_thread_pub *p, kgc_obj o, uint32_t idx)
+{
+	return __atomic_load_n(&p->crit_top, __ATOMIC_RELAXED) == 1 &&
+	       __atomic_load_n(&p->crit_stack[0], __ATOMIC_RELAXED) == o &&
+	       kgc__pin_cached(p, idx) == 1;
+}
+
+/*
+ * After kgc__crit_exit_ok: drop the one open section. Clear the root first,
+ * then unpin: a collection never sees a held, unpinned array.
+ */
+static inline void kgc__crit_pop(struct kgc_thread_pub *p)
+{
+	__atomic_store_n(&p->crit_stack[0], (kgc_obj)0, __ATOMIC_RELEASE);
+	kgc__pin_dec_cached(p, 1);
+	__atomic_store_n(&p->crit_top, 0, __ATOMIC_RELEASE);
+	p->crit_open = 0;
+}
+
+/*
  * Get a raw pointer to a primitive array's elements. ref points at a root
  * that holds the array (a frame slot, a handle, or - in managed state - any
  * variable). The array's region is pinned and the thread enters native state
@@ -300,7 +450,16 @@ static inline void kgc_array_set_ref(kgc_thread *t, kgc_obj a, size_t i, kgc_obj
  * (in KGC_PIN_MODE_GCLOCKER they wait instead). Nesting is allowed.
  * Returns NULL (with kgc_last_error) for non-primitive arrays or misuse.
  */
-void *kgc_critical_get(kgc_thread *t, kgc_obj *ref, size_t *length);
+KGC_INLINE void *kgc_critical_get(kgc_thread *t, kgc_obj *ref, size_t *length)
+{
+	struct kgc_thread_pub *p = (struct kgc_thread_pub *)t;
+	kgc_obj o;
+
+	if (__builtin_expect(!kgc__crit_enter_ok(p, ref, &o) ||
+			     !kgc__pin_first_cached(p, kgc__crit_region(p, o)), 0))
+		return kgc__critical_get_slow(t, ref, length);
+	return kgc__crit_push(p, o, length);
+}
 
 /*
  * Release the innermost-first or any open section: elems must be the pointer
@@ -312,7 +471,22 @@ void *kgc_critical_get(kgc_thread *t, kgc_obj *ref, size_t *length);
  */
 #define KGC_CRITICAL_COMMIT	0	/* JNI mode 0 / JNI_COMMIT / JNI_ABORT are */
 #define KGC_CRITICAL_ABORT	2	/* equivalent here: elements are never copied */
-int kgc_critical_release(kgc_thread *t, kgc_obj *ref, void *elems, int mode);
+KGC_INLINE int kgc_critical_release(kgc_thread *t, kgc_obj *ref, void *elems, int mode)
+{
+	struct kgc_thread_pub *p = (struct kgc_thread_pub *)t;
+	kgc_obj o;
+
+	(void)mode;
+	if (__builtin_expect(!p->crit_fast || !ref || !(o = *ref) || kgc_array_data(o) != elems ||
+			     !kgc__crit_exit_ok(p, o, kgc__crit_region(p, o)), 0))
+		return kgc__critical_release_slow(t, ref, elems);
+	/* managed again first; a collection pending: the slow path releases,
+	 * then blocks */
+	if (!p->native_before_crit && __builtin_expect(!kgc__to_managed(p), 0))
+		return kgc__critical_release_slow(t, ref, elems);
+	kgc__crit_pop(p);
+	return 0;
+}
 
 /* -------------------------------------------------------------------- stats */
 

@@ -82,7 +82,7 @@ int main(void)
 	T_ASSERT_EQ(kgc_thread_attach(heap, "reader", &reader), 0);
 	T_ASSERT_EQ(pthread_create(&r, NULL, reader_main, NULL), 0);
 	spin_until(&reader_ready);
-	while (atomic_load(&reader->state) != TS_BLOCKED)	/* waiting in kgc_critical_get */
+	while (__atomic_load_n(&reader->pub.state, __ATOMIC_SEQ_CST) != TS_BLOCKED)	/* waiting in kgc_critical_get */
 		sched_yield();
 	atomic_store(&release_now, 1);
 	T_ASSERT_EQ(pthread_join(h, NULL), 0);
