@@ -140,6 +140,7 @@ void full_collect(struct kgc_heap *h, uint32_t *npinned)
 
 		r->flags &= ~(RF_CSET | RF_FAILED | RF_GC_ALLOC);
 		r->retained = 0;	/* compaction handles formerly pinned regions */
+		r->candidate = 0;
 		/* the mark bitmap is all clear outside collections and verification */
 		was_used[i] = r->type != RT_FREE;
 		if (r->flags & (RF_PINNED | RF_KPINNED) && r->type != RT_FREE)

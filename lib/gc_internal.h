@@ -188,6 +188,7 @@ struct region {
 	char *bottom, *top, *end;
 	uint8_t type, flags, fail_cause, evac_alloc_failed;
 	uint8_t retained;	/* old after a pinned evacuation failure: evacuated once unpinned */
+	uint8_t candidate;	/* sparse old region to be evacuated by a mixed collection (mark.c) */
 	uint32_t hum_start;	/* humongous: index of the start region */
 	uint32_t hum_count;	/* start region: number of regions */
 	size_t live_bytes;	/* computed by collections */
@@ -317,6 +318,7 @@ struct kgc_heap {
 	uint32_t tospace_need;	/* to-space regions the last young GC used */
 	/* pause model (policy.c): young pause ~ copied bytes x ns_per_byte */
 	size_t last_cset_bytes, last_copied;
+	uint32_t last_mixed;		/* old regions in the last young GC's cset */
 	double ns_per_byte, survival;
 	uint32_t young_pause_cap;	/* eden regions the pause goal allows */
 	size_t age_bytes[HDR_AGE_MAX + 1];	/* copied to survivor by new age, last young GC */
@@ -496,9 +498,15 @@ struct gap { char *start; size_t size; };	/* free space in an old region (a fill
 bool cm_chunk_take(struct kgc_heap *h, size_t min, struct gap *out);
 void cm_chunk_give_back(struct kgc_heap *h, struct gap g);
 void cm_chunks_drop_region(struct kgc_heap *h, uint32_t idx);
+uint32_t cm_mixed_select(struct kgc_heap *h, size_t *live_bytes);	/* young GC: adds to the cset */
+bool cm_candidates_tracked(struct kgc_heap *h);				/* verifier */
 void cm_thread_detach(struct kgc_thread *t);
 void verify_marking(struct kgc_heap *h);
-bool policy_start_mark(struct kgc_heap *h);
+bool policy_start_mark(struct kgc_heap *h, bool mixed_pending);
+bool policy_mixed_candidate(struct kgc_heap *h, size_t live);
+bool policy_mixed_worth(struct kgc_heap *h, size_t reclaimable);
+void policy_mixed_limits(struct kgc_heap *h, uint32_t ncand_cycle, uint32_t *min, uint32_t *max,
+			 size_t *budget);
 bool policy_cycle_urgent(struct kgc_heap *h);
 
 /* alloc */

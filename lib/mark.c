@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * mark.c - concurrent marking and sweeping of old space (snapshot at the
- * beginning, like G1's concurrent cycle; sweeping like CMS instead of
- * evacuation, so no remembered sets between old regions are needed).
+ * beginning, like G1's concurrent cycle; sweeping like CMS, so old space
+ * needs no remembered sets) and, opt-in, G1's mixed collections of sparse
+ * old regions with the card table as their remembered set.
  *
  * Cycle (the pause steps run at the end of a young collection):
  *   initial mark  TAMS := top for every old / humongous region (objects
@@ -21,6 +22,17 @@
  *   cleanup       (pause) wholly dead regions and dead humongous objects
  *                 are freed, the chunks are handed to young collections as
  *                 promotion space.
+ *   rebuild       if remark chose mixed-collection candidates (sparse old
+ *                 regions, see below), the marker walks every old object
+ *                 and dirties the card of each reference into a candidate
+ *                 (after cleanup, so the gaps are in use meanwhile).
+ *   mixed         young collections after the rebuild also evacuate a few
+ *                 candidates each, most garbage first (G1's mixed
+ *                 collections): every reference into a candidate from
+ *                 another old region is on a dirty card (rebuild, then the
+ *                 write barrier and the young GC's card rules keep it so),
+ *                 so the card table serves as their remembered set. This
+ *                 is what frees old regions the sweep leaves fragmented.
  * Until cleanup nothing is freed, so a dead object's references stay valid
  * and card scanning may treat it like a live one.
  *
@@ -75,9 +87,17 @@ struct cmark {
 	/* chunks young collections promote into (their bytes: h->chunk_bytes) */
 	struct gap *chunks;
 	size_t nchunks, chunks_cap;
+	/* mixed collections: candidates, most garbage first (region->candidate) */
+	uint32_t *cand;
+	size_t *cand_live;		/* estimated live bytes of cand[i] */
+	uint32_t ncand, ncand_cycle;	/* left; chosen at the last remark */
+	bool rebuilding;		/* after cleanup: the marker rebuilds their cards */
+	bool cand_ready;		/* cards rebuilt: candidates may be evacuated */
+	uint32_t rb_i;			/* rebuild cursor: region, object */
+	char *rb_p;
 	/* cycle stats */
 	uint64_t t_start, marked_bytes;
-	uint64_t mark_cpu, sweep_cpu;	/* marker thread CPU time this cycle */
+	uint64_t mark_cpu, sweep_cpu, rebuild_cpu;	/* marker thread CPU time this cycle */
 	uint64_t cycles;
 };
 
@@ -303,8 +323,8 @@ static void dead_run_end(struct kgc_heap *h, struct cmark *cm, struct region *r,
 	bot_record(h, r, cm->dead, n);
 	if (h->opt.poison && n > 16)
 		memset(cm->dead + 16, 0xde, n - 16);
-	/* a retained region is to be evacuated once unpinned: keep it sparse */
-	if (n >= CM_CHUNK_MIN && !r->retained)
+	/* retained and candidate regions are to be evacuated: keep them sparse */
+	if (n >= CM_CHUNK_MIN && !r->retained && !r->candidate)
 		chunk_add(cm, cm->dead, n);
 	cm->dead = NULL;
 }
@@ -371,6 +391,130 @@ static bool sweep_work(struct kgc_heap *h, struct cmark *cm, bool bounded)
 	return true;
 }
 
+/* ------------------------------------------------------------ rebuild */
+
+static void rb_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
+{
+	kgc_obj o = load_ref(slot);
+	struct region *tr;
+
+	if (!o || !in_heap(h, o))
+		return;
+	tr = region_of(h, o);
+	if (tr->candidate && tr != region_of(h, slot))
+		__atomic_store_n(card_for(h, slot), CARD_DIRTY, __ATOMIC_RELAXED);
+}
+
+/*
+ * Dirty the card of every reference into a candidate from another old or
+ * humongous region; true when done. Runs between pauses only, when every
+ * old region is parsable up to its top; pauses may add objects (at a top,
+ * or in a gap: the cursor is at an object or gap start either way, and the
+ * young GC cards their references into candidates) but move or free
+ * nothing old while it runs (cm_active), so the cursor stays valid.
+ * References stored meanwhile are carded by the write barrier.
+ */
+static bool rebuild_work(struct kgc_heap *h, struct cmark *cm, bool bounded)
+{
+	unsigned k = 0;
+
+	while (cm->rb_i < h->nregions) {
+		struct region *r = &h->regions[cm->rb_i];
+
+		if (r->type != RT_OLD && r->type != RT_HUM_START) {
+			cm->rb_i++;
+			continue;
+		}
+		if (!cm->rb_p)
+			cm->rb_p = r->bottom;
+		while (cm->rb_p < r->top) {
+			char *p = cm->rb_p;
+			uint64_t hd = __atomic_load_n(obj_hdr(p), __ATOMIC_RELAXED);
+
+			if (hdr_kind(hd) != KIND_FILLER)
+				obj_iterate_refs(h, (kgc_obj)p, rb_slot, NULL);
+			cm->rb_p = p + obj_size_h(p, hd);
+			if (bounded && (++k % STEP_WORK) == 0 && must_yield(h, cm))
+				return false;
+		}
+		cm->rb_p = NULL;
+		cm->rb_i++;
+	}
+	return true;
+}
+
+static void rebuild_done(struct kgc_heap *h, struct cmark *cm)
+{
+	cm->rebuilding = false;
+	cm->cand_ready = true;
+	log_line(h, LOG_GC, "Rebuild for mixed collections: %u candidates (marker cpu %.1fms)",
+		 cm->ncand, cm->rebuild_cpu / 1e6);
+}
+
+/* Forget the candidates (their cards stay dirty until scanned). */
+static void cand_clear(struct kgc_heap *h, struct cmark *cm)
+{
+	for (uint32_t i = 0; i < h->nregions; i++)
+		h->regions[i].candidate = 0;
+	cm->ncand = 0;
+	cm->rebuilding = cm->cand_ready = false;
+}
+
+struct cand_pair { size_t live; uint32_t idx; };
+
+static int cand_cmp(const void *a, const void *b)
+{
+	const struct cand_pair *x = a, *y = b;
+
+	return x->live < y->live ? -1 : x->live > y->live ? 1 : (int)x->idx - (int)y->idx;
+}
+
+/* At remark (marked bytes per region known): choose the candidates. */
+static void cand_select(struct kgc_heap *h, struct cmark *cm)
+{
+	struct cand_pair *v = malloc(h->nregions * sizeof(*v));
+	uint32_t n = 0;
+	size_t k = 0, reclaim = 0;
+
+	cand_clear(h, cm);
+	cm->ncand_cycle = 0;
+	cm->rb_i = 0;
+	cm->rb_p = NULL;
+	if (!v)
+		return;		/* no mixed collections after this cycle */
+	for (uint32_t i = 0; i < h->nregions; i++) {
+		struct region *r = &h->regions[i];
+		size_t live = cm->live[i] + (size_t)(r->top - cm->tams[i]);
+
+		if (r->type != RT_OLD || r->retained || (r->flags & RF_PRETOUCH) ||
+		    cm->tams[i] == r->bottom || !cm->live[i])
+			continue;	/* new since the snapshot, or freed at cleanup */
+		if (policy_mixed_candidate(h, live)) {
+			v[n++] = (struct cand_pair){ live, i };
+			reclaim += h->region_size - live;
+		}
+	}
+	if (!policy_mixed_worth(h, reclaim))
+		n = 0;
+	qsort(v, n, sizeof(*v), cand_cmp);
+	for (uint32_t j = 0; j < n; j++) {
+		cm->cand[j] = v[j].idx;
+		cm->cand_live[j] = v[j].live;
+		h->regions[v[j].idx].candidate = 1;
+	}
+	free(v);
+	cm->ncand = cm->ncand_cycle = n;
+	/* gaps of earlier sweeps inside candidates are not promoted into any more */
+	for (size_t i = 0; i < cm->nchunks; i++) {
+		if (region_of(h, cm->chunks[i].start)->candidate) {
+			h->chunk_bytes -= cm->chunks[i].size;
+			continue;
+		}
+		cm->chunks[k++] = cm->chunks[i];
+	}
+	cm->nchunks = k;
+}
+
 static uint64_t thread_cpu_ns(void)
 {
 	struct timespec ts;
@@ -387,7 +531,8 @@ static void *marker_main(void *arg)
 	pthread_mutex_lock(&cm->lock);
 	for (;;) {
 		while (!cm->stop && (must_yield(h, cm) ||
-				     (cm->state != CM_MARKING && cm->state != CM_SWEEPING))) {
+				     (cm->state != CM_MARKING && cm->state != CM_SWEEPING &&
+				      !cm->rebuilding))) {
 			struct timespec ts;
 
 			if (!must_yield(h, cm) && cm->state != CM_REMARK_READY) {
@@ -413,12 +558,18 @@ static void *marker_main(void *arg)
 			if (mark_work(h, cm, true))
 				cm->state = CM_REMARK_READY;
 			cm->mark_cpu += thread_cpu_ns() - c0;
-		} else {
+		} else if (cm->state == CM_SWEEPING) {
 			uint64_t c0 = thread_cpu_ns();
 
 			if (sweep_work(h, cm, true))
 				cm->state = CM_SWEPT;
 			cm->sweep_cpu += thread_cpu_ns() - c0;
+		} else {
+			uint64_t c0 = thread_cpu_ns();
+
+			if (rebuild_work(h, cm, true))
+				rebuild_done(h, cm);
+			cm->rebuild_cpu += thread_cpu_ns() - c0;
 		}
 	}
 	pthread_mutex_unlock(&cm->lock);
@@ -448,8 +599,10 @@ int cm_init(struct kgc_heap *h)
 	cm->empty = calloc(h->nregions, sizeof(uint32_t));
 	cm->humdead = calloc(h->nregions, sizeof(uint32_t));
 	cm->swept = calloc(h->nregions, 1);
+	cm->cand = calloc(h->nregions, sizeof(uint32_t));
+	cm->cand_live = calloc(h->nregions, sizeof(size_t));
 	if (!cm->bits || !cm->tams || !cm->live || !cm->sweep || !cm->empty || !cm->humdead ||
-	    !cm->swept) {
+	    !cm->swept || !cm->cand || !cm->cand_live) {
 		h->cm = cm;
 		cm_destroy(h);
 		return -ENOMEM;
@@ -486,6 +639,8 @@ void cm_destroy(struct kgc_heap *h)
 	free(cm->empty);
 	free(cm->humdead);
 	free(cm->swept);
+	free(cm->cand);
+	free(cm->cand_live);
 	free(cm->swept_chunks);
 	free(cm->chunks);
 	if (cm->started || cm->bits) {
@@ -538,6 +693,8 @@ void cm_abort(struct kgc_heap *h)
 		log_line(h, LOG_GC, "Concurrent Mark Abort");
 		cm->state = CM_IDLE;
 	}
+	/* compaction moves old objects: the candidates are gone */
+	cand_clear(h, cm);
 	cm->nchunks = 0;
 	h->chunk_bytes = 0;
 }
@@ -604,6 +761,7 @@ static void remark(struct kgc_heap *h, struct cmark *cm)
 	}
 	if (h->opt.verify)
 		verify_marking(h);
+	cand_select(h, cm);
 	cm->nsweep = cm->sweep_i = cm->nempty = cm->nhumdead = 0;
 	cm->sweep_p = cm->dead = NULL;
 	cm->nswept = cm->swept_bytes = 0;
@@ -615,8 +773,8 @@ static void remark(struct kgc_heap *h, struct cmark *cm)
 	}
 	cm->marked_bytes = marked;
 	cm->state = CM_SWEEPING;
-	log_line(h, LOG_GC, "Remark: %lluM marked live in %u old/humongous regions",
-		 (unsigned long long)(marked >> 20), cm->nsweep);
+	log_line(h, LOG_GC, "Remark: %lluM marked live in %u old/humongous regions, %u mixed candidates",
+		 (unsigned long long)(marked >> 20), cm->nsweep, cm->ncand);
 	if (!cm->started) {
 		sweep_work(h, cm, false);
 		cm->state = CM_SWEPT;
@@ -669,12 +827,22 @@ static void cleanup(struct kgc_heap *h, struct cmark *cm)
 	cm->swept_chunks = NULL;
 	cm->nswept = cm->swept_cap = cm->swept_bytes = 0;
 	cm->cycles++;
+	if (cm->ncand) {
+		cm->rebuilding = true;
+		cm->rebuild_cpu = 0;
+		if (!cm->started) {
+			rebuild_work(h, cm, false);
+			rebuild_done(h, cm);
+		}
+	}
 	h->st.bytes_freed += freed;
 	h->st.concurrent_cycles = cm->cycles;
-	log_line(h, LOG_GC, "Concurrent Cycle %.3fms (marker cpu: mark %.1fms, sweep %.1fms): %lluM marked "
-		 "live, freed %u regions + %u humongous (%zuM), %zuM reusable in %zu gaps",
-		 (now_ns() - cm->t_start) / 1e6, cm->mark_cpu / 1e6, cm->sweep_cpu / 1e6, (unsigned long long)(cm->marked_bytes >> 20), nfreed, nhum,
-		 freed >> 20, h->chunk_bytes >> 20, cm->nchunks);
+	log_line(h, LOG_GC, "Concurrent Cycle %.3fms (marker cpu: mark %.1fms, sweep %.1fms): "
+		 "%lluM marked live, freed %u regions + %u humongous (%zuM), %zuM reusable in %zu gaps, "
+		 "%u mixed candidates",
+		 (now_ns() - cm->t_start) / 1e6, cm->mark_cpu / 1e6, cm->sweep_cpu / 1e6,
+		 (unsigned long long)(cm->marked_bytes >> 20), nfreed, nhum,
+		 freed >> 20, h->chunk_bytes >> 20, cm->nchunks, cm->ncand);
 	cm->state = CM_IDLE;
 }
 
@@ -708,8 +876,11 @@ const char *cm_after_young(struct kgc_heap *h)
 		remark(h, cm);
 		return "Remark";
 	case CM_IDLE:
-		if (!policy_start_mark(h))
+		/* no new cycle while the last one's candidates are being evacuated,
+		 * unless old space runs short: then they are dropped */
+		if (!policy_start_mark(h, cm->rebuilding || cm->cand_ready))
 			return NULL;
+		cand_clear(h, cm);
 		initial_mark(h, cm);
 		return "Concurrent Start";
 	default:
@@ -717,9 +888,10 @@ const char *cm_after_young(struct kgc_heap *h)
 	}
 }
 
+/* A cycle or its rebuild runs: old objects must not move. */
 bool cm_active(struct kgc_heap *h)
 {
-	return h->cm->state != CM_IDLE;
+	return h->cm->state != CM_IDLE || h->cm->rebuilding;
 }
 
 /* Young collections during a cycle: do promoted objects need cm_mark_black? */
@@ -815,6 +987,53 @@ void cm_chunks_drop_region(struct kgc_heap *h, uint32_t idx)
 		cm->chunks[k++] = cm->chunks[i];
 	}
 	cm->nchunks = k;
+}
+
+/*
+ * Young collection, no cycle running: put the next candidates (most garbage
+ * first) in the collection set: the policy's minimum count, then more
+ * within its live byte budget and maximum. Pinned ones wait for a later
+ * collection. Returns how many.
+ */
+uint32_t cm_mixed_select(struct kgc_heap *h, size_t *live_bytes)
+{
+	struct cmark *cm = h->cm;
+	uint32_t min, max, n = 0, w = 0;
+	size_t budget, bytes = 0;
+
+	*live_bytes = 0;
+	if (!cm->cand_ready)
+		return 0;
+	policy_mixed_limits(h, cm->ncand_cycle, &min, &max, &budget);
+	for (uint32_t j = 0; j < cm->ncand; j++) {
+		uint32_t idx = cm->cand[j];
+		struct region *r = &h->regions[idx];
+
+		if (!r->candidate || r->type != RT_OLD)
+			continue;	/* no longer a candidate */
+		if ((n < min || (n < max && bytes + cm->cand_live[j] <= budget)) &&
+		    !(r->flags & (RF_PINNED | RF_KPINNED))) {
+			r->flags |= RF_CSET;
+			r->candidate = 0;
+			cards_clear_region(h, r);
+			bytes += cm->cand_live[j];
+			n++;
+			continue;
+		}
+		cm->cand[w] = idx;
+		cm->cand_live[w++] = cm->cand_live[j];
+	}
+	cm->ncand = w;
+	if (!w || !n)
+		cand_clear(h, cm);	/* done, or only pinned ones left: the next cycle chooses anew */
+	*live_bytes = bytes;
+	return n;
+}
+
+/* Verifier: are references into candidates all on dirty cards by now? */
+bool cm_candidates_tracked(struct kgc_heap *h)
+{
+	return h->cm->cand_ready;
 }
 
 /* KGC_VERIFY at remark: every object reachable from the roots that lies

@@ -141,9 +141,56 @@ bool policy_cycle_urgent(struct kgc_heap *h)
 
 #define IHOP_DEFAULT 35
 
+/*
+ * Mixed collections (after G1's G1MixedGCLiveThresholdPercent,
+ * G1HeapWastePercent, G1MixedGCCountTarget, G1OldCSetRegionThresholdPercent):
+ * an old region is a candidate when less than KGC_MIXED_LIVE % of it is
+ * live (denser ones cost more to copy than their gaps are worth: the sweep
+ * reuses those). Off by default: on 2 CPUs the card rebuild takes marker
+ * time from the next cycle, and the churn bench degenerated more cycles
+ * with it (bench/RESULTS.md notes); 30 is a reasonable setting where the
+ * marker has CPU to spare. A cycle whose candidates would reclaim less than
+ * MIXED_MIN_RECLAIM_PERCENT of the heap has none: the card rebuild they
+ * need costs the marker about as much as marking. Each mixed collection
+ * takes at least 1/MIXED_COUNT_TARGET of the cycle's candidates, so the
+ * mixed phase ends within that many collections, and more while their live
+ * bytes fit a quarter of the pause goal (the rest is eden's), at most
+ * MIXED_MAX_PERCENT of the heap's regions.
+ */
+#define MIXED_LIVE_DEFAULT 100	/* off */
+#define MIXED_MIN_RECLAIM_PERCENT 10
+#define MIXED_COUNT_TARGET 8
+#define MIXED_MAX_PERCENT 10
+
+bool policy_mixed_candidate(struct kgc_heap *h, size_t live)
+{
+	unsigned pct = h->opt.mixed_live_percent ? h->opt.mixed_live_percent : MIXED_LIVE_DEFAULT;
+
+	return pct < 100 && live * 100 < h->region_size * pct;
+}
+
+bool policy_mixed_worth(struct kgc_heap *h, size_t reclaimable)
+{
+	return reclaimable * 100 >= ((size_t)h->nregions << h->region_shift) * MIXED_MIN_RECLAIM_PERCENT;
+}
+
+void policy_mixed_limits(struct kgc_heap *h, uint32_t ncand_cycle, uint32_t *min, uint32_t *max,
+			 size_t *budget)
+{
+	double goal = (h->opt.pause_goal_ms ? h->opt.pause_goal_ms : PAUSE_GOAL_MS_DEFAULT) * 1e6;
+
+	*min = (ncand_cycle + MIXED_COUNT_TARGET - 1) / MIXED_COUNT_TARGET;
+	*max = h->nregions * MIXED_MAX_PERCENT / 100;
+	if (*max < *min)
+		*max = *min;
+	*budget = h->ns_per_byte ? (size_t)(goal * 0.25 / h->ns_per_byte) : 2 * h->region_size;
+}
+
 /* After a young collection: start a concurrent mark cycle? When old and
- * humongous space (less swept gaps) passes KGC_IHOP % of the heap. */
-bool policy_start_mark(struct kgc_heap *h)
+ * humongous space (less swept gaps) passes KGC_IHOP % of the heap. While
+ * the last cycle's mixed collections are pending (mixed_pending), only when
+ * old space would run out before they end. */
+bool policy_start_mark(struct kgc_heap *h, bool mixed_pending)
 {
 	unsigned ihop = h->opt.ihop_percent ? h->opt.ihop_percent : IHOP_DEFAULT;
 	size_t old = (size_t)(h->count[RT_OLD] + h->count[RT_HUM_START] + h->count[RT_HUM_CONT])
@@ -152,6 +199,8 @@ bool policy_start_mark(struct kgc_heap *h)
 
 	if (ihop >= 100)
 		return false;
+	if (mixed_pending)	/* twice policy_cycle_urgent's margin */
+		return room_free(h) < 2 * (room_needed(h) + h->tospace_need + h->young_target / 4);
 	old = old > h->chunk_bytes ? old - h->chunk_bytes : 0;
 	return old * 100 >= heap * ihop;
 }
@@ -188,7 +237,8 @@ void policy_young_pause(struct kgc_heap *h, uint64_t evac_ns)
 	double goal = (h->opt.pause_goal_ms ? h->opt.pause_goal_ms : PAUSE_GOAL_MS_DEFAULT) * 1e6;
 	double eden;
 
-	if (h->opt.young_size || !h->last_cset_bytes)
+	/* a mixed pause also copied old regions: no measure of eden's cost */
+	if (h->opt.young_size || !h->last_cset_bytes || h->last_mixed)
 		return;
 	if (h->last_copied >= MB) {
 		double c = (double)evac_ns / (double)h->last_copied;

@@ -117,5 +117,6 @@ void region_free(struct kgc_heap *h, struct region *r)
 	r->hum_count = 0;
 	r->live_bytes = 0;
 	r->retained = 0;
+	r->candidate = 0;
 	cards_clear_region(h, r);
 }

@@ -118,7 +118,8 @@ static void do_collect(struct kgc_heap *h, int kind, int reason)
 			uint64_t ns = now_ns() - t0;
 
 			stats_pause(h, false, ns);
-			log_gc(h, "Pause Young", phase ? phase : "Normal", before, heap_used_bytes(h), ns,
+			log_gc(h, "Pause Young", phase ? phase : h->last_mixed ? "Mixed" : "Normal",
+			       before, heap_used_bytes(h), ns,
 			       npinned, fail);
 			log_line(h, LOG_HEAP, "young: cpu %.3fms (wall %.3fms)", (cpu_ns() - c0) / 1e6, ns / 1e6);
 		}

@@ -95,9 +95,10 @@ void kgc_stats_print(kgc_heap *h, void *file)
 
 	if (kgc_stats_get(h, &s, sizeof(s)))
 		return;
-	fprintf(f, "kgc: %llu young + %llu full GCs, %llu concurrent cycles, pause total %.3f ms max %.3f ms\n",
-		(unsigned long long)s.young_gcs, (unsigned long long)s.full_gcs,
-		(unsigned long long)s.concurrent_cycles, s.pause_total_ns / 1e6, s.pause_max_ns / 1e6);
+	fprintf(f, "kgc: %llu young (%llu mixed) + %llu full GCs, %llu concurrent cycles, pause total %.3f ms max %.3f ms\n",
+		(unsigned long long)s.young_gcs, (unsigned long long)s.mixed_gcs,
+		(unsigned long long)s.full_gcs, (unsigned long long)s.concurrent_cycles,
+		s.pause_total_ns / 1e6, s.pause_max_ns / 1e6);
 	fprintf(f, "kgc: allocated %llu MB, copied %llu MB, promoted %llu MB, freed %llu MB\n",
 		(unsigned long long)(s.bytes_allocated >> 20), (unsigned long long)(s.bytes_copied >> 20),
 		(unsigned long long)(s.bytes_promoted >> 20), (unsigned long long)(s.bytes_freed >> 20));

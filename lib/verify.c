@@ -69,6 +69,16 @@ static void check_ref(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 		      "slot %p in %s region %u (object %p) -> %p in %s region %u", v->when,
 		      (void *)slot, region_type_name(v->src->type), (unsigned)(v->src - h->regions),
 		      v->obj, (void *)o, region_type_name(r->type), region_index(h, o));
+	/* retained regions and (once rebuilt) mixed candidates: the card table
+	 * is their remembered set */
+	if (v->src && !region_is_young(v->src) && v->src != r &&
+	    (r->retained || (r->candidate && cm_candidates_tracked(h))) &&
+	    *card_for(h, slot) != CARD_DIRTY)
+		fatal("verify (%s): reference into %s region %u without a dirty card: "
+		      "slot %p in %s region %u (object %p) -> %p", v->when,
+		      r->retained ? "retained" : "mixed candidate", region_index(h, o),
+		      (void *)slot, region_type_name(v->src->type), (unsigned)(v->src - h->regions),
+		      v->obj, (void *)o);
 }
 
 void verify_heap(struct kgc_heap *h, const char *when)

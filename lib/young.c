@@ -305,11 +305,13 @@ static void root_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
  * "retained": every reference into them from another old region keeps its
  * card dirty, so a later young collection can evacuate them once unpinned
  * (JEP 423: retained as candidates, collected once unpinned) without
- * remembered sets between old regions.
+ * remembered sets between old regions. Mixed-collection candidates
+ * (mark.c) are tracked the same way.
  */
 static inline bool tracked_target(const struct region *r)
 {
-	return r->retained || ((r->flags & RF_FAILED) && r->fail_cause != FAIL_ALLOC);
+	return r->retained || r->candidate ||
+	       ((r->flags & RF_FAILED) && r->fail_cause != FAIL_ALLOC);
 }
 
 /* A slot inside the heap: keep the card dirty if it still points to young
@@ -693,8 +695,9 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 {
 	struct ygc y = { .h = h };
 	size_t freed = 0, copied = 0, promoted = 0, cset_bytes = 0;
-	uint32_t nretained = 0;
+	uint32_t nretained = 0, nmixed;
 	uint32_t fails[4] = { 0 }, tospace = 0;
+	size_t mixed_live;
 
 	y.old_list = malloc(h->nregions * sizeof(uint32_t));
 	y.nworkers = policy_gc_threads(h);
@@ -722,6 +725,12 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 		r->flags &= ~(RF_CSET | RF_FAILED | RF_GC_ALLOC);
 		r->fail_cause = FAIL_NONE;
 		r->evac_alloc_failed = 0;
+	}
+	/* a mixed collection: old candidates of the last cycle join the cset */
+	nmixed = cm_active(h) ? 0 : cm_mixed_select(h, &mixed_live);
+	for (uint32_t i = 0; i < h->nregions; i++) {
+		struct region *r = &h->regions[i];
+
 		if (region_is_young(r)) {
 			r->flags |= RF_CSET;
 			cset_bytes += (size_t)(r->top - r->bottom);
@@ -731,6 +740,8 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 				r->fail_cause = (r->flags & RF_PINNED) ? FAIL_PINNED : FAIL_KPINNED;
 				(*npinned)++;
 			}
+		} else if (r->flags & RF_CSET) {
+			cset_bytes += (size_t)(r->top - r->bottom);	/* mixed candidate */
 		} else if (r->type == RT_OLD && r->retained && !(r->flags & (RF_PINNED | RF_KPINNED)) &&
 			   nretained < RETAINED_PER_GC && !cm_active(h)) {
 			/* unpinned since it failed evacuation: collect it now */
@@ -800,6 +811,13 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 	}
 	h->surv_cur = h->old_cur = -1;
 	h->tospace_need = tospace + 2;
+	h->last_mixed = nmixed;
+	if (nmixed) {
+		h->st.mixed_gcs++;
+		h->st.mixed_regions += nmixed;
+		log_line(h, LOG_HEAP, "mixed: %u old regions evacuated (%zuK live estimated)", nmixed,
+			 mixed_live >> 10);
+	}
 	h->last_cset_bytes = cset_bytes;
 	h->last_copied = copied;
 	policy_adapt_tenure(h);

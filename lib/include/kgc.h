@@ -55,7 +55,8 @@ enum kgc_pin_mode {
  * Heap options. kgc_options_init() fills defaults and then applies the KGC_*
  * environment variables (one table in options.c: KGC_HEAP_MAX, KGC_REGION_SIZE,
  * KGC_YOUNG_SIZE, KGC_TENURE, KGC_LOG, KGC_VERIFY, KGC_CHECK, KGC_POISON,
- * KGC_BACKEND, KGC_PIN_MODE, KGC_GC_THREADS, KGC_IHOP, KGC_PAUSE_GOAL_MS).
+ * KGC_BACKEND, KGC_PIN_MODE, KGC_GC_THREADS, KGC_IHOP, KGC_PAUSE_GOAL_MS,
+ * KGC_MIXED_LIVE).
  * A zero size means "choose".
  */
 struct kgc_options {
@@ -73,7 +74,10 @@ struct kgc_options {
 	unsigned ihop_percent;	/* old space % of the heap that starts concurrent marking
 				 * (0 = policy default, >= 100 = never) */
 	unsigned pause_goal_ms;	/* young pause goal sizing eden (0 = policy default) */
-	uint64_t reserved[3];
+	unsigned mixed_live_percent; /* mixed collections evacuate old regions less live
+				 * than this % (0 = policy default: off; >= 100 = off) */
+	unsigned pad_;
+	uint64_t reserved[2];
 };
 
 int kgc_options_init(struct kgc_options *opts);
@@ -510,7 +514,9 @@ struct kgc_stats {
 	uint64_t gclocker_stalls, gclocker_stall_ns;
 	uint64_t uncommit_busy;
 	uint64_t concurrent_cycles;		/* concurrent mark + sweep cycles completed */
-	uint64_t reserved[7];
+	uint64_t mixed_gcs;			/* young GCs that also evacuated old regions */
+	uint64_t mixed_regions;			/* old regions they evacuated */
+	uint64_t reserved[5];
 };
 
 /*

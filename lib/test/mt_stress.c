@@ -686,6 +686,8 @@ int main(void)
 		opts.region_size = 1ul << 20;
 	if (!getenv("KGC_IHOP"))
 		opts.ihop_percent = 2;	/* concurrent mark cycles all the time */
+	if (!getenv("KGC_MIXED_LIVE"))
+		opts.mixed_live_percent = 60;	/* and mixed collections after them */
 	T_ASSERT_EQ(kgc_heap_create(&opts, &heap), 0);
 	region_size = kgc_heap_region_size(heap);
 	register_types();
@@ -724,10 +726,10 @@ int main(void)
 	st = stats_now();
 	printf("ops %lu, humongous allocations %lu; checked collections: young %lu, full %lu, "
 	       "allocation-triggered %lu\n", ops, hum, cy, cf, cp);
-	printf("heap: young GCs %llu, full GCs %llu, concurrent cycles %llu, pause max %.3f ms, "
+	printf("heap: young GCs %llu (mixed %llu), full GCs %llu, concurrent cycles %llu, pause max %.3f ms, "
 	       "total %.1f ms, allocated %llu MiB\n",
-	       (unsigned long long)st.young_gcs, (unsigned long long)st.full_gcs,
-	       (unsigned long long)st.concurrent_cycles,
+	       (unsigned long long)st.young_gcs, (unsigned long long)st.mixed_gcs,
+	       (unsigned long long)st.full_gcs, (unsigned long long)st.concurrent_cycles,
 	       st.pause_max_ns / 1e6, st.pause_total_ns / 1e6,
 	       (unsigned long long)(st.bytes_allocated >> 20));
 	T_ASSERT(st.young_gcs > 0);
