@@ -686,8 +686,6 @@ int main(void)
 		opts.region_size = 1ul << 20;
 	if (!getenv("KGC_IHOP"))
 		opts.ihop_percent = 2;	/* concurrent mark cycles all the time */
-	if (!getenv("KGC_MIXED_LIVE"))
-		opts.mixed_live_percent = 60;	/* and mixed collections after them */
 	T_ASSERT_EQ(kgc_heap_create(&opts, &heap), 0);
 	region_size = kgc_heap_region_size(heap);
 	register_types();
