@@ -497,7 +497,7 @@ bool cm_obj_dead(struct kgc_heap *h, const void *p);	/* swept-to-be garbage (ver
 struct gap { char *start; size_t size; };	/* free space in an old region (a filler) */
 bool cm_chunk_take(struct kgc_heap *h, size_t min, struct gap *out);
 void cm_chunk_give_back(struct kgc_heap *h, struct gap g);
-void cm_chunks_drop_region(struct kgc_heap *h, uint32_t idx);
+void cm_chunks_drop_evacuated(struct kgc_heap *h);	/* in RF_CSET or candidate regions */
 uint32_t cm_mixed_select(struct kgc_heap *h, size_t *live_bytes);	/* young GC: adds to the cset */
 bool cm_candidates_tracked(struct kgc_heap *h);				/* verifier */
 void cm_thread_detach(struct kgc_thread *t);

@@ -88,8 +88,7 @@ struct cmark {
 	struct gap *chunks;
 	size_t nchunks, chunks_cap;
 	/* mixed collections: candidates, most garbage first (region->candidate) */
-	uint32_t *cand;
-	size_t *cand_live;		/* estimated live bytes of cand[i] */
+	struct cand { size_t live; uint32_t idx; } *cand;	/* live: estimated */
 	uint32_t ncand, ncand_cycle;	/* left; chosen at the last remark */
 	bool rebuilding;		/* after cleanup: the marker rebuilds their cards */
 	bool cand_ready;		/* cards rebuilt: candidates may be evacuated */
@@ -460,11 +459,9 @@ static void cand_clear(struct kgc_heap *h, struct cmark *cm)
 	cm->rebuilding = cm->cand_ready = false;
 }
 
-struct cand_pair { size_t live; uint32_t idx; };
-
 static int cand_cmp(const void *a, const void *b)
 {
-	const struct cand_pair *x = a, *y = b;
+	const struct cand *x = a, *y = b;
 
 	return x->live < y->live ? -1 : x->live > y->live ? 1 : (int)x->idx - (int)y->idx;
 }
@@ -472,16 +469,12 @@ static int cand_cmp(const void *a, const void *b)
 /* At remark (marked bytes per region known): choose the candidates. */
 static void cand_select(struct kgc_heap *h, struct cmark *cm)
 {
-	struct cand_pair *v = malloc(h->nregions * sizeof(*v));
 	uint32_t n = 0;
-	size_t k = 0, reclaim = 0;
+	size_t reclaim = 0;
 
 	cand_clear(h, cm);
-	cm->ncand_cycle = 0;
 	cm->rb_i = 0;
 	cm->rb_p = NULL;
-	if (!v)
-		return;		/* no mixed collections after this cycle */
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
 		size_t live = cm->live[i] + (size_t)(r->top - cm->tams[i]);
@@ -490,29 +483,18 @@ static void cand_select(struct kgc_heap *h, struct cmark *cm)
 		    cm->tams[i] == r->bottom || !cm->live[i])
 			continue;	/* new since the snapshot, or freed at cleanup */
 		if (policy_mixed_candidate(h, live)) {
-			v[n++] = (struct cand_pair){ live, i };
+			cm->cand[n++] = (struct cand){ live, i };
 			reclaim += h->region_size - live;
 		}
 	}
 	if (!policy_mixed_worth(h, reclaim))
 		n = 0;
-	qsort(v, n, sizeof(*v), cand_cmp);
-	for (uint32_t j = 0; j < n; j++) {
-		cm->cand[j] = v[j].idx;
-		cm->cand_live[j] = v[j].live;
-		h->regions[v[j].idx].candidate = 1;
-	}
-	free(v);
+	qsort(cm->cand, n, sizeof(*cm->cand), cand_cmp);
+	for (uint32_t j = 0; j < n; j++)
+		h->regions[cm->cand[j].idx].candidate = 1;
 	cm->ncand = cm->ncand_cycle = n;
 	/* gaps of earlier sweeps inside candidates are not promoted into any more */
-	for (size_t i = 0; i < cm->nchunks; i++) {
-		if (region_of(h, cm->chunks[i].start)->candidate) {
-			h->chunk_bytes -= cm->chunks[i].size;
-			continue;
-		}
-		cm->chunks[k++] = cm->chunks[i];
-	}
-	cm->nchunks = k;
+	cm_chunks_drop_evacuated(h);
 }
 
 static uint64_t thread_cpu_ns(void)
@@ -599,10 +581,9 @@ int cm_init(struct kgc_heap *h)
 	cm->empty = calloc(h->nregions, sizeof(uint32_t));
 	cm->humdead = calloc(h->nregions, sizeof(uint32_t));
 	cm->swept = calloc(h->nregions, 1);
-	cm->cand = calloc(h->nregions, sizeof(uint32_t));
-	cm->cand_live = calloc(h->nregions, sizeof(size_t));
+	cm->cand = calloc(h->nregions, sizeof(*cm->cand));
 	if (!cm->bits || !cm->tams || !cm->live || !cm->sweep || !cm->empty || !cm->humdead ||
-	    !cm->swept || !cm->cand || !cm->cand_live) {
+	    !cm->swept || !cm->cand) {
 		h->cm = cm;
 		cm_destroy(h);
 		return -ENOMEM;
@@ -640,7 +621,6 @@ void cm_destroy(struct kgc_heap *h)
 	free(cm->humdead);
 	free(cm->swept);
 	free(cm->cand);
-	free(cm->cand_live);
 	free(cm->swept_chunks);
 	free(cm->chunks);
 	if (cm->started || cm->bits) {
@@ -973,14 +953,17 @@ void cm_chunk_give_back(struct kgc_heap *h, struct gap g)
 	chunk_add_to(&cm->chunks, &cm->nchunks, &cm->chunks_cap, &h->chunk_bytes, g);
 }
 
-/* A region is about to be evacuated and freed: forget its gaps. */
-void cm_chunks_drop_region(struct kgc_heap *h, uint32_t idx)
+/* Forget the gaps in regions to be evacuated and freed: in the collection
+ * set (RF_CSET) or mixed candidates. */
+void cm_chunks_drop_evacuated(struct kgc_heap *h)
 {
 	struct cmark *cm = h->cm;
 	size_t k = 0;
 
 	for (size_t i = 0; i < cm->nchunks; i++) {
-		if (region_index(h, cm->chunks[i].start) == idx) {
+		const struct region *r = region_of(h, cm->chunks[i].start);
+
+		if ((r->flags & RF_CSET) || r->candidate) {
 			h->chunk_bytes -= cm->chunks[i].size;
 			continue;
 		}
@@ -1006,22 +989,20 @@ uint32_t cm_mixed_select(struct kgc_heap *h, size_t *live_bytes)
 		return 0;
 	policy_mixed_limits(h, cm->ncand_cycle, &min, &max, &budget);
 	for (uint32_t j = 0; j < cm->ncand; j++) {
-		uint32_t idx = cm->cand[j];
+		uint32_t idx = cm->cand[j].idx;
 		struct region *r = &h->regions[idx];
 
 		if (!r->candidate || r->type != RT_OLD)
 			continue;	/* no longer a candidate */
-		if ((n < min || (n < max && bytes + cm->cand_live[j] <= budget)) &&
+		if ((n < min || (n < max && bytes + cm->cand[j].live <= budget)) &&
 		    !(r->flags & (RF_PINNED | RF_KPINNED))) {
 			r->flags |= RF_CSET;
 			r->candidate = 0;
-			cards_clear_region(h, r);
-			bytes += cm->cand_live[j];
+			bytes += cm->cand[j].live;
 			n++;
 			continue;
 		}
-		cm->cand[w] = idx;
-		cm->cand_live[w++] = cm->cand_live[j];
+		cm->cand[w++] = cm->cand[j];
 	}
 	cm->ncand = w;
 	if (!w || !n)

@@ -134,12 +134,22 @@ bool policy_should_full(struct kgc_heap *h)
 /* During a concurrent cycle: would the next young collection leave so little
  * room that a full one follows (policy_should_full)? Then the cycle is
  * finished in the current pause instead (mark.c). */
+static uint32_t cycle_margin(struct kgc_heap *h)
+{
+	return room_needed(h) + h->tospace_need + h->young_target / 4;
+}
+
 bool policy_cycle_urgent(struct kgc_heap *h)
 {
-	return room_free(h) < room_needed(h) + h->tospace_need + h->young_target / 4;
+	return room_free(h) < cycle_margin(h);
 }
 
 #define IHOP_DEFAULT 35
+
+static double pause_goal_ns(const struct kgc_heap *h)
+{
+	return (h->opt.pause_goal_ms ? h->opt.pause_goal_ms : PAUSE_GOAL_MS_DEFAULT) * 1e6;
+}
 
 /*
  * Mixed collections (after G1's G1MixedGCLiveThresholdPercent,
@@ -177,7 +187,7 @@ bool policy_mixed_worth(struct kgc_heap *h, size_t reclaimable)
 void policy_mixed_limits(struct kgc_heap *h, uint32_t ncand_cycle, uint32_t *min, uint32_t *max,
 			 size_t *budget)
 {
-	double goal = (h->opt.pause_goal_ms ? h->opt.pause_goal_ms : PAUSE_GOAL_MS_DEFAULT) * 1e6;
+	double goal = pause_goal_ns(h);
 
 	*min = (ncand_cycle + MIXED_COUNT_TARGET - 1) / MIXED_COUNT_TARGET;
 	*max = h->nregions * MIXED_MAX_PERCENT / 100;
@@ -200,7 +210,7 @@ bool policy_start_mark(struct kgc_heap *h, bool mixed_pending)
 	if (ihop >= 100)
 		return false;
 	if (mixed_pending)	/* twice policy_cycle_urgent's margin */
-		return room_free(h) < 2 * (room_needed(h) + h->tospace_need + h->young_target / 4);
+		return room_free(h) < 2 * cycle_margin(h);
 	old = old > h->chunk_bytes ? old - h->chunk_bytes : 0;
 	return old * 100 >= heap * ihop;
 }
@@ -234,7 +244,7 @@ void policy_after_gc(struct kgc_heap *h, bool full)
  */
 void policy_young_pause(struct kgc_heap *h, uint64_t evac_ns)
 {
-	double goal = (h->opt.pause_goal_ms ? h->opt.pause_goal_ms : PAUSE_GOAL_MS_DEFAULT) * 1e6;
+	double goal = pause_goal_ns(h);
 	double eden;
 
 	/* a mixed pause also copied old regions: no measure of eden's cost */

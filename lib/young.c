@@ -742,12 +742,12 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 			}
 		} else if (r->flags & RF_CSET) {
 			cset_bytes += (size_t)(r->top - r->bottom);	/* mixed candidate */
+			cards_clear_region(h, r);
 		} else if (r->type == RT_OLD && r->retained && !(r->flags & (RF_PINNED | RF_KPINNED)) &&
 			   nretained < RETAINED_PER_GC && !cm_active(h)) {
 			/* unpinned since it failed evacuation: collect it now */
 			r->flags |= RF_CSET;
 			cset_bytes += (size_t)(r->top - r->bottom);
-			cm_chunks_drop_region(h, i);
 			nretained++;
 		} else if (r->type == RT_OLD || r->type == RT_HUM_START || r->type == RT_HUM_CONT) {
 			y.old_list[y.nold++] = i;
@@ -755,6 +755,8 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 				(*npinned)++;
 		}
 	}
+	if (nretained)
+		cm_chunks_drop_evacuated(h);	/* their gaps are no promotion space now */
 	run_workers(&y);
 
 	memset(h->age_bytes, 0, sizeof(h->age_bytes));
