@@ -62,48 +62,54 @@ crit_enter_fast(struct kgc_thread *t, kgc_obj *ref, size_t *length, uint32_t *id
 }
 
 /*
- * What crit_native_enter hands to crit_native_exit: the pinned region, kept
- * in a register across the call (both functions are always inlined into the
- * invoker).
- */
-struct crit_native_pin {
-	uint32_t idx;		/* region index of the array */
-};
-
-/*
- * Critical natives (native_call.c). crit_native_enter(t, o, &len, &pin): t
- * managed, o a non-null object in no root. If the fast path applies (pin
- * mode, unchecked, o a primitive array, no section open): pins
- * o's region through the pin cache, records o on the critical stack (a root
- * the collector sees as pinned), puts t in native state, stores the length
- * and returns the elements - plain loads and stores only. Else returns NULL
- * and changes nothing (the caller uses kgc_critical_get).
+ * Critical natives with one array argument (native_call.c's direct stubs).
+ * The array is not a critical section: it is the thread's cn_arg, a root
+ * that pins its region (pins_compute, roots_iterate_critical) while set.
+ * It is set only between crit_native_enter and crit_native_exit, that is
+ * while the thread runs the native in native state, or blocks in the exit
+ * for a collection that started meanwhile. A thread is managed before and
+ * after, so no collection sees it change: no pin count, no critical stack.
+ *
+ * crit_native_enter(t, o, &len): t managed, o a non-null object in no root.
+ * If the fast path applies (pin mode, unchecked, o an unforwarded primitive
+ * array): sets cn_arg, counts a critical get, puts t in native state, stores
+ * the length and returns the elements - plain loads and stores only. Else
+ * returns NULL and changes nothing (the caller uses kgc_critical_get).
  */
 static inline __attribute__((always_inline)) void *
-crit_native_enter(struct kgc_thread *t, kgc_obj o, size_t *len, struct crit_native_pin *pin)
+crit_native_enter(struct kgc_thread *t, kgc_obj o, size_t *len)
 {
-	return crit_enter_fast(t, &o, len, &pin->idx);
+	struct kgc_thread_pub *p = &t->pub;
+
+	if (unlikely(!p->crit_fast || __atomic_load_n(&p->state, __ATOMIC_RELAXED) != TS_MANAGED ||
+		     (*(const uint64_t *)o & KGC__HDR_PRIM_MASK) != KGC__HDR_PRIM_ARRAY))
+		return NULL;
+	__atomic_store_n(&t->cn_arg, o, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->crit_gets, __atomic_load_n(&p->crit_gets, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELAXED);
+	*len = kgc_array_length(o);
+	__atomic_store_n(&p->state, TS_NATIVE, __ATOMIC_RELEASE);	/* publishes cn_arg */
+	return kgc_array_data(o);
 }
 
-void crit_native_exit_slow(struct kgc_thread *t, kgc_obj o);	/* critical.c */
+void crit_native_exit_slow(struct kgc_thread *t);	/* critical.c */
 
 /*
- * crit_native_exit(t, o, pin): after a successful crit_native_enter of o, t
- * in native state. Back to managed (blocking while a collection runs: the
- * array is still pinned and rooted), then drops the root and the pin.
- * Everything but the common case (a collection pending, sections the native
- * left open or closed, the pin no longer in the pin cache) is in
- * crit_native_exit_slow.
+ * crit_native_exit(t): after a successful crit_native_enter, t in native
+ * state. Back to managed (blocking while a collection runs: cn_arg still
+ * pins the array), then clears cn_arg. Sections the native left open of its
+ * own (it keeps t in native state then, as after any native) are the slow
+ * path's.
  */
-static inline __attribute__((always_inline)) void
-crit_native_exit(struct kgc_thread *t, kgc_obj o, struct crit_native_pin pin)
+static inline __attribute__((always_inline)) void crit_native_exit(struct kgc_thread *t)
 {
-	/* ours is the one open section (crit_open was 0 at enter) */
-	if (unlikely(!kgc__crit_exit_ok(&t->pub, o, pin.idx) || !kgc__to_managed(&t->pub))) {
-		crit_native_exit_slow(t, o);
+	if (unlikely(t->pub.crit_open)) {
+		crit_native_exit_slow(t);
 		return;
 	}
-	kgc__crit_pop(&t->pub);
+	if (unlikely(!kgc__to_managed(&t->pub)))
+		thread_to_managed_slow(t, TS_NATIVE);
+	__atomic_store_n(&t->cn_arg, (kgc_obj)0, __ATOMIC_RELAXED);
 }
 
 /* Test hook (critical.c): the kernel pin query of h's next ngcs collections

@@ -78,9 +78,12 @@ void pins_compute(struct kgc_heap *h)
 	for (struct kgc_thread *t = h->threads; t; t = t->next) {
 		uint32_t c = __atomic_load_n(&t->pub.pc_count, __ATOMIC_ACQUIRE);
 		uint32_t r = __atomic_load_n(&t->pub.pc_region, __ATOMIC_ACQUIRE);
+		kgc_obj a = __atomic_load_n(&t->cn_arg, __ATOMIC_ACQUIRE);
 
 		if (c && r < h->nregions)
 			h->regions[r].flags |= RF_PINNED;
+		if (a)		/* the array of a running critical native */
+			h->regions[region_index(h, a)].flags |= RF_PINNED;
 	}
 	/* pinned regions keep their objects in place in young and full collections */
 	h->st.pinned_bytes = 0;
@@ -302,24 +305,15 @@ API __attribute__((noinline)) int kgc__critical_release_slow(kgc_thread *t, kgc_
 }
 
 /*
- * crit_native_exit when the inline path does not apply: t in native state or
- * (a collection pending) already marked managed.
+ * crit_native_exit when the native left critical sections of its own open:
+ * t stays in native state (as after any native, kgc_leave_native); the
+ * argument is no longer needed, its sections pin what the native still
+ * holds. Release: the native's accesses to the array happen before.
  */
-void crit_native_exit_slow(struct kgc_thread *t, kgc_obj o)
+void crit_native_exit_slow(struct kgc_thread *t)
 {
-	void *elems = kgc_array_data(o);
-	uint32_t top = __atomic_load_n(&t->pub.crit_top, RELAXED);
-
-	if (t->pub.crit_open != 1 || !top || __atomic_load_n(&t->crit[top - 1], RELAXED) != o) {
-		/* the native left sections of its own open */
-		kgc_critical_release(t, &o, elems, KGC_CRITICAL_COMMIT);
-		return;
-	}
-	thread_to_managed(t);
-	__atomic_store_n(&t->crit[top - 1], NULL, RELAXED);
-	__atomic_store_n(&t->pub.crit_top, 0, RELAXED);
-	t->pub.crit_open = 0;
-	pin_dec(t, crit_region(t, o));
+	kgc_leave_native(t);
+	__atomic_store_n(&t->cn_arg, NULL, __ATOMIC_RELEASE);
 }
 
 /* Test hook: the kernel pin query of the next ngcs collections of h fails. */

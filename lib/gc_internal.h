@@ -212,6 +212,7 @@ enum thread_state { TS_MANAGED = KGC__TS_MANAGED, TS_NATIVE = KGC__TS_NATIVE, TS
 
 struct kgc_thread {
 	struct kgc_thread_pub pub;	/* must be first */
+	kgc_obj cn_arg;			/* array of the running critical native (crit_fast.h) */
 	char *tlab_top, *tlab_end, *tlab_start;
 	struct kgc_heap *heap;
 	uint32_t magic;

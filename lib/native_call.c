@@ -584,10 +584,9 @@ static __attribute__((noinline)) int crit_a1_i32_slow(kgc_thread *t, struct kgc_
 	return 0;
 }
 
-static __attribute__((noinline)) int crit_a1_i32_too_long(kgc_thread *t, struct kgc_method *m,
-							  void *p, struct crit_native_pin pin)
+static __attribute__((noinline)) int crit_a1_i32_too_long(kgc_thread *t, struct kgc_method *m)
 {
-	crit_native_exit(t, pinned_obj(p), pin);
+	crit_native_exit(t);
 	return crit_fail(t, m, 0, "longer than 2^31-1 elements");
 }
 
@@ -599,19 +598,18 @@ static int invoke_crit_a1_i32(kgc_thread *t, struct kgc_method *m, kgc_obj recv,
 			      const union kgc_value *args, union kgc_value *res, void *fn)
 {
 	kgc_obj a = args[0].l;
-	struct crit_native_pin pin;
 	size_t len;
 	void *p;
 	int32_t v;
 
-	if (unlikely(!a || !(p = crit_native_enter(t, a, &len, &pin))))
+	if (unlikely(!a || !(p = crit_native_enter(t, a, &len))))
 		return crit_a1_i32_slow(t, m, fn, a, res);
 	if (unlikely(len > INT32_MAX))
-		return crit_a1_i32_too_long(t, m, p, pin);
+		return crit_a1_i32_too_long(t, m);
 	v = ((int32_t (*)(int32_t, void *))fn)((int32_t)len, p);
 	if (res)
 		res->i = v;
-	crit_native_exit(t, a, pin);
+	crit_native_exit(t);
 	return 0;
 }
 
@@ -876,26 +874,25 @@ static int entry_crit_v(kgc_thread *t, kgc_method *m)
 }
 
 /*
- * The critical ([X)I stub: pin inline (crit_native_enter), call with
- * (len, elements) in registers, unpin (crit_native_exit) with the region
- * and stack entry still in registers. A null array, a full critical stack,
- * GCLocker mode or an array longer than 2^31-1 go the generic way.
+ * The critical ([X)I stub: pin inline (crit_native_enter: the array becomes
+ * the thread's cn_arg), call with (len, elements) in registers, unpin
+ * (crit_native_exit). A null array, a thread not managed, GCLocker or
+ * checked mode go the generic way; an array longer than 2^31-1 fails.
  */
 static int entry_crit_l_i(kgc_thread *t, kgc_method *m, kgc_obj a, int32_t *res)
 {
-	struct crit_native_pin pin;
 	size_t len;
 	void *fn = entry_fn(m, EK_CRIT_L_I), *p;
 	int32_t v;
 
-	if (unlikely(!fn || !a || !(p = crit_native_enter(t, a, &len, &pin))))
+	if (unlikely(!fn || !a || !(p = crit_native_enter(t, a, &len))))
 		return entry_l_i_generic(t, m, a, res);
 	if (unlikely(len > INT32_MAX))
-		return crit_a1_i32_too_long(t, m, p, pin);
+		return crit_a1_i32_too_long(t, m);
 	v = ((int32_t (*)(int32_t, void *))fn)((int32_t)len, p);
-	crit_native_exit(t, a, pin);
-	if (res)
+	if (res)	/* before the exit: v need not survive it */
 		*res = v;
+	crit_native_exit(t);
 	return 0;
 }
 

@@ -120,14 +120,22 @@ void roots_iterate(struct kgc_heap *h, slot_fn fn, void *ctx)
 }
 
 /*
- * Open critical arrays are roots (an array reachable only from native code
- * must survive). They are pinned, so they never move: fn gets a copy and must
- * not change it.
+ * Open critical arrays and the arrays of running critical natives are roots
+ * (an array reachable only from native code must survive). They are pinned,
+ * so they never move: fn gets a copy and must not change it.
  */
 void roots_iterate_critical(struct kgc_heap *h, slot_fn fn, void *ctx)
 {
 	for (struct kgc_thread *t = h->threads; t; t = t->next) {
 		uint32_t top = __atomic_load_n(&t->pub.crit_top, __ATOMIC_ACQUIRE);
+		kgc_obj a = __atomic_load_n(&t->cn_arg, __ATOMIC_ACQUIRE), c = a;
+
+		if (a) {	/* a running critical native's array */
+			fn(h, &c, ctx);
+			if (c != a)
+				fatal("critical native array %p of thread '%s' was moved (region %u not pinned)",
+				      (void *)a, t->name, region_index(h, a));
+		}
 
 		for (uint32_t i = 0; i < top && i < CRIT_MAX; i++) {
 			kgc_obj o = __atomic_load_n(&t->crit[i], __ATOMIC_ACQUIRE), c = o;

@@ -49,10 +49,14 @@ void stats_refresh(struct kgc_heap *h)
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		bool p = atomic_load_explicit(region_pins(h, i), memory_order_relaxed) != 0;
 
-		/* pins still in a thread's pin cache count too */
-		for (struct kgc_thread *t = h->threads; t && !p; t = t->next)
-			p = __atomic_load_n(&t->pub.pc_region, __ATOMIC_RELAXED) == i &&
-			    __atomic_load_n(&t->pub.pc_count, __ATOMIC_RELAXED);
+		/* pins still in a thread's pin cache, critical native arrays count too */
+		for (struct kgc_thread *t = h->threads; t && !p; t = t->next) {
+			kgc_obj a = __atomic_load_n(&t->cn_arg, __ATOMIC_RELAXED);
+
+			p = (__atomic_load_n(&t->pub.pc_region, __ATOMIC_RELAXED) == i &&
+			     __atomic_load_n(&t->pub.pc_count, __ATOMIC_RELAXED)) ||
+			    (a && region_index(h, a) == i);	/* a running critical native's */
+		}
 		if (!p && kp > 0)
 			p = h->kpin_bits[i / 64] >> (i % 64) & 1;
 		pinned += p;

@@ -558,8 +558,10 @@ void kgc_stats_print(kgc_heap *heap, void *file);
  * they stay valid when a collection moves the objects while the native runs.
  * Natives touch objects only through the env (each env function leaves
  * native state for its duration). Critical natives run in native state too,
- * with their arrays pinned (kgc_critical_get): other threads keep allocating
- * and collecting while they run.
+ * with their arrays pinned: other threads keep allocating and collecting
+ * while they run. (One-array critical natives pin by a per-thread slot the
+ * collector treats as a pinning root; others through kgc_critical_get.
+ * Both count in kgc_stats.critical_gets.)
  */
 
 /* One argument or result, in Java order. */

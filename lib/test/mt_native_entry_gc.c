@@ -28,9 +28,15 @@ static int32_t sum(const int32_t *p, int32_t n)
 	return s;
 }
 
-/* -1: collections did not complete; -2: the elements changed under us */
+/*
+ * -1: collections did not complete; -2: the elements changed under us; -3:
+ * the array itself is gone (its header no longer an int[len]: a collection
+ * took it for dead and left a filler - the call must keep it alive).
+ */
 static int32_t c_hold(int32_t len, int32_t *p)
 {
+	kgc_obj o = (kgc_obj)((char *)p - KGC_ARRAY_DATA_OFFSET);
+
 	seen_elems = p;
 	seen_sum_before = sum(p, len);
 	atomic_store(&nt_running, 1);
@@ -39,6 +45,8 @@ static int32_t c_hold(int32_t len, int32_t *p)
 	atomic_store(&nt_running, 0);
 	if (sum(p, len) != seen_sum_before)
 		return -2;
+	if (kgc_obj_type(o) != KGC_TYPE_PRIM_ARRAY(KGC_PRIM_INT) || kgc_array_length(o) != (size_t)len)
+		return -3;
 	return seen_sum_before;
 }
 
@@ -49,7 +57,7 @@ static int32_t r_hold(kgc_env *env, kgc_jclass c, kgc_jobject arr)
 	int32_t s;
 
 	if (!p)
-		return -3;
+		return -4;
 	s = c_hold((int32_t)n, p);
 	(*env)->ReleasePrimitiveArrayCritical(env, arr, p, 0);
 	return s;
@@ -100,6 +108,8 @@ int main(void)
 			T_FAIL("round %d: collections did not complete during the call", round);
 		if (got == -2)
 			T_FAIL("round %d: the array changed while the native held it", round);
+		if (got == -3)
+			T_FAIL("round %d: a collection freed the array while the native held it", round);
 		T_ASSERT_EQ(got, want);
 		if (round < 2)	/* pinned: still where the native saw it */
 			T_ASSERT(kgc_array_data(s[0]) == seen_elems);
