@@ -320,6 +320,7 @@ struct kgc_heap {
 	/* pause model (policy.c): young pause ~ copied bytes x ns_per_byte */
 	size_t last_cset_bytes, last_copied;
 	uint32_t last_mixed;		/* old regions in the last young GC's cset */
+	uint32_t retained_pending;	/* unpinned retained regions the last young GC left */
 	double ns_per_byte, survival;
 	uint32_t young_pause_cap;	/* eden regions the pause goal allows */
 	size_t age_bytes[HDR_AGE_MAX + 1];	/* copied to survivor by new age, last young GC */
@@ -506,6 +507,7 @@ void verify_marking(struct kgc_heap *h);
 bool policy_start_mark(struct kgc_heap *h, bool mixed_pending);
 bool policy_mixed_candidate(struct kgc_heap *h, size_t live);
 bool policy_mixed_worth(struct kgc_heap *h, size_t reclaimable);
+void policy_retained_limits(struct kgc_heap *h, uint32_t *max, size_t *budget);
 void policy_mixed_limits(struct kgc_heap *h, uint32_t ncand_cycle, uint32_t *min, uint32_t *max,
 			 size_t *budget);
 bool policy_cycle_urgent(struct kgc_heap *h);

@@ -856,9 +856,10 @@ const char *cm_after_young(struct kgc_heap *h)
 		remark(h, cm);
 		return "Remark";
 	case CM_IDLE:
-		/* no new cycle while the last one's candidates are being evacuated,
-		 * unless old space runs short: then they are dropped */
-		if (!policy_start_mark(h, cm->rebuilding || cm->cand_ready))
+		/* no new cycle while the last one's candidates or retained regions
+		 * are being evacuated, unless old space runs short (candidates are
+		 * dropped then; retained regions wait for the cycle's end) */
+		if (!policy_start_mark(h, cm->rebuilding || cm->cand_ready || h->retained_pending))
 			return NULL;
 		cand_clear(h, cm);
 		initial_mark(h, cm);

@@ -196,6 +196,24 @@ void policy_mixed_limits(struct kgc_heap *h, uint32_t ncand_cycle, uint32_t *min
 	*budget = h->ns_per_byte ? (size_t)(goal * 0.25 / h->ns_per_byte) : 2 * h->region_size;
 }
 
+/*
+ * Retained regions (old since a pinned evacuation failure, unpinned since):
+ * a young collection outside marking evacuates them, most while their live
+ * bytes - counted when they failed, an upper bound - fit a quarter of the
+ * pause goal, at least one, at most MIXED_MAX_PERCENT of the heap's regions.
+ * A pinned eden region is mostly garbage: left in old space it would fill
+ * it and start marking cycles that cannot free it (its few live objects
+ * keep it from being empty); no cycle starts while some are pending.
+ */
+void policy_retained_limits(struct kgc_heap *h, uint32_t *max, size_t *budget)
+{
+	*max = h->nregions * MIXED_MAX_PERCENT / 100;
+	if (*max < 1)
+		*max = 1;
+	*budget = h->ns_per_byte ? (size_t)(pause_goal_ns(h) * 0.25 / h->ns_per_byte)
+				 : 2 * h->region_size;
+}
+
 /* After a young collection: start a concurrent mark cycle? When old and
  * humongous space (less swept gaps) passes KGC_IHOP % of the heap. While
  * the last cycle's mixed collections are pending (mixed_pending), only when

@@ -26,7 +26,6 @@
  * workers take work that busy ones donate to a shared queue.
  */
 #define PLAB_SIZE (32 * 1024)
-#define RETAINED_PER_GC 4	/* formerly pinned regions evacuated per young GC */
 #define DONATE_MIN 64
 
 struct ygc;
@@ -695,7 +694,8 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 {
 	struct ygc y = { .h = h };
 	size_t freed = 0, copied = 0, promoted = 0, cset_bytes = 0;
-	uint32_t nretained = 0, nmixed;
+	uint32_t nretained = 0, nmixed, rmax, rleft = 0;
+	size_t rbudget, rlive = 0;
 	uint32_t fails[4] = { 0 }, tospace = 0;
 	size_t mixed_live;
 
@@ -728,6 +728,7 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 	}
 	/* a mixed collection: old candidates of the last cycle join the cset */
 	nmixed = cm_active(h) ? 0 : cm_mixed_select(h, &mixed_live);
+	policy_retained_limits(h, &rmax, &rbudget);
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
 
@@ -744,17 +745,22 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 			cset_bytes += (size_t)(r->top - r->bottom);	/* mixed candidate */
 			cards_clear_region(h, r);
 		} else if (r->type == RT_OLD && r->retained && !(r->flags & (RF_PINNED | RF_KPINNED)) &&
-			   nretained < RETAINED_PER_GC && !cm_active(h)) {
+			   !cm_active(h) && nretained < rmax &&
+			   (!nretained || rlive + r->live_bytes <= rbudget)) {
 			/* unpinned since it failed evacuation: collect it now */
 			r->flags |= RF_CSET;
 			cset_bytes += (size_t)(r->top - r->bottom);
+			rlive += r->live_bytes;
 			nretained++;
 		} else if (r->type == RT_OLD || r->type == RT_HUM_START || r->type == RT_HUM_CONT) {
 			y.old_list[y.nold++] = i;
 			if (r->flags & (RF_PINNED | RF_KPINNED))
 				(*npinned)++;
+			else if (r->retained)
+				rleft++;
 		}
 	}
+	h->retained_pending = rleft;
 	if (nretained)
 		cm_chunks_drop_evacuated(h);	/* their gaps are no promotion space now */
 	run_workers(&y);
@@ -789,6 +795,7 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 					r->top = r->end;
 				}
 				live = fixup_failed(h, r);
+				r->live_bytes = live;	/* an upper bound from now on */
 				fails[r->fail_cause]++;
 				*fail_mask |= 1u << r->fail_cause;
 				freed += used > live ? used - live : 0;
