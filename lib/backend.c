@@ -80,8 +80,15 @@ static int anon_open(struct kgc_heap *h, size_t region_size, uint32_t nregions)
 	if (p == MAP_FAILED)
 		return -errno;
 	b = ALIGN_UP((uintptr_t)p, align);
-	/* transparent huge pages: far fewer page faults when regions are first used */
-	madvise((void *)b, size, MADV_HUGEPAGE);
+	/*
+	 * Transparent huge pages: far fewer page faults when regions are first
+	 * used, but with the usual defrag=madvise setting each first touch of a
+	 * 2 MiB extent may compact memory synchronously (4-16 ms per fault
+	 * measured on a 2-CPU VM): the churn bench ran ~27% slower with them.
+	 * Opt-in (KGC_THP=1), like HotSpot's UseTransparentHugePages.
+	 */
+	if (h->opt.thp)
+		madvise((void *)b, size, MADV_HUGEPAGE);
 	h->be.reserve = p;
 	h->be.reserve_size = res;
 	h->base = (char *)b;

@@ -76,7 +76,8 @@ struct kgc_options {
 	unsigned pause_goal_ms;	/* young pause goal sizing eden (0 = policy default) */
 	unsigned mixed_live_percent; /* mixed collections evacuate old regions less live
 				 * than this % (0 = policy default: off; >= 100 = off) */
-	unsigned pad_;
+	unsigned thp;		/* anon backend: transparent huge pages for the heap
+				 * (MADV_HUGEPAGE); 0 = off (default) */
 	uint64_t reserved[2];
 };
 

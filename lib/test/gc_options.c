@@ -15,6 +15,11 @@ int main(void)
 	setenv("KGC_CHECK", "1", 1);
 	setenv("KGC_LOG", "gc+heap", 1);
 	T_ASSERT_EQ(kgc_options_init(&o), 0);
+	T_ASSERT_EQ(o.thp, 0);		/* off by default */
+	setenv("KGC_THP", "1", 1);
+	T_ASSERT_EQ(kgc_options_init(&o), 0);
+	T_ASSERT_EQ(o.thp, 1);
+	unsetenv("KGC_THP");
 	T_ASSERT_EQ(o.max_heap, 48 << 20);
 	T_ASSERT_EQ(o.region_size, 2 << 20);
 	T_ASSERT_EQ(o.young_size, 8 << 20);
