@@ -656,39 +656,49 @@ int main(int argc, char **argv)
 		static const char *cfg[][3] = { { "pin", "0", "pin mode, no pins" },
 						{ "gclocker", "0", "GCLocker mode, no pins" },
 						{ "pin", "5", "pin mode, 5% of regions pinned" } };
-		char res[2][3][1024];
-		int ok[2][3];
-		double mean[3] = { 0 }, cnt[3] = { 0 };
+		enum { ROUNDS = 4 };
+		char res[ROUNDS][3][1024];
+		int ok[ROUNDS][3];
+		double mean[3] = { 0 }, cnt[3] = { 0 }, rlo[3], rhi[3];
 
 		md = md_open("pause");
 		if (!getenv("BENCH_WORKER_TIMEOUT"))
 			setenv("BENCH_WORKER_TIMEOUT", "90", 1);
-		printf("== Young pause cost of pinning (2 rounds, interleaved)\n");
-		for (int round = 0; round < 2; round++)
-			for (int c = 0; c < 3; c++) {
+		printf("== Young pause cost of pinning (%d rounds, interleaved)\n", ROUNDS);
+		for (int c = 0; c < 3; c++)
+			rlo[c] = 1e300, rhi[c] = 0;
+		for (int round = 0; round < ROUNDS; round++)
+			for (int k = 0; k < 3; k++) {
+				/* odd rounds in reverse order: no configuration always runs first */
+				int c = round & 1 ? 2 - k : k;
+
 				ok[round][c] = !run_cfg(argv[0], "pause", cfg[c][0], cfg[c][1], res[round][c],
 							 sizeof(res[round][c])) &&
 					       res_get(res[round][c], "unavailable") < 0 &&
 					       res_get(res[round][c], "logged") > 0;
 				printf("  %-32s %s\n", cfg[c][2], ok[round][c] ? res[round][c] : "FAILED/unavailable");
 				if (ok[round][c]) {
-					mean[c] += res_get(res[round][c], "mean") * res_get(res[round][c], "logged");
+					double m = res_get(res[round][c], "mean");
+
+					mean[c] += m * res_get(res[round][c], "logged");
 					cnt[c] += res_get(res[round][c], "logged");
+					rlo[c] = m < rlo[c] ? m : rlo[c];
+					rhi[c] = m > rhi[c] ? m : rhi[c];
 				}
 			}
 		both(md, "\n## Young pause cost of pinning (issue 4)\n\n");
 		both(md, "The stall benchmark's allocating load without the H-pinner (~100 MB live, max heap 768 MiB,\n"
 			 "young 64 MiB, library-chosen region size), >= %.1f s and >= %d young GCs per run (at most %.0f s).\n"
 			 "Young pause times are parsed from the library's own `KGC_LOG=gc` lines (`Pause Young ... <t>ms`);\n"
-			 "pauses of the untimed fill and warm-up (%d young GCs + 1 full) are skipped. Two rounds, configurations\n"
-			 "interleaved; the mean is over both rounds.\n"
+			 "pauses of the untimed fill and warm-up (%d young GCs + 1 full) are skipped. %d rounds, configurations\n"
+			 "interleaved (odd rounds in reverse order); the mean is over all rounds.\n"
 			 "5%% pinned: a thread pins one array in each of N fresh eden regions (N = 5%% of all regions),\n"
 			 "holds them across 2 young GCs, releases, repeats (so young GCs keep meeting pinned regions).\n\n",
-		     5.0 * scale, (int)(100 * scale), 20.0 * scale, WARMUP_YOUNG_GCS);
+		     5.0 * scale, (int)(100 * scale), 20.0 * scale, WARMUP_YOUNG_GCS, ROUNDS);
 		both(md, "| configuration | round | young GCs | full GCs | mean (ms) | p50 | p99 | max | evac fail: pinned |\n");
 		both(md, "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 		for (int c = 0; c < 3; c++)
-			for (int round = 0; round < 2; round++) {
+			for (int round = 0; round < ROUNDS; round++) {
 				const char *r = res[round][c];
 
 				if (!ok[round][c]) {
@@ -707,6 +717,13 @@ int main(int argc, char **argv)
 			both(md, "| pin, no pins / GCLocker | %.3fx | <= 1.02x |\n", mean[0] / mean[1]);
 			if (mean[2] > 0)
 				both(md, "| pin, 5%% pinned / pin, no pins | %.3fx | minimal |\n", mean[2] / mean[0]);
+			/* the two no-pin configurations run the same pause code (pins_compute
+			 * included): the spread of one configuration's round means is the noise */
+			both(md, "\nRun-to-run noise: the round means of one configuration span %.3f..%.3f ms (pin, no pins) "
+				 "and %.3f..%.3f ms (GCLocker), i.e. +-%.0f%% around their middle; a ratio inside that "
+				 "band is not a measured difference.\n",
+			     rlo[0], rhi[0], rlo[1], rhi[1],
+			     100 * fmax((rhi[0] - rlo[0]) / (rhi[0] + rlo[0]), (rhi[1] - rlo[1]) / (rhi[1] + rlo[1])));
 		}
 		fclose(md);
 	}
