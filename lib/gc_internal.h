@@ -494,6 +494,12 @@ const char *cm_after_young(struct kgc_heap *h);	/* initial mark / remark / clean
 bool cm_active(struct kgc_heap *h);
 bool cm_marking(struct kgc_heap *h);
 void cm_mark_black(struct kgc_heap *h, const void *p);
+bool cm_retained_evac_ok(struct kgc_heap *h);
+void cm_old_cset_refs(struct kgc_heap *h, slot_fn fn, void *ctx);
+void cm_push_gray(struct kgc_heap *h, const kgc_obj *v, size_t n);
+void cm_region_evacuated(struct kgc_heap *h, uint32_t idx);
+void cm_test_hold(struct kgc_heap *h, bool on);		/* test hooks */
+const char *cm_test_state(struct kgc_heap *h);
 bool cm_obj_dead(struct kgc_heap *h, const void *p);	/* swept-to-be garbage (verifier) */
 #define CM_CHUNK_MIN 128	/* smallest gap reused for promotion */
 struct gap { char *start; size_t size; };	/* free space in an old region (a filler) */

@@ -91,6 +91,7 @@ struct cmark {
 	struct cand { size_t live; uint32_t idx; } *cand;	/* live: estimated */
 	uint32_t ncand, ncand_cycle;	/* left; chosen at the last remark */
 	bool rebuilding;		/* after cleanup: the marker rebuilds their cards */
+	bool held;			/* test hook: the marker thread does no work */
 	bool cand_ready;		/* cards rebuilt: candidates may be evacuated */
 	uint32_t rb_i;			/* rebuild cursor: region, object */
 	char *rb_p;
@@ -512,12 +513,12 @@ static void *marker_main(void *arg)
 
 	pthread_mutex_lock(&cm->lock);
 	for (;;) {
-		while (!cm->stop && (must_yield(h, cm) ||
+		while (!cm->stop && (must_yield(h, cm) || cm->held ||
 				     (cm->state != CM_MARKING && cm->state != CM_SWEEPING &&
 				      !cm->rebuilding))) {
 			struct timespec ts;
 
-			if (!must_yield(h, cm) && cm->state != CM_REMARK_READY) {
+			if (cm->held || (!must_yield(h, cm) && cm->state != CM_REMARK_READY)) {
 				pthread_cond_wait(&cm->cond, &cm->lock);
 				continue;
 			}
@@ -881,6 +882,107 @@ bool cm_marking(struct kgc_heap *h)
 	int st = h->cm->state;
 
 	return st == CM_MARKING || st == CM_REMARK_READY || st == CM_SWEEPING;
+}
+
+/*
+ * Retained regions during marking. A young collection may evacuate an old
+ * region that failed evacuation while pinned (retained) also while the
+ * marker traces (CM_MARKING, CM_REMARK_READY), not while it sweeps or
+ * rebuilds cards (those walk old regions in place). Then:
+ *  - mark stack and SATB entries into the region are roots of that young
+ *    collection (cm_old_cset_refs): the objects they name were reachable at
+ *    the snapshot, so they survive it and the entries follow them;
+ *  - every copy out of the region is traced again (cm_push_gray): a copy
+ *    above TAMS would otherwise never be scanned, and an object not yet
+ *    scanned may be the only path to others the snapshot holds (any other
+ *    path to it is a dirty card, an SATB entry or the mark stack, all of
+ *    which the young collection updates);
+ *  - the freed region is nothing below TAMS from then on (cm_region_evacuated).
+ */
+bool cm_retained_evac_ok(struct kgc_heap *h)
+{
+	struct cmark *cm = h->cm;
+
+	if (cm->rebuilding)
+		return false;
+	return cm->state == CM_IDLE || cm->state == CM_MARKING || cm->state == CM_REMARK_READY;
+}
+
+/*
+ * Only entries below TAMS: the marker ignores the others. An entry into a
+ * region that was young at the snapshot (retained since) may name an object
+ * that died and became part of a filler when the region failed evacuation:
+ * it must not be followed.
+ */
+static inline void old_cset_ref(struct kgc_heap *h, kgc_obj *slot, slot_fn fn, void *ctx)
+{
+	kgc_obj o = *slot;
+	struct region *r;
+
+	if (!o || !in_heap(h, o))
+		return;
+	r = region_of(h, o);
+	if (r->type == RT_OLD && (r->flags & RF_CSET) && (char *)o < h->cm->tams[region_index(h, o)])
+		fn(h, slot, ctx);
+}
+
+void cm_old_cset_refs(struct kgc_heap *h, slot_fn fn, void *ctx)
+{
+	struct cmark *cm = h->cm;
+
+	if (cm->state != CM_MARKING && cm->state != CM_REMARK_READY)
+		return;
+	for (size_t i = 0; i < cm->len; i++)
+		old_cset_ref(h, &cm->stack[i], fn, ctx);
+	pthread_mutex_lock(&cm->satb_lock);
+	for (struct satb_buf *b = cm->full; b; b = b->next)
+		for (uint32_t i = 0; i < b->n; i++)
+			old_cset_ref(h, &b->e[i], fn, ctx);
+	pthread_mutex_unlock(&cm->satb_lock);
+	for (struct kgc_thread *t = h->threads; t; t = t->next)
+		if (t->satb)
+			for (uint32_t i = 0; i < t->satb->n; i++)
+				old_cset_ref(h, &t->satb->e[i], fn, ctx);
+}
+
+/* At the end of that young collection (the pause holds cm->lock): copies to trace. */
+void cm_push_gray(struct kgc_heap *h, const kgc_obj *v, size_t n)
+{
+	struct cmark *cm = h->cm;
+
+	for (size_t i = 0; i < n; i++) {
+		if (unlikely(cm->len == cm->cap))
+			cm->stack = array_grow(cm->stack, &cm->cap, sizeof(*cm->stack), "concurrent mark stack");
+		cm->stack[cm->len++] = v[i];
+	}
+}
+
+/* Test hook: while held, the marker thread does no work (a cycle started
+ * meanwhile stays in CM_MARKING with its gray objects unscanned). */
+void cm_test_hold(struct kgc_heap *h, bool on)
+{
+	struct cmark *cm = h->cm;
+
+	cm_pause_begin(h);
+	cm->held = on;
+	cm_pause_end(h);
+}
+
+/* Test hook: the cycle's state as a name ("idle", "marking", ...). */
+const char *cm_test_state(struct kgc_heap *h)
+{
+	static const char *const names[] = { "idle", "marking", "remark-ready", "sweeping", "swept" };
+
+	return names[h->cm->state];
+}
+
+/* Old region idx was evacuated and is free: nothing in it is below TAMS. */
+void cm_region_evacuated(struct kgc_heap *h, uint32_t idx)
+{
+	struct cmark *cm = h->cm;
+
+	cm->tams[idx] = h->regions[idx].bottom;
+	cm->live[idx] = 0;
 }
 
 /* A promoted object placed below TAMS (in a gap of the last sweep) before

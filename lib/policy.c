@@ -198,7 +198,8 @@ void policy_mixed_limits(struct kgc_heap *h, uint32_t ncand_cycle, uint32_t *min
 
 /*
  * Retained regions (old since a pinned evacuation failure, unpinned since):
- * a young collection outside marking evacuates them, most while their live
+ * a young collection evacuates them (not while a cycle sweeps or rebuilds
+ * cards: cm_retained_evac_ok), most while their live
  * bytes - counted when they failed, an upper bound - fit a quarter of the
  * pause goal, at least one, at most MIXED_MAX_PERCENT of the heap's regions.
  * A pinned eden region is mostly garbage: left in old space it would fill

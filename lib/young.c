@@ -44,6 +44,8 @@ struct yworker {
 	size_t copied, promoted;
 	size_t age_bytes[HDR_AGE_MAX + 1];
 	uint32_t tospace_regions;
+	kgc_obj *gray;			/* copies out of old regions during marking */
+	size_t ngray, gray_cap;
 };
 
 struct ygc {
@@ -62,6 +64,7 @@ struct ygc {
 	unsigned cards_done;		/* workers past the card scan (y->lock) */
 	bool use_gaps;			/* swept gaps may take promoted objects */
 	bool black;			/* concurrent marking: promoted objects are marked */
+	bool old_cset;			/* old (retained) regions in the cset during marking */
 	uint32_t *old_list, nold;
 	struct yworker *w;
 };
@@ -229,7 +232,8 @@ static kgc_obj evacuate(struct yworker *w, kgc_obj o, uint64_t hd)
 	struct kgc_heap *h = w->y->h;
 	size_t size = obj_size_h(o, hd);
 	unsigned age = hdr_age(hd) + 1;
-	bool old = age >= w->y->tenure;
+	bool from_old = region_of(h, o)->type == RT_OLD;	/* retained or mixed */
+	bool old = from_old || age >= w->y->tenure;
 	char *dst = NULL;
 
 	if (age > HDR_AGE_MAX)
@@ -255,8 +259,15 @@ static kgc_obj evacuate(struct yworker *w, kgc_obj o, uint64_t hd)
 	}
 	if (old) {
 		bot_record(h, region_of(h, dst), dst, size);
-		if (unlikely(w->y->black))
+		if (unlikely(w->y->black)) {
 			cm_mark_black(h, dst);
+			if (from_old) {	/* the marker traces it again (mark.c) */
+				if (w->ngray == w->gray_cap)
+					w->gray = array_grow(w->gray, &w->gray_cap, sizeof(*w->gray),
+							     "young GC gray list");
+				w->gray[w->ngray++] = (kgc_obj)dst;
+			}
+		}
 		w->promoted += size;
 	}
 	w->age_bytes[age] += size;	/* promoted or not: the age table sees every survivor */
@@ -507,6 +518,8 @@ static void worker_run(struct yworker *w, bool first)
 	if (first) {
 		roots_iterate(y->h, root_slot, w);
 		roots_iterate_critical(y->h, root_slot, w);
+		if (y->old_cset)	/* marking: its stack and SATB entries into them */
+			cm_old_cset_refs(y->h, root_slot, w);
 		drain_local(w);
 	}
 	for (size_t i = 0; i < w->nslots; i++) {
@@ -745,7 +758,7 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 			cset_bytes += (size_t)(r->top - r->bottom);	/* mixed candidate */
 			cards_clear_region(h, r);
 		} else if (r->type == RT_OLD && r->retained && !(r->flags & (RF_PINNED | RF_KPINNED)) &&
-			   !cm_active(h) && nretained < rmax &&
+			   cm_retained_evac_ok(h) && nretained < rmax &&
 			   (!nretained || rlive + r->live_bytes <= rbudget)) {
 			/* unpinned since it failed evacuation: collect it now */
 			r->flags |= RF_CSET;
@@ -763,6 +776,7 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 	h->retained_pending = rleft;
 	if (nretained)
 		cm_chunks_drop_evacuated(h);	/* their gaps are no promotion space now */
+	y.old_cset = nretained && y.black;
 	run_workers(&y);
 
 	memset(h->age_bytes, 0, sizeof(h->age_bytes));
@@ -776,6 +790,9 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 			h->age_bytes[a] += w->age_bytes[a];
 		free(w->stack);
 		free(w->slots);
+		if (w->ngray)
+			cm_push_gray(h, w->gray, w->ngray);
+		free(w->gray);
 	}
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
@@ -812,6 +829,8 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 				freed += (size_t)(r->top - r->bottom);
 				if (h->opt.poison)
 					memset(r->bottom, 0xde, (size_t)(r->top - r->bottom));
+				if (r->type == RT_OLD)
+					cm_region_evacuated(h, i);
 				region_free(h, r);
 			}
 		}
@@ -827,6 +846,9 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 		log_line(h, LOG_HEAP, "mixed: %u old regions evacuated (%zuK live estimated)", nmixed,
 			 mixed_live >> 10);
 	}
+	if (nretained)
+		log_line(h, LOG_PIN | LOG_HEAP, "retained: %u formerly pinned regions evacuated (%zuK live at most)%s, %u left",
+			 nretained, rlive >> 10, y.old_cset ? " while marking" : "", rleft);
 	h->last_cset_bytes = cset_bytes;
 	h->last_copied = copied;
 	policy_adapt_tenure(h);
