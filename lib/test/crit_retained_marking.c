@@ -25,9 +25,6 @@ static kgc_type_id NODE;
 static kgc_heap *heap_marking(void)
 {
 	struct kgc_options o;
-	static const uint32_t offs[2] = { N_LEFT, N_RIGHT };
-	struct kgc_type_desc d = { .name = "node", .payload_size = 24, .nrefs = 2, .ref_offsets = offs };
-	kgc_heap *h;
 
 	T_ASSERT_EQ(kgc_options_init(&o), 0);
 	o.max_heap = 64ul << 20;
@@ -36,9 +33,7 @@ static kgc_heap *heap_marking(void)
 	o.ihop_percent = 1;	/* a cycle starts after the first young GC */
 	o.verify = 1;
 	o.poison = 1;
-	T_ASSERT_EQ(kgc_heap_create(&o, &h), 0);
-	T_ASSERT_EQ(kgc_type_register(h, &d, &NODE), 0);
-	return h;
+	return t_heap_opts(&o, &NODE);
 }
 
 static void check(kgc_obj table, kgc_obj y0)

@@ -21,9 +21,6 @@ static kgc_thread *t;
 static kgc_heap *cm_heap(size_t heap_mb, unsigned ihop, unsigned tenure)
 {
 	struct kgc_options o;
-	static const uint32_t offs[2] = { N_LEFT, N_RIGHT };
-	struct kgc_type_desc d = { .name = "node", .payload_size = 24, .nrefs = 2, .ref_offsets = offs };
-	kgc_heap *h;
 
 	T_ASSERT_EQ(kgc_options_init(&o), 0);
 	o.max_heap = heap_mb << 20;
@@ -32,9 +29,7 @@ static kgc_heap *cm_heap(size_t heap_mb, unsigned ihop, unsigned tenure)
 	o.tenure_threshold = tenure;
 	o.ihop_percent = ihop;
 	o.verify = 1;
-	T_ASSERT_EQ(kgc_heap_create(&o, &h), 0);
-	T_ASSERT_EQ(kgc_type_register(h, &d, &NODE), 0);
-	return h;
+	return t_heap_opts(&o, &NODE);
 }
 
 /* A list of LIST nodes whose values sum to a known value (slot[1] = head). */

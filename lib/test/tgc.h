@@ -31,6 +31,18 @@ static inline kgc_heap *t_heap(size_t heap_mb, size_t young_mb, kgc_type_id *nod
 	return h;
 }
 
+/* A heap with options o (already initialized and set) and the node type. */
+static inline kgc_heap *t_heap_opts(const struct kgc_options *o, kgc_type_id *node_type)
+{
+	static const uint32_t offs[2] = { N_LEFT, N_RIGHT };
+	struct kgc_type_desc d = { .name = "node", .payload_size = 24, .nrefs = 2, .ref_offsets = offs };
+	kgc_heap *h;
+
+	T_ASSERT_EQ(kgc_heap_create(o, &h), 0);
+	T_ASSERT_EQ(kgc_type_register(h, &d, node_type), 0);
+	return h;
+}
+
 static inline struct kgc_stats t_stats(kgc_heap *h)
 {
 	struct kgc_stats s;
