@@ -197,6 +197,47 @@ static void alloc_pretouch(struct kgc_thread *t)
 	}
 }
 
+/*
+ * Clearing a new TLAB or a large object: up to hundreds of KiB (a 1 MiB
+ * array: ~1 ms and more where first touches are slow), in managed state, so
+ * a safepoint would wait for all of it. Larger blocks are cleared in
+ * ZERO_CHUNK pieces with a poll between them, the block made parsable
+ * first (a filler over the object-to-be; a TLAB's rest is filled when a
+ * collection retires it). If a collection is pending, the thread takes part
+ * and returns false: the block is garbage now, allocate again. The filler
+ * header is cleared last, after the final poll.
+ */
+#define ZERO_CHUNK	(32 * 1024)
+
+void (*alloc_test_zero_hook)(struct kgc_heap *h);	/* test hook: between chunks */
+
+static bool alloc_zero(struct kgc_thread *t, char *p, size_t size, size_t zero)
+{
+	struct kgc_heap *h = t->heap;
+	size_t hdr = size < 16 ? size : 16, off = hdr;
+
+	if (zero <= ZERO_CHUNK) {
+		memset(p, 0, zero);
+		return true;
+	}
+	obj_fill(p, size);
+	while (off < zero) {
+		size_t n = zero - off < ZERO_CHUNK ? zero - off : ZERO_CHUNK;
+
+		memset(p + off, 0, n);
+		off += n;
+		if (unlikely(alloc_test_zero_hook != NULL))
+			alloc_test_zero_hook(h);
+		if (unlikely(atomic_load_explicit(&h->poll_word, memory_order_acquire))) {
+			sp_block(t);	/* the collection retired the TLAB too */
+			__atomic_fetch_add(&h->alloc_zero_retries, 1, __ATOMIC_RELAXED);
+			return false;
+		}
+	}
+	memset(p, 0, hdr);
+	return true;
+}
+
 /* Slow path: refill the TLAB or allocate outside it; collect when needed.
  * A collection this thread runs allocates for it inside the safepoint, so
  * other threads cannot take the space first. */
@@ -234,8 +275,13 @@ static char *alloc_slow(struct kgc_thread *t, size_t size)
 				break;
 		}
 		if (p) {
-			memset(p, 0, zero);
-			return p;
+			if (hum) {
+				memset(p, 0, zero);
+				return p;
+			}
+			if (alloc_zero(t, p, size, zero))
+				return p;
+			/* a collection ran while clearing: the block is gone */
 		}
 	}
 	err_set(ENOMEM, "out of memory: cannot allocate %zu bytes (heap %zuM, %u regions, %u free)",

@@ -321,6 +321,7 @@ struct kgc_heap {
 	size_t last_cset_bytes, last_copied;
 	uint32_t last_mixed;		/* old regions in the last young GC's cset */
 	uint32_t retained_pending;	/* unpinned retained regions the last young GC left */
+	uint64_t alloc_zero_retries;	/* allocations redone: a collection ran while clearing */
 	double ns_per_byte, survival;
 	uint32_t young_pause_cap;	/* eden regions the pause goal allows */
 	size_t age_bytes[HDR_AGE_MAX + 1];	/* copied to survivor by new age, last young GC */
@@ -483,6 +484,7 @@ void pins_compute(struct kgc_heap *h);	/* sets RF_PINNED / RF_KPINNED */
 void pin_flush_cache(struct kgc_thread *t);
 bool region_pinned_now(struct kgc_heap *h, uint32_t idx);
 void evac_test_inject_failure(kgc_heap *h, int ngcs);	/* test hook */
+extern void (*alloc_test_zero_hook)(struct kgc_heap *h);	/* test hook (alloc.c) */
 
 /* concurrent mark (mark.c); pause functions with h->lock held */
 int cm_init(struct kgc_heap *h);
