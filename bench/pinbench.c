@@ -197,7 +197,11 @@ static void *pinner_main(void *arg)
 			die("critical_release: %s", kgc_last_error());
 		atomic_fetch_add(&sections, 1);
 		slot = NULL;
+		/* resting like a runtime's sleeping thread: in native state, so
+		 * that a safepoint does not wait for the sleep */
+		kgc_enter_native(t);
 		sleep_ms(1);
+		kgc_leave_native(t);
 	}
 	kgc_frame_pop(t, &fr);
 	kgc_thread_detach(t);
