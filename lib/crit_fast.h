@@ -85,8 +85,7 @@ crit_native_enter(struct kgc_thread *t, kgc_obj o, size_t *len)
 		     (*(const uint64_t *)o & KGC__HDR_PRIM_MASK) != KGC__HDR_PRIM_ARRAY))
 		return NULL;
 	__atomic_store_n(&t->cn_arg, o, __ATOMIC_RELAXED);
-	__atomic_store_n(&p->crit_gets, __atomic_load_n(&p->crit_gets, __ATOMIC_RELAXED) + 1,
-			 __ATOMIC_RELAXED);
+	kgc__crit_count(p);
 	*len = kgc_array_length(o);
 	__atomic_store_n(&p->state, TS_NATIVE, __ATOMIC_RELEASE);	/* publishes cn_arg */
 	return kgc_array_data(o);

@@ -57,6 +57,25 @@ static int kernel_pins(struct kgc_heap *h)
  * kernel's pins cannot be known, every region in use counts as kernel-pinned
  * for this collection: nothing moves rather than something the kernel pins.
  */
+/*
+ * Regions t pins without a count in the region table: the one in its pin
+ * cache (if it holds pins there) and that of its running critical native's
+ * array. Returns how many indexes it stored in idx (0..2, maybe equal).
+ */
+unsigned pins_private(struct kgc_heap *h, struct kgc_thread *t, uint32_t idx[2])
+{
+	uint32_t c = __atomic_load_n(&t->pub.pc_count, __ATOMIC_ACQUIRE);
+	uint32_t r = __atomic_load_n(&t->pub.pc_region, __ATOMIC_ACQUIRE);
+	kgc_obj a = __atomic_load_n(&t->cn_arg, __ATOMIC_ACQUIRE);
+	unsigned n = 0;
+
+	if (c && r < h->nregions)
+		idx[n++] = r;
+	if (a)
+		idx[n++] = region_index(h, a);
+	return n;
+}
+
 void pins_compute(struct kgc_heap *h)
 {
 	int kp = kernel_pins(h);
@@ -76,14 +95,11 @@ void pins_compute(struct kgc_heap *h)
 		log_line(h, LOG_PIN, "kernel pin query failed (%s): all %u regions in use treated as kernel-pinned",
 			 strerror(-kp), nused);
 	for (struct kgc_thread *t = h->threads; t; t = t->next) {
-		uint32_t c = __atomic_load_n(&t->pub.pc_count, __ATOMIC_ACQUIRE);
-		uint32_t r = __atomic_load_n(&t->pub.pc_region, __ATOMIC_ACQUIRE);
-		kgc_obj a = __atomic_load_n(&t->cn_arg, __ATOMIC_ACQUIRE);
+		uint32_t idx[2];
+		unsigned n = pins_private(h, t, idx);
 
-		if (c && r < h->nregions)
-			h->regions[r].flags |= RF_PINNED;
-		if (a)		/* the array of a running critical native */
-			h->regions[region_index(h, a)].flags |= RF_PINNED;
+		for (unsigned k = 0; k < n; k++)
+			h->regions[idx[k]].flags |= RF_PINNED;
 	}
 	/* pinned regions keep their objects in place in young and full collections */
 	h->st.pinned_bytes = 0;
@@ -222,7 +238,7 @@ static __attribute__((noinline)) void *critical_get_slow(struct kgc_thread *t, k
 	__atomic_store_n(&t->crit[top], o, RELAXED);
 	__atomic_store_n(&t->pub.crit_top, top + 1, __ATOMIC_RELEASE);
 	t->pub.crit_open++;
-	__atomic_store_n(&t->pub.crit_gets, __atomic_load_n(&t->pub.crit_gets, RELAXED) + 1, RELAXED);
+	kgc__crit_count(&t->pub);
 	if (length)
 		*length = kgc_array_length(o);
 	thread_set_native(t, TS_NATIVE);

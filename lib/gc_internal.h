@@ -481,6 +481,7 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask);
 void full_collect(struct kgc_heap *h, uint32_t *npinned);
 void verify_heap(struct kgc_heap *h, const char *when);
 void pins_compute(struct kgc_heap *h);	/* sets RF_PINNED / RF_KPINNED */
+unsigned pins_private(struct kgc_heap *h, struct kgc_thread *t, uint32_t idx[2]);
 void pin_flush_cache(struct kgc_thread *t);
 bool region_pinned_now(struct kgc_heap *h, uint32_t idx);
 void evac_test_inject_failure(kgc_heap *h, int ngcs);	/* test hook */

@@ -114,6 +114,13 @@ static inline bool cm_marked(struct cmark *cm, struct kgc_heap *h, const void *p
 	return cm->bits[b / 64] >> (b % 64) & 1;
 }
 
+static inline void cm_stack_push(struct cmark *cm, kgc_obj o)
+{
+	if (unlikely(cm->len == cm->cap))
+		cm->stack = array_grow(cm->stack, &cm->cap, sizeof(*cm->stack), "concurrent mark stack");
+	cm->stack[cm->len++] = o;
+}
+
 /* Mark o if it is an old object below TAMS; true if newly marked. */
 static inline void mark_ref(struct kgc_heap *h, struct cmark *cm, kgc_obj o)
 {
@@ -131,9 +138,7 @@ static inline void mark_ref(struct kgc_heap *h, struct cmark *cm, kgc_obj o)
 	if (cm->bits[b / 64] & m)
 		return;
 	cm->bits[b / 64] |= m;
-	if (unlikely(cm->len == cm->cap))
-		cm->stack = array_grow(cm->stack, &cm->cap, sizeof(*cm->stack), "concurrent mark stack");
-	cm->stack[cm->len++] = o;
+	cm_stack_push(cm, o);
 }
 
 static inline kgc_obj load_ref(kgc_obj *s)
@@ -948,13 +953,8 @@ void cm_old_cset_refs(struct kgc_heap *h, slot_fn fn, void *ctx)
 /* At the end of that young collection (the pause holds cm->lock): copies to trace. */
 void cm_push_gray(struct kgc_heap *h, const kgc_obj *v, size_t n)
 {
-	struct cmark *cm = h->cm;
-
-	for (size_t i = 0; i < n; i++) {
-		if (unlikely(cm->len == cm->cap))
-			cm->stack = array_grow(cm->stack, &cm->cap, sizeof(*cm->stack), "concurrent mark stack");
-		cm->stack[cm->len++] = v[i];
-	}
+	for (size_t i = 0; i < n; i++)
+		cm_stack_push(h->cm, v[i]);
 }
 
 /* Test hook: while held, the marker thread does no work (a cycle started

@@ -185,16 +185,26 @@ bool policy_mixed_worth(struct kgc_heap *h, size_t reclaimable)
 	return reclaimable * 100 >= ((size_t)h->nregions << h->region_shift) * MIXED_MIN_RECLAIM_PERCENT;
 }
 
+/* Old regions one young GC may evacuate: at most MIXED_MAX_PERCENT of the
+ * heap's regions (at least one), their live bytes within a quarter of the
+ * pause goal. */
+static void old_evac_limits(struct kgc_heap *h, uint32_t *max, size_t *budget)
+{
+	*max = h->nregions * MIXED_MAX_PERCENT / 100;
+	if (*max < 1)
+		*max = 1;
+	*budget = h->ns_per_byte ? (size_t)(pause_goal_ns(h) * 0.25 / h->ns_per_byte)
+				 : 2 * h->region_size;
+}
+
 void policy_mixed_limits(struct kgc_heap *h, uint32_t ncand_cycle, uint32_t *min, uint32_t *max,
 			 size_t *budget)
 {
-	double goal = pause_goal_ns(h);
 
 	*min = (ncand_cycle + MIXED_COUNT_TARGET - 1) / MIXED_COUNT_TARGET;
-	*max = h->nregions * MIXED_MAX_PERCENT / 100;
+	old_evac_limits(h, max, budget);
 	if (*max < *min)
 		*max = *min;
-	*budget = h->ns_per_byte ? (size_t)(goal * 0.25 / h->ns_per_byte) : 2 * h->region_size;
 }
 
 /*
@@ -209,11 +219,7 @@ void policy_mixed_limits(struct kgc_heap *h, uint32_t ncand_cycle, uint32_t *min
  */
 void policy_retained_limits(struct kgc_heap *h, uint32_t *max, size_t *budget)
 {
-	*max = h->nregions * MIXED_MAX_PERCENT / 100;
-	if (*max < 1)
-		*max = 1;
-	*budget = h->ns_per_byte ? (size_t)(pause_goal_ns(h) * 0.25 / h->ns_per_byte)
-				 : 2 * h->region_size;
+	old_evac_limits(h, max, budget);
 }
 
 /* After a young collection: start a concurrent mark cycle? When old and

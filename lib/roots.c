@@ -124,29 +124,29 @@ void roots_iterate(struct kgc_heap *h, slot_fn fn, void *ctx)
  * (an array reachable only from native code must survive). They are pinned,
  * so they never move: fn gets a copy and must not change it.
  */
+static void pinned_root(struct kgc_heap *h, struct kgc_thread *t, kgc_obj o, const char *what,
+			slot_fn fn, void *ctx)
+{
+	kgc_obj c = o;
+
+	if (!o)
+		return;
+	fn(h, &c, ctx);
+	if (c != o)
+		fatal("%s %p of thread '%s' was moved (region %u not pinned)",
+		      what, (void *)o, t->name, region_index(h, o));
+}
+
 void roots_iterate_critical(struct kgc_heap *h, slot_fn fn, void *ctx)
 {
 	for (struct kgc_thread *t = h->threads; t; t = t->next) {
 		uint32_t top = __atomic_load_n(&t->pub.crit_top, __ATOMIC_ACQUIRE);
-		kgc_obj a = __atomic_load_n(&t->cn_arg, __ATOMIC_ACQUIRE), c = a;
 
-		if (a) {	/* a running critical native's array */
-			fn(h, &c, ctx);
-			if (c != a)
-				fatal("critical native array %p of thread '%s' was moved (region %u not pinned)",
-				      (void *)a, t->name, region_index(h, a));
-		}
-
-		for (uint32_t i = 0; i < top && i < CRIT_MAX; i++) {
-			kgc_obj o = __atomic_load_n(&t->crit[i], __ATOMIC_ACQUIRE), c = o;
-
-			if (!o)
-				continue;
-			fn(h, &c, ctx);
-			if (c != o)
-				fatal("critical array %p of thread '%s' was moved (region %u not pinned)",
-				      (void *)o, t->name, region_index(h, o));
-		}
+		pinned_root(h, t, __atomic_load_n(&t->cn_arg, __ATOMIC_ACQUIRE),
+			    "critical native array", fn, ctx);
+		for (uint32_t i = 0; i < top && i < CRIT_MAX; i++)
+			pinned_root(h, t, __atomic_load_n(&t->crit[i], __ATOMIC_ACQUIRE),
+				    "critical array", fn, ctx);
 	}
 }
 

@@ -51,11 +51,11 @@ void stats_refresh(struct kgc_heap *h)
 
 		/* pins still in a thread's pin cache, critical native arrays count too */
 		for (struct kgc_thread *t = h->threads; t && !p; t = t->next) {
-			kgc_obj a = __atomic_load_n(&t->cn_arg, __ATOMIC_RELAXED);
+			uint32_t idx[2];
+			unsigned n = pins_private(h, t, idx);
 
-			p = (__atomic_load_n(&t->pub.pc_region, __ATOMIC_RELAXED) == i &&
-			     __atomic_load_n(&t->pub.pc_count, __ATOMIC_RELAXED)) ||
-			    (a && region_index(h, a) == i);	/* a running critical native's */
+			for (unsigned k = 0; k < n && !p; k++)
+				p = idx[k] == i;
 		}
 		if (!p && kp > 0)
 			p = h->kpin_bits[i / 64] >> (i % 64) & 1;

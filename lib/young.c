@@ -227,12 +227,13 @@ static inline kgc_obj resolved(kgc_obj o, uint64_t hd)
 	return hdr_is_fwd(hd) ? (kgc_obj)(uintptr_t)(hd & ~HDR_TAG_MASK) : o;
 }
 
-static kgc_obj evacuate(struct yworker *w, kgc_obj o, uint64_t hd)
+/* o in cset region from (young, or old: retained or mixed) */
+static kgc_obj evacuate(struct yworker *w, kgc_obj o, uint64_t hd, const struct region *from)
 {
 	struct kgc_heap *h = w->y->h;
 	size_t size = obj_size_h(o, hd);
 	unsigned age = hdr_age(hd) + 1;
-	bool from_old = region_of(h, o)->type == RT_OLD;	/* retained or mixed */
+	bool from_old = from->type == RT_OLD;
 	bool old = from_old || age >= w->y->tenure;
 	char *dst = NULL;
 
@@ -294,7 +295,7 @@ static inline kgc_obj process(struct yworker *w, kgc_obj o)
 		push(w, o);
 		return o;
 	}
-	return evacuate(w, o, hd);
+	return evacuate(w, o, hd, r);
 }
 
 static inline bool young_after(const struct region *r)

@@ -394,14 +394,21 @@ static inline void kgc__pin_dec_cached(struct kgc_thread_pub *p, uint32_t c)
  * root the collector sees as pinned), enter native state, return the
  * elements.
  */
+/* Count one critical section (only this thread writes crit_gets; the
+ * collector and kgc_stats read it). */
+static inline void kgc__crit_count(struct kgc_thread_pub *p)
+{
+	__atomic_store_n(&p->crit_gets, __atomic_load_n(&p->crit_gets, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELAXED);
+}
+
 static inline void *kgc__crit_push(struct kgc_thread_pub *p, kgc_obj o, size_t *length)
 {
 	p->crit_open = 1;
 	p->native_before_crit = 0;
 	__atomic_store_n(&p->crit_stack[0], o, __ATOMIC_RELAXED);
 	__atomic_store_n(&p->crit_top, 1, __ATOMIC_RELEASE);
-	__atomic_store_n(&p->crit_gets, __atomic_load_n(&p->crit_gets, __ATOMIC_RELAXED) + 1,
-			 __ATOMIC_RELAXED);
+	kgc__crit_count(p);
 	if (length)
 		*length = kgc_array_length(o);
 	__atomic_store_n(&p->state, KGC__TS_NATIVE, __ATOMIC_RELEASE);

@@ -62,6 +62,20 @@ static void check_zero(kgc_obj a)
 			T_FAIL("element %d of a new array is %#x", i, (unsigned)p[i]);
 }
 
+/* Verifier and poison on: freed memory is garbage, not zero. */
+static kgc_heap *poisoned_heap(size_t max_mb, size_t region_mb, size_t young_mb, kgc_type_id *node)
+{
+	struct kgc_options o;
+
+	T_ASSERT_EQ(kgc_options_init(&o), 0);
+	o.max_heap = max_mb << 20;
+	o.region_size = region_mb << 20;
+	o.young_size = young_mb << 20;
+	o.verify = 1;
+	o.poison = 1;
+	return t_heap_opts(&o, node);
+}
+
 /*
  * 16 MiB regions: 256 KiB TLABs, cleared in chunks. The object that asked
  * for the TLAB sits where the filler header was: its first fields must
@@ -69,20 +83,12 @@ static void check_zero(kgc_obj a)
  */
 static void tlab_instances(void)
 {
-	struct kgc_options o;
 	kgc_type_id node;
 	kgc_thread *t;
 	kgc_obj slots[1] = { 0 };
 	struct kgc_frame f;
-	kgc_heap *h;
+	kgc_heap *h = poisoned_heap(128, 16, 32, &node);
 
-	T_ASSERT_EQ(kgc_options_init(&o), 0);
-	o.max_heap = 128ul << 20;
-	o.region_size = 16ul << 20;
-	o.young_size = 32ul << 20;
-	o.verify = 1;
-	o.poison = 1;
-	h = t_heap_opts(&o, &node);
 	T_ASSERT_EQ(kgc_thread_attach(h, "main", &t), 0);
 	kgc_frame_push(t, &f, slots, 1, NULL);
 	for (int i = 0; i < 4000000; i++) {
@@ -102,7 +108,6 @@ static void tlab_instances(void)
 
 int main(void)
 {
-	struct kgc_options o;
 	kgc_type_id node;
 	kgc_thread *t;
 	kgc_obj slots[1] = { 0 };
@@ -110,13 +115,7 @@ int main(void)
 	pthread_t th;
 	uint64_t gcs0;
 
-	T_ASSERT_EQ(kgc_options_init(&o), 0);
-	o.max_heap = 64ul << 20;
-	o.region_size = 1ul << 20;
-	o.young_size = 8ul << 20;
-	o.verify = 1;
-	o.poison = 1;
-	heap = t_heap_opts(&o, &node);
+	heap = poisoned_heap(64, 1, 8, &node);
 	T_ASSERT_EQ(kgc_thread_attach(heap, "main", &t), 0);
 	kgc_frame_push(t, &f, slots, 1, NULL);
 	/* used and freed regions: later blocks are not fresh (need clearing) */
