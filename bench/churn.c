@@ -16,11 +16,19 @@
  *   Boehm: stop-the-world windows from the GC event callback (exact; see
  *          boehm_pause.h), p99 exact and also bucketed like kgc's.
  *
- * `churn` = driver (runs kgc and boehm in fresh processes); `churn kgc|boehm`.
+ *   HotSpot (reference, when a JDK is installed): Churn.java, the same
+ *          workload, on G1 with its default pause goal and with a 10 ms goal
+ *          (kgc's target); pauses from its -Xlog:gc file (every pause: young,
+ *          remark, cleanup, full), peak RSS of the JVM process.
+ *
+ * `churn` = driver (runs every variant in a fresh process); `churn <variant>`.
  */
 #define GC_THREADS
 #define GC_NO_THREAD_REDIRECTS
+#include <limits.h>
 #include <pthread.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include "common.h"
 #include "boehm_pause.h"
 #ifdef HAVE_KGC
@@ -198,6 +206,87 @@ static void run_kgc(char *extra, size_t n)
 }
 #endif
 
+/*
+ * HotSpot reference: run Churn.class (built next to this binary) on G1 and
+ * report like the other variants. Time is the JVM's own measurement from
+ * starting the threads to joining them (no JVM start-up).
+ */
+static int run_hotspot(const char *variant, const char *goal_ms)
+{
+	char dir[PATH_MAX], cls[PATH_MAX + 16], xlog[4200], goal[64], buf[4096], *slash;
+	ssize_t n = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
+	size_t len = 0, np;
+	struct rusage ru;
+	int pfd[2], st;
+	double t = -1;
+	pid_t pid;
+
+	if (n <= 0)
+		die("readlink /proc/self/exe: %s", strerror(errno));
+	dir[n] = 0;
+	if ((slash = strrchr(dir, '/')))
+		*slash = 0;
+	snprintf(cls, sizeof(cls), "%s/Churn.class", dir);
+	if (access(cls, R_OK)) {
+		printf("RESULT nojava=1\n");
+		return 0;
+	}
+	snprintf(logpath, sizeof(logpath), "%s/churn_%s.log",
+		 getenv("BENCH_OUT") ? getenv("BENCH_OUT") : "out", variant);
+	snprintf(xlog, sizeof(xlog), "-Xlog:gc:file=%s", logpath);
+	snprintf(goal, sizeof(goal), "-XX:MaxGCPauseMillis=%s", goal_ms ? goal_ms : "200");
+	if (pipe(pfd))
+		die("pipe: %s", strerror(errno));
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		char *args[] = { "java", "-Xmx1g", "-XX:+UseG1GC", goal, xlog, "-cp", dir, "Churn", NULL };
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);	/* the bench timeout kills the worker */
+		dup2(pfd[1], 1);
+		close(pfd[0]);
+		close(pfd[1]);
+		execvp("java", args);
+		_exit(127);
+	}
+	close(pfd[1]);
+	while (len < sizeof(buf) - 1 && (n = read(pfd[0], buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)n;
+	buf[len] = 0;
+	close(pfd[0]);
+	waitpid(pid, &st, 0);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 127) {
+		printf("RESULT nojava=1\n");
+		return 0;
+	}
+	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+		if (!strncmp(line, "RESULT time_ms=", 15))
+			t = atof(line + 15);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) || t < 0)
+		die("java Churn failed (status %#x)", st);
+	getrusage(RUSAGE_CHILDREN, &ru);
+	np = parse_pauses();
+	{
+		uint64_t total = 0, ymax = 0;
+		unsigned long young = 0;
+
+		for (size_t i = 0; i < np; i++) {
+			total += pause_ns[i];
+			young += (unsigned long)pause_young[i];
+			if (pause_young[i] && pause_ns[i] > ymax)
+				ymax = pause_ns[i];
+		}
+		qsort(pause_ns, np, sizeof(uint64_t), cmp_u64);
+		printf("RESULT time_ms=%.1f rss_kb=%ld gcs=%zu young=%lu full=%lu pause_max_ms=%.3f "
+		       "pause_p99_ms=%.3f young_max_ms=%.3f pause_total_ms=%.3f goal_ms=%s\n",
+		       t, ru.ru_maxrss, np, young, (unsigned long)pause_full_n, ms(np ? pause_ns[np - 1] : 0),
+		       ms(pct_sorted(pause_ns, np, 99)), ms(ymax), ms(total), goal_ms ? goal_ms : "200");
+	}
+	return 0;
+}
+
 static void setup_sizes(void)
 {
 	double scale = bench_scale();
@@ -215,6 +304,10 @@ static int worker(const char *v)
 	uint64_t t0;
 
 	setup_sizes();
+	if (!strcmp(v, "g1"))
+		return run_hotspot(v, NULL);
+	if (!strcmp(v, "g1-10ms"))
+		return run_hotspot(v, "10");
 	t0 = now_ns();
 	if (!strcmp(v, "boehm")) {
 		run_boehm(extra, sizeof(extra));
@@ -234,9 +327,12 @@ static int worker(const char *v)
 
 int main(int argc, char **argv)
 {
-	static const char *variants[] = { "boehm", "kgc" };
-	char res[2][1024], r[64], a[32], b[32];
-	int ok[2];
+	enum { BOEHM, KGC, G1, G1_10, NV };
+	static const char *variants[NV] = { "boehm", "kgc", "g1", "g1-10ms" };
+	static const char *label[NV] = { "boehm", "kgc", "HotSpot G1 (default goal, 200 ms)",
+					  "HotSpot G1 (MaxGCPauseMillis=10)" };
+	char res[NV][1024], r[64], a[32], b[32];
+	int ok[NV];
 	FILE *md;
 
 	if (argc > 1)
@@ -246,12 +342,12 @@ int main(int argc, char **argv)
 	printf("== Churn: %d threads, live %.0f MB, allocated %.2f GB\n", NTHREADS,
 	       (double)NTHREADS * slots_per_thread * LIST_LEN * 40 / 1e6,
 	       (double)NTHREADS * (slots_per_thread + steps_per_thread) * LIST_LEN * 40 / 1e9);
-	for (int v = 0; v < 2; v++) {
+	for (int v = 0; v < NV; v++) {
 		char *args[] = { argv[0], (char *)variants[v], NULL };
 
 		ok[v] = !run_worker(args, NULL, res[v], sizeof(res[v])) &&
-			res_get(res[v], "unavailable") < 0;
-		printf("  %-6s %s\n", variants[v], ok[v] ? res[v] : "FAILED/unavailable");
+			res_get(res[v], "unavailable") < 0 && res_get(res[v], "nojava") < 0;
+		printf("  %-8s %s\n", variants[v], ok[v] ? res[v] : "FAILED/unavailable");
 	}
 
 	md = md_open("churn");
@@ -261,7 +357,10 @@ int main(int argc, char **argv)
 		 "1 in %d replaces a random table entry (gradual replacement of the live set), the rest die young.\n"
 		 "kgc heap: max 1 GiB, other settings library policy. Boehm: Debian libgc defaults, threads registered.\n"
 		 "Pauses (exact, per collection): kgc from its own gc log (`KGC_LOG=gc`, every young and full pause);\n"
-		 "Boehm: stop-the-world windows, GC_EVENT_PRE_STOP_WORLD..POST_START_WORLD (collection event callback).\n\n",
+		 "Boehm: stop-the-world windows, GC_EVENT_PRE_STOP_WORLD..POST_START_WORLD (collection event callback).\n"
+		 "Reference: the same workload in Java (`bench/Churn.java`) on HotSpot's G1, the collector kgc is modelled on\n"
+		 "(`java -Xmx1g -XX:+UseG1GC`, default and 10 ms pause goals; 2 parallel GC threads on this machine):\n"
+		 "its time from the JVM (threads started to joined), pauses from `-Xlog:gc` (young, remark, cleanup, full).\n\n",
 	     NTHREADS, slots_per_thread, LIST_LEN,
 	     (double)NTHREADS * slots_per_thread * LIST_LEN * 40 / 1e6,
 	     NTHREADS * slots_per_thread * LIST_LEN / 1e6,
@@ -269,36 +368,59 @@ int main(int argc, char **argv)
 	     REPLACE_EVERY);
 	both(md, "| variant | time (s) | peak RSS (MiB) | GCs | max pause (ms) | p99 pause (ms) | total pause (ms) |\n");
 	both(md, "|---|---:|---:|---:|---:|---:|---:|\n");
-	for (int v = 0; v < 2; v++) {
+	for (int v = 0; v < NV; v++) {
 		if (!ok[v]) {
-			both(md, "| %s | not available (%s) | | | | | |\n", variants[v],
+			both(md, "| %s | not available (%s) | | | | | |\n", label[v],
 			     fail_reason(res[v]));
 			continue;
 		}
 		snprintf(r, sizeof(r), "%.2f", res_get(res[v], "pause_p99_ms"));
-		both(md, "| %s | %.2f | %.0f | %s | %.2f | %s | %.1f |\n", variants[v],
+		if (res_get(res[v], "full") > 0)
+			snprintf(a, sizeof(a), "%s (%.0f full)", res_str(res[v], "gcs", b, sizeof(b)),
+				 res_get(res[v], "full"));
+		else
+			res_str(res[v], "gcs", a, sizeof(a));
+		both(md, "| %s | %.2f | %.0f | %s | %.2f | %s | %.1f |\n", label[v],
 		     res_get(res[v], "time_ms") / 1000, res_get(res[v], "rss_kb") / 1024,
-		     res_str(res[v], "gcs", a, sizeof(a)), res_get(res[v], "pause_max_ms"), r,
+		     a, res_get(res[v], "pause_max_ms"), r,
 		     res_get(res[v], "pause_total_ms"));
 	}
-	if (ok[0] && ok[1]) {
-		double tr = res_get(res[1], "time_ms") / res_get(res[0], "time_ms");
-		double mp = res_get(res[1], "pause_max_ms");
+	if (ok[BOEHM] && ok[KGC]) {
+		double tr = res_get(res[KGC], "time_ms") / res_get(res[BOEHM], "time_ms");
+		double mp = res_get(res[KGC], "pause_max_ms");
 
 		both(md, "\n| ratio | value | target |\n|---|---:|---:|\n");
 		both(md, "| kgc / Boehm (time) | %s | <= 0.2x |\n",
-		     ratio_str(a, sizeof(a), res_get(res[1], "time_ms"), res_get(res[0], "time_ms")));
+		     ratio_str(a, sizeof(a), res_get(res[KGC], "time_ms"), res_get(res[BOEHM], "time_ms")));
 		both(md, "| kgc / Boehm (peak RSS) | %s | - |\n",
-		     ratio_str(a, sizeof(a), res_get(res[1], "rss_kb"), res_get(res[0], "rss_kb")));
+		     ratio_str(a, sizeof(a), res_get(res[KGC], "rss_kb"), res_get(res[BOEHM], "rss_kb")));
 		both(md, "| kgc / Boehm (max pause) | %s | - |\n",
-		     ratio_str(b, sizeof(b), mp, res_get(res[0], "pause_max_ms")));
+		     ratio_str(b, sizeof(b), mp, res_get(res[BOEHM], "pause_max_ms")));
 		both(md, "| kgc / Boehm (p99 pause) | %s | - |\n",
-		     ratio_str(b, sizeof(b), res_get(res[1], "pause_p99_ms"), res_get(res[0], "pause_p99_ms")));
+		     ratio_str(b, sizeof(b), res_get(res[KGC], "pause_p99_ms"), res_get(res[BOEHM], "pause_p99_ms")));
+		for (int v = G1; v < NV; v++) {
+			if (!ok[v])
+				continue;
+			both(md, "| %s / Boehm (time) | %s | reference |\n", label[v],
+			     ratio_str(a, sizeof(a), res_get(res[v], "time_ms"), res_get(res[BOEHM], "time_ms")));
+			both(md, "| kgc / %s (time) | %s | - |\n", label[v],
+			     ratio_str(a, sizeof(a), res_get(res[KGC], "time_ms"), res_get(res[v], "time_ms")));
+			both(md, "| kgc / %s (max pause) | %s | - |\n", label[v],
+			     ratio_str(b, sizeof(b), mp, res_get(res[v], "pause_max_ms")));
+		}
 		both(md, "\nkgc: longest young pause %.2f ms; %s young + %.0f full collections.\n",
-		     res_get(res[1], "young_max_ms"), res_str(res[1], "young", a, sizeof(a)), res_get(res[1], "full"));
-		both(md, "\nkgc detail: `%s`\n", res[1]);
+		     res_get(res[KGC], "young_max_ms"), res_str(res[KGC], "young", a, sizeof(a)), res_get(res[KGC], "full"));
+		both(md, "\nkgc detail: `%s`\n", res[KGC]);
 		both(md, "\nVerdict: time ratio %.3fx -> %s; kgc max pause %.2f ms -> %s (target <= 10 ms).\n",
 		     tr, tr <= 0.2 ? "MET" : "NOT MET", mp, mp <= 10 ? "MET" : "NOT MET");
+		for (int v = G1; v < NV; v++) {
+			double g = ok[v] ? res_get(res[v], "time_ms") / res_get(res[BOEHM], "time_ms") : -1;
+
+			if (g > 0)
+				both(md, "Reference: %s took %.3fx Boehm's time (%s the 0.2x target), max pause %.2f ms%s.\n",
+				     label[v], g, g <= 0.2 ? "within" : "also above", res_get(res[v], "pause_max_ms"),
+				     res_get(res[v], "full") > 0 ? " (a full GC)" : "");
+		}
 	}
 	fclose(md);
 	return 0;

@@ -292,8 +292,10 @@ __attribute__((unused)) static void log_to_file(const char *name)
 static uint64_t pause_ns[MAX_PAUSES];
 static uint64_t pause_sync_ns[MAX_PAUSES];	/* time to safepoint before it (KGC_LOG=gc+safepoint), else 0 */
 static char pause_young[MAX_PAUSES];
+static size_t pause_full_n;		/* "Pause Full" lines among them */
 
-/* All pauses in log order; returns how many. */
+/* All pauses in log order; returns how many. kgc logs young and full
+ * pauses; HotSpot's -Xlog:gc also remark and cleanup pauses. */
 __attribute__((unused)) static size_t parse_pauses(void)
 {
 	FILE *f;
@@ -305,6 +307,7 @@ __attribute__((unused)) static size_t parse_pauses(void)
 		return 0;
 	uint64_t sync = 0;
 
+	pause_full_n = 0;
 	while (fgets(line, sizeof(line), f) && n < MAX_PAUSES) {
 		char *tok, *save;
 		int young = !!strstr(line, "Pause Young");
@@ -314,8 +317,11 @@ __attribute__((unused)) static size_t parse_pauses(void)
 			sync = (uint64_t)(atof(sp + strlen("all threads stopped after ")) * 1e6);
 			continue;
 		}
-		if (!young && !strstr(line, "Pause Full"))
+		int full = !!strstr(line, "Pause Full");
+
+		if (!young && !full && !strstr(line, "Pause Remark") && !strstr(line, "Pause Cleanup"))
 			continue;
+		pause_full_n += (size_t)full;
 		pause_sync_ns[n] = sync;
 		sync = 0;
 		for (tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
@@ -339,6 +345,8 @@ static inline const char *fail_reason(const char *res)
 		return "library not built";
 	if (res_get(res, "timeout") > 0)
 		return "HUNG: killed by the bench timeout";
+	if (res_get(res, "nojava") > 0)
+		return "no JDK: openjdk-17-jdk-headless, see scripts/deps.sh --bench";
 	return "run failed (see bench/out/*.stderr)";
 }
 
