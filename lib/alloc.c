@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 #include "gc_internal.h"
 
 #define API __attribute__((visibility("default")))
@@ -205,18 +206,22 @@ static void alloc_pretouch(struct kgc_thread *t)
  * first (a filler over the object-to-be; a TLAB's rest is filled when a
  * collection retires it). If a collection is pending, the thread takes part
  * and returns false: the block is garbage now, allocate again. The filler
- * header is cleared last, after the final poll.
+ * header is cleared last, after the final poll. After ZERO_POLL_TRIES blocks
+ * lost that way the thread clears the next one without polling: under a
+ * stream of collections (another thread calling kgc_collect in a loop) it
+ * would otherwise never finish one.
  */
 #define ZERO_CHUNK	(32 * 1024)
+#define ZERO_POLL_TRIES	3
 
 void (*alloc_test_zero_hook)(struct kgc_heap *h);	/* test hook: between chunks */
 
-static bool alloc_zero(struct kgc_thread *t, char *p, size_t size, size_t zero)
+static bool alloc_zero(struct kgc_thread *t, char *p, size_t size, size_t zero, bool poll)
 {
 	struct kgc_heap *h = t->heap;
 	size_t hdr = size < 16 ? size : 16, off = hdr;
 
-	if (zero <= ZERO_CHUNK) {
+	if (zero <= ZERO_CHUNK || !poll) {
 		memset(p, 0, zero);
 		return true;
 	}
@@ -238,6 +243,39 @@ static bool alloc_zero(struct kgc_thread *t, char *p, size_t size, size_t zero)
 	return true;
 }
 
+/*
+ * Allocation pacing (policy_pace): a thread that has run PACE_RUN_NS since
+ * its last sleep sleeps for its share, in native state (a collection never
+ * waits for it). Wall time, pauses included: a cycle that falls behind
+ * usually does so because pauses and mutators leave the marker no CPU.
+ */
+#define PACE_RUN_NS	(2 * 1000000ull)
+
+static void alloc_pace(struct kgc_thread *t, unsigned permille)
+{
+	struct kgc_heap *h = t->heap;
+	uint64_t now = now_ns(), ran = now - t->pace_t, ns;
+	struct timespec ts;
+
+	if (ran > 2 * PACE_RUN_NS) {	/* not paced lately: start counting now */
+		t->pace_t = now;
+		return;
+	}
+	if (ran < PACE_RUN_NS)
+		return;
+	ns = ran * permille / (1000 - permille);
+	if (ns > 2 * PACE_RUN_NS)
+		ns = 2 * PACE_RUN_NS;
+	ts.tv_sec = 0;
+	ts.tv_nsec = (long)ns;
+	thread_set_native(t, TS_NATIVE);
+	nanosleep(&ts, NULL);
+	thread_to_managed(t);
+	t->pace_t = now_ns();
+	atomic_fetch_add_explicit(&h->pace_stalls, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&h->pace_ns, t->pace_t - now, memory_order_relaxed);
+}
+
 /* Slow path: refill the TLAB or allocate outside it; collect when needed.
  * A collection this thread runs allocates for it inside the safepoint, so
  * other threads cannot take the space first. */
@@ -245,10 +283,17 @@ static char *alloc_slow(struct kgc_thread *t, size_t size)
 {
 	struct kgc_heap *h = t->heap;
 	bool hum = size >= h->humongous_threshold;
+	unsigned tries = 0;	/* blocks cleared so far (a collection may take one) */
 
 	if (t->pretouch_pending || t->pt_region) {
 		t->pretouch_pending = false;
 		alloc_pretouch(t);
+	}
+	{
+		unsigned pace = atomic_load_explicit(&h->pace_permille, memory_order_relaxed);
+
+		if (unlikely(pace))
+			alloc_pace(t, pace);
 	}
 	for (int iter = 0; iter < 10000; iter++) {
 		char *p = NULL;
@@ -279,7 +324,7 @@ static char *alloc_slow(struct kgc_thread *t, size_t size)
 				memset(p, 0, zero);
 				return p;
 			}
-			if (alloc_zero(t, p, size, zero))
+			if (alloc_zero(t, p, size, zero, ++tries <= ZERO_POLL_TRIES))
 				return p;
 			/* a collection ran while clearing: the block is gone */
 		}

@@ -233,6 +233,7 @@ struct kgc_thread {
 	bool pretouch_pending;		/* back a fresh region at the next slow-path entry */
 	struct region *pt_region;	/* region being backed (RF_PRETOUCH), pt_next: */
 	char *pt_next;			/* where the next slice starts (alloc.c) */
+	uint64_t pace_t;		/* allocation pacing: end of the last sleep (alloc.c) */
 	struct satb_buf *satb;		/* SATB log (mark.c) */
 	uint64_t bytes_allocated;
 	struct kgc_thread *next, *prev;
@@ -319,9 +320,12 @@ struct kgc_heap {
 	uint32_t tospace_need;	/* to-space regions the last young GC used */
 	/* pause model (policy.c): young pause ~ copied bytes x ns_per_byte */
 	size_t last_cset_bytes, last_copied;
+	size_t last_copied_max;		/* the largest share of it one worker copied */
 	uint32_t last_mixed;		/* old regions in the last young GC's cset */
 	uint32_t retained_pending;	/* unpinned retained regions the last young GC left */
 	uint64_t alloc_zero_retries;	/* allocations redone: a collection ran while clearing */
+	_Atomic unsigned pace_permille;	/* allocation pacing now (policy_pace), 0: off */
+	_Atomic uint64_t pace_stalls, pace_ns;	/* its sleeps (stats: pacing_stall*) */
 	double ns_per_byte, survival;
 	uint32_t young_pause_cap;	/* eden regions the pause goal allows */
 	size_t age_bytes[HDR_AGE_MAX + 1];	/* copied to survivor by new age, last young GC */
@@ -486,6 +490,7 @@ void pin_flush_cache(struct kgc_thread *t);
 bool region_pinned_now(struct kgc_heap *h, uint32_t idx);
 void evac_test_inject_failure(kgc_heap *h, int ngcs);	/* test hook */
 extern void (*alloc_test_zero_hook)(struct kgc_heap *h);	/* test hook (alloc.c) */
+extern void (*young_test_batch_hook)(bool own);	/* test hook (young.c) */
 
 /* concurrent mark (mark.c); pause functions with h->lock held */
 int cm_init(struct kgc_heap *h);
@@ -496,6 +501,7 @@ void cm_abort(struct kgc_heap *h);		/* full collection */
 const char *cm_after_young(struct kgc_heap *h);	/* initial mark / remark / cleanup; NULL if none */
 bool cm_active(struct kgc_heap *h);
 bool cm_marking(struct kgc_heap *h);
+bool cm_marker_busy(struct kgc_heap *h);	/* the marker thread has cycle work */
 void cm_mark_black(struct kgc_heap *h, const void *p);
 bool cm_retained_evac_ok(struct kgc_heap *h);
 void cm_old_cset_refs(struct kgc_heap *h, slot_fn fn, void *ctx);
@@ -520,6 +526,7 @@ void policy_retained_limits(struct kgc_heap *h, uint32_t *max, size_t *budget);
 void policy_mixed_limits(struct kgc_heap *h, uint32_t ncand_cycle, uint32_t *min, uint32_t *max,
 			 size_t *budget);
 bool policy_cycle_urgent(struct kgc_heap *h);
+unsigned policy_pace(struct kgc_heap *h, bool marking);
 
 /* alloc */
 void alloc_retire_tlab(struct kgc_thread *t);

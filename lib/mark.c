@@ -97,6 +97,7 @@ struct cmark {
 	char *rb_p;
 	/* cycle stats */
 	uint64_t t_start, marked_bytes;
+	uint64_t pace_ns0;		/* h->st.pacing_stall_ns at the cycle's start */
 	uint64_t mark_cpu, sweep_cpu, rebuild_cpu;	/* marker thread CPU time this cycle */
 	uint64_t cycles;
 };
@@ -543,14 +544,19 @@ static void *marker_main(void *arg)
 		if (cm->state == CM_MARKING) {
 			uint64_t c0 = thread_cpu_ns();
 
-			if (mark_work(h, cm, true))
+			if (mark_work(h, cm, true)) {
 				cm->state = CM_REMARK_READY;
+				/* the rest waits for a pause: no use slowing allocation */
+				atomic_store_explicit(&h->pace_permille, 0, memory_order_relaxed);
+			}
 			cm->mark_cpu += thread_cpu_ns() - c0;
 		} else if (cm->state == CM_SWEEPING) {
 			uint64_t c0 = thread_cpu_ns();
 
-			if (sweep_work(h, cm, true))
+			if (sweep_work(h, cm, true)) {
 				cm->state = CM_SWEPT;
+				atomic_store_explicit(&h->pace_permille, 0, memory_order_relaxed);
+			}
 			cm->sweep_cpu += thread_cpu_ns() - c0;
 		} else {
 			uint64_t c0 = thread_cpu_ns();
@@ -709,6 +715,7 @@ static void initial_mark(struct kgc_heap *h, struct cmark *cm)
 	}
 	set_satb_active(h, 1);
 	cm->t_start = now_ns();
+	cm->pace_ns0 = atomic_load_explicit(&h->pace_ns, memory_order_relaxed);
 	cm->mark_cpu = cm->sweep_cpu = 0;
 	cm->state = CM_MARKING;
 	if (!cm->started) {
@@ -823,10 +830,12 @@ static void cleanup(struct kgc_heap *h, struct cmark *cm)
 	}
 	h->st.bytes_freed += freed;
 	h->st.concurrent_cycles = cm->cycles;
-	log_line(h, LOG_GC, "Concurrent Cycle %.3fms (marker cpu: mark %.1fms, sweep %.1fms): "
+	log_line(h, LOG_GC, "Concurrent Cycle %.3fms (marker cpu: mark %.1fms, sweep %.1fms; "
+		 "allocation paced %.1fms): "
 		 "%lluM marked live, freed %u regions + %u humongous (%zuM), %zuM reusable in %zu gaps, "
 		 "%u mixed candidates",
 		 (now_ns() - cm->t_start) / 1e6, cm->mark_cpu / 1e6, cm->sweep_cpu / 1e6,
+		 (atomic_load_explicit(&h->pace_ns, memory_order_relaxed) - cm->pace_ns0) / 1e6,
 		 (unsigned long long)(cm->marked_bytes >> 20), nfreed, nhum,
 		 freed >> 20, h->chunk_bytes >> 20, cm->nchunks, cm->ncand);
 	cm->state = CM_IDLE;
@@ -852,6 +861,7 @@ const char *cm_after_young(struct kgc_heap *h)
 			cm->state = CM_SWEPT;
 		}
 		cleanup(h, cm);
+		h->st.degenerated_cycles++;
 		return "Degenerated Cycle";
 	}
 	switch (cm->state) {
@@ -887,6 +897,14 @@ bool cm_marking(struct kgc_heap *h)
 	int st = h->cm->state;
 
 	return st == CM_MARKING || st == CM_REMARK_READY || st == CM_SWEEPING;
+}
+
+/* The marker thread marks or sweeps (not: waits for a pause, rebuilds cards). */
+bool cm_marker_busy(struct kgc_heap *h)
+{
+	int st = h->cm->state;
+
+	return h->cm->started && (st == CM_MARKING || st == CM_SWEEPING);
 }
 
 /*

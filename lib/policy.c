@@ -145,6 +145,33 @@ bool policy_cycle_urgent(struct kgc_heap *h)
 	return room_free(h) < cycle_margin(h);
 }
 
+/*
+ * Allocation pacing (after Shenandoah's pacer), decided after each young
+ * collection: while the marker thread marks or sweeps and old space gets
+ * close to policy_cycle_urgent's margin, allocating threads sleep part of
+ * their time (alloc.c). Where the marker shares CPUs with them, it gets
+ * those CPUs; elsewhere promotion slows down. Either way the cycle is more
+ * likely to end concurrently than in a long degenerated pause. From nothing
+ * at PACE_ZONE margins of room up to KGC_PACING % of their time at the
+ * margin. Returns the share of time to sleep, in permille.
+ */
+#define PACE_ZONE 3
+#define PACING_DEFAULT 50	/* KGC_PACING: at most half their time */
+
+unsigned policy_pace(struct kgc_heap *h, bool marking)
+{
+	uint64_t m = cycle_margin(h), room = room_free(h);
+	unsigned pct = h->opt.pacing_percent ? h->opt.pacing_percent : PACING_DEFAULT;
+
+	if (!marking || pct >= 100 || room >= PACE_ZONE * m)
+		return 0;
+	if (pct > 90)
+		pct = 90;
+	if (room <= m)
+		return pct * 10;
+	return (unsigned)((PACE_ZONE * m - room) * pct * 10 / ((PACE_ZONE - 1) * m));
+}
+
 #define IHOP_DEFAULT 35
 
 static double pause_goal_ns(const struct kgc_heap *h)

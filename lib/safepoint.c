@@ -114,6 +114,8 @@ static void do_collect(struct kgc_heap *h, int kind, int reason)
 		if (h->opt.verify)
 			verify_heap(h, "after young GC");
 		policy_after_gc(h, false);
+		atomic_store_explicit(&h->pace_permille, policy_pace(h, cm_marker_busy(h)),
+				      memory_order_relaxed);
 		{
 			uint64_t ns = now_ns() - t0;
 
@@ -142,6 +144,7 @@ static void do_collect(struct kgc_heap *h, int kind, int reason)
 		verify_heap(h, "after full GC");
 	policy_after_gc(h, true);
 	policy_uncommit(h);
+	atomic_store_explicit(&h->pace_permille, 0, memory_order_relaxed);
 	{
 		uint64_t ns = now_ns() - t0;
 
@@ -252,6 +255,37 @@ int sp_collect(struct kgc_thread *t, int kind, int reason, uint64_t epoch)
 	return sp_collect_alloc(t, kind, reason, epoch, 0, NULL, NULL);
 }
 
+/*
+ * Fairness for explicit collections: threads the last collection stopped run
+ * before this one starts. A thread calling kgc_collect back to back would
+ * otherwise starve them: each wakes up to find the next collection already
+ * started (seen under TSan: a thread made no progress for minutes). Waits in
+ * native state (never holding up another collection) until no other thread
+ * is blocked, at most FAIR_WAIT_NS.
+ */
+#define FAIR_WAIT_NS (2 * 1000000ull)
+
+static void let_blocked_run(struct kgc_thread *self)
+{
+	struct kgc_heap *h = self->heap;
+	uint64_t t0 = now_ns();
+	unsigned n = 0;
+
+	thread_set_native(self, TS_NATIVE);
+	for (;;) {
+		bool blocked = false;
+
+		pthread_mutex_lock(&h->lock);
+		for (struct kgc_thread *t = h->threads; t && !blocked; t = t->next)
+			blocked = t != self && thread_state(t) == TS_BLOCKED;
+		pthread_mutex_unlock(&h->lock);
+		if (!blocked || now_ns() - t0 > FAIR_WAIT_NS)
+			break;
+		backoff(&n);
+	}
+	thread_to_managed(self);
+}
+
 API int kgc_collect(kgc_thread *t, int kind)
 {
 	if (!thread_check_managed(t, "kgc_collect"))
@@ -260,6 +294,7 @@ API int kgc_collect(kgc_thread *t, int kind)
 		err_set(EINVAL, "kgc_collect: bad kind %d", kind);
 		return -EINVAL;
 	}
+	let_blocked_run(t);
 	sp_collect(t, kind, GCR_EXPLICIT, UINT64_MAX);
 	return 0;
 }

@@ -72,6 +72,8 @@ void stats_refresh(struct kgc_heap *h)
 	for (struct kgc_thread *t = h->threads; t; t = t->next)
 		h->st.critical_gets += __atomic_load_n(&t->pub.crit_gets, __ATOMIC_RELAXED);
 	h->st.uncommit_busy = h->be.uncommit_busy;
+	h->st.pacing_stalls = atomic_load_explicit(&h->pace_stalls, memory_order_relaxed);
+	h->st.pacing_stall_ns = atomic_load_explicit(&h->pace_ns, memory_order_relaxed);
 }
 
 __attribute__((visibility("default")))
@@ -117,6 +119,9 @@ void kgc_stats_print(kgc_heap *h, void *file)
 		(unsigned long long)s.critical_gets, (unsigned long long)s.evac_fail_pinned,
 		(unsigned long long)s.evac_fail_kernel_pinned, (unsigned long long)s.evac_fail_alloc,
 		(unsigned long long)s.gclocker_stalls, s.gclocker_stall_ns / 1e6);
+	fprintf(f, "kgc: concurrent cycles degenerated %llu; allocation pacing %llu sleeps (%.3f ms)\n",
+		(unsigned long long)s.degenerated_cycles, (unsigned long long)s.pacing_stalls,
+		s.pacing_stall_ns / 1e6);
 	fprintf(f, "kgc: pause histogram (us):");
 	for (int i = 0; i < KGC_PAUSE_HIST_BUCKETS; i++)
 		if (s.pause_hist[i])

@@ -40,6 +40,7 @@ struct yworker {
 	size_t len, cap;
 	kgc_obj **slots;		/* old->young slots found on dirty cards */
 	size_t nslots, slots_cap;
+	_Atomic size_t slot_next;	/* phase B: next of them to claim (any worker) */
 	char *plab_top[2], *plab_end[2];	/* [0] survivor, [1] old */
 	size_t copied, promoted;
 	size_t age_bytes[HDR_AGE_MAX + 1];
@@ -498,6 +499,41 @@ static void scan_cards(struct yworker *w)
 }
 
 /*
+ * Phase B's card slots: every worker's, in batches any worker may claim
+ * (its own first). A worker may find most of them, all slots of one large
+ * reference array on dirty cards, say; each one may lead to a long chain
+ * of objects (a linked list's head) that copying cannot split, so they
+ * are shared before they are followed, not after.
+ */
+#define SLOT_BATCH 64
+
+void (*young_test_batch_hook)(bool own);	/* test hook: before each batch */
+
+static void evac_slots(struct yworker *w)
+{
+	struct ygc *y = w->y;
+	unsigned self = (unsigned)(w - y->w);
+
+	for (unsigned k = 0; k < y->nworkers; k++) {
+		struct yworker *v = &y->w[(self + k) % y->nworkers];
+		size_t i, e;
+
+		while ((i = atomic_fetch_add_explicit(&v->slot_next, SLOT_BATCH,
+						      memory_order_relaxed)) < v->nslots) {
+			e = i + SLOT_BATCH < v->nslots ? i + SLOT_BATCH : v->nslots;
+			if (unlikely(young_test_batch_hook != NULL))
+				young_test_batch_hook(v == w);
+			for (; i < e; i++) {
+				if (i + 8 < e)
+					__builtin_prefetch(*v->slots[i + 8]);
+				heap_slot(y->h, v->slots[i], w);
+			}
+			drain_local(w);
+		}
+	}
+}
+
+/*
  * Two phases: (A) every worker scans dirty cards and only collects the
  * slots that point into the collection set; (B) after all are done, roots
  * and those slots are evacuated. Nothing parses old regions in (B), so
@@ -523,13 +559,7 @@ static void worker_run(struct yworker *w, bool first)
 			cm_old_cset_refs(y->h, root_slot, w);
 		drain_local(w);
 	}
-	for (size_t i = 0; i < w->nslots; i++) {
-		if (i + 8 < w->nslots)
-			__builtin_prefetch(*w->slots[i + 8]);
-		heap_slot(y->h, w->slots[i], w);
-		if ((i & 63) == 63)
-			drain_local(w);
-	}
+	evac_slots(w);
 	drain_all(w);
 	plab_retire(w, 0);
 	plab_retire(w, 1);
@@ -781,11 +811,14 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 	run_workers(&y);
 
 	memset(h->age_bytes, 0, sizeof(h->age_bytes));
+	h->last_copied_max = 0;
 	for (unsigned i = 0; i < y.nworkers; i++) {
 		struct yworker *w = &y.w[i];
 
 		copied += w->copied;
 		promoted += w->promoted;
+		if (w->copied > h->last_copied_max)
+			h->last_copied_max = w->copied;
 		tospace += w->tospace_regions;
 		for (int a = 0; a <= HDR_AGE_MAX; a++)
 			h->age_bytes[a] += w->age_bytes[a];
@@ -859,8 +892,10 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 	h->st.evac_fail_pinned += fails[FAIL_PINNED];
 	h->st.evac_fail_kernel_pinned += fails[FAIL_KPINNED];
 	h->st.evac_fail_alloc += fails[FAIL_ALLOC];
-	log_line(h, LOG_HEAP, "copied %zuK promoted %zuK by %u worker(s); regions: eden %u survivor %u old %u humongous %u free %u",
-		 copied >> 10, promoted >> 10, y.nworkers, h->count[RT_EDEN], h->count[RT_SURVIVOR],
+	log_line(h, LOG_HEAP, "copied %zuK promoted %zuK by %u worker(s) (at most %zuK by one); "
+		 "regions: eden %u survivor %u old %u humongous %u free %u",
+		 copied >> 10, promoted >> 10, y.nworkers, h->last_copied_max >> 10,
+		 h->count[RT_EDEN], h->count[RT_SURVIVOR],
 		 h->count[RT_OLD], h->count[RT_HUM_START] + h->count[RT_HUM_CONT], h->count[RT_FREE]);
 	pthread_mutex_destroy(&y.lock);
 	pthread_cond_destroy(&y.cond);

@@ -78,7 +78,11 @@ struct kgc_options {
 				 * than this % (0 = policy default: off; >= 100 = off) */
 	unsigned thp;		/* anon backend: transparent huge pages for the heap
 				 * (MADV_HUGEPAGE); 0 = off (default) */
-	uint64_t reserved[2];
+	unsigned pacing_percent; /* most of their time allocating threads may sleep while
+				 * a concurrent cycle falls behind (0 = policy default,
+				 * 50; >= 100 = no pacing) */
+	unsigned pad_;		/* zero */
+	uint64_t reserved[1];
 };
 
 int kgc_options_init(struct kgc_options *opts);
@@ -524,7 +528,9 @@ struct kgc_stats {
 	uint64_t concurrent_cycles;		/* concurrent mark + sweep cycles completed */
 	uint64_t mixed_gcs;			/* young GCs that also evacuated old regions */
 	uint64_t mixed_regions;			/* old regions they evacuated */
-	uint64_t reserved[5];
+	uint64_t degenerated_cycles;		/* cycles finished in a young pause */
+	uint64_t pacing_stalls, pacing_stall_ns;	/* allocations slowed for the marker */
+	uint64_t reserved[2];
 };
 
 /*
@@ -534,7 +540,10 @@ struct kgc_stats {
  * collection (young or full); gclocker_stalls/_ns: waits for the GCLocker, of
  * the thread requesting a collection and of threads entering a critical
  * section while it is pending;
- * evac_fail_*: regions that failed evacuation, by cause, summed over GCs.
+ * evac_fail_*: regions that failed evacuation, by cause, summed over GCs;
+ * degenerated_cycles: concurrent cycles that old space forced to finish in a
+ * young pause; pacing_stalls/_ns: sleeps of allocating threads that left the
+ * CPU to a concurrent cycle falling behind (policy.c, policy_pace).
  */
 int kgc_stats_get(kgc_heap *heap, struct kgc_stats *out, size_t size);
 /* Human-readable summary to a FILE* (void * to avoid <stdio.h>). */

@@ -20,6 +20,11 @@ int main(void)
 	T_ASSERT_EQ(kgc_options_init(&o), 0);
 	T_ASSERT_EQ(o.thp, 1);
 	unsetenv("KGC_THP");
+	T_ASSERT_EQ(o.pacing_percent, 0);	/* policy default */
+	setenv("KGC_PACING", "100", 1);
+	T_ASSERT_EQ(kgc_options_init(&o), 0);
+	T_ASSERT_EQ(o.pacing_percent, 100);
+	unsetenv("KGC_PACING");
 	T_ASSERT_EQ(o.max_heap, 48 << 20);
 	T_ASSERT_EQ(o.region_size, 2 << 20);
 	T_ASSERT_EQ(o.young_size, 8 << 20);

@@ -16,6 +16,7 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 #include "tgc.h"
 #include "../gc_internal.h"
 
@@ -46,8 +47,16 @@ static void *collector(void *arg)
 		;
 	kgc_leave_native(t);
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);
-	while (!atomic_load(&stop))
+	while (!atomic_load(&stop)) {
+		/* a dense stream, with a gap in which the allocating thread runs
+		 * (back to back, under TSan, each collection left it microseconds) */
+		struct timespec ts = { 0, 100 * 1000 };
+
 		T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);
+		kgc_enter_native(t);
+		nanosleep(&ts, NULL);
+		kgc_leave_native(t);
+	}
 	T_ASSERT_EQ(kgc_thread_detach(t), 0);
 	return NULL;
 }

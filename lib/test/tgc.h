@@ -43,6 +43,47 @@ static inline kgc_heap *t_heap_opts(const struct kgc_options *o, kgc_type_id *no
 	return h;
 }
 
+/* Options for a small heap of 1 MiB regions that promotes at the first young GC. */
+static inline void t_opts_small(struct kgc_options *o, size_t heap_mb, size_t young_mb)
+{
+	T_ASSERT_EQ(kgc_options_init(o), 0);
+	o->max_heap = heap_mb << 20;
+	o->region_size = 1ul << 20;
+	o->young_size = young_mb << 20;
+	o->tenure_threshold = 1;
+}
+
+/* A list of len nodes linked by N_LEFT, built in *slot (a root) and
+ * returned: values first .. first+len-1, the head holding the last. */
+static inline kgc_obj t_list(kgc_thread *t, kgc_type_id node, kgc_obj *slot, int len, int64_t first)
+{
+	*slot = NULL;
+	for (int k = 0; k < len; k++) {
+		kgc_obj n = kgc_alloc(t, node);
+
+		T_ASSERT(n);
+		KGC_FIELD(n, N_VALUE, int64_t) = first + k;
+		kgc_set_ref(t, n, N_LEFT, *slot);
+		*slot = n;
+	}
+	return *slot;
+}
+
+/* Check a t_list list: len nodes, values descending by one from the head. */
+static inline void t_list_check(kgc_obj n, int len)
+{
+	int64_t v;
+
+	T_ASSERT(n);
+	v = KGC_FIELD(n, N_VALUE, int64_t);
+	for (int k = 0; k < len; k++) {
+		T_ASSERT(n);
+		T_ASSERT_EQ(KGC_FIELD(n, N_VALUE, int64_t), v - k);
+		n = kgc_get_ref(n, N_LEFT);
+	}
+	T_ASSERT(n == NULL);
+}
+
 static inline struct kgc_stats t_stats(kgc_heap *h)
 {
 	struct kgc_stats s;
