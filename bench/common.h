@@ -60,6 +60,21 @@ static inline long peak_rss_kb(void)
 }
 
 /* Scale factor for iteration counts: BENCH_SCALE (default 1.0). */
+/* Time the hypervisor ran something else on this VM's CPUs (/proc/stat steal), ns. */
+static inline uint64_t host_steal_ns(void)
+{
+	unsigned long long v[8] = { 0 };
+	FILE *f = fopen("/proc/stat", "r");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+		   &v[4], &v[5], &v[6], &v[7]) != 8)
+		v[7] = 0;
+	fclose(f);
+	return (uint64_t)(v[7] * (1e9 / (double)sysconf(_SC_CLK_TCK)));
+}
+
 static inline double bench_scale(void)
 {
 	const char *s = getenv("BENCH_SCALE");
@@ -293,6 +308,7 @@ static uint64_t pause_ns[MAX_PAUSES];
 static uint64_t pause_sync_ns[MAX_PAUSES];	/* time to safepoint before it (KGC_LOG=gc+safepoint), else 0 */
 static char pause_young[MAX_PAUSES];
 static size_t pause_full_n;		/* "Pause Full" lines among them */
+static uint64_t pause_cpu_ns[MAX_PAUSES];	/* kgc, KGC_LOG=gc+heap: CPU of the requesting thread */
 
 /* All pauses in log order; returns how many. kgc logs young and full
  * pauses; HotSpot's -Xlog:gc also remark and cleanup pauses. */
@@ -312,7 +328,12 @@ __attribute__((unused)) static size_t parse_pauses(void)
 		char *tok, *save;
 		int young = !!strstr(line, "Pause Young");
 		const char *sp = strstr(line, "all threads stopped after ");
+		const char *cp = strstr(line, "young: cpu ");
 
+		if (cp && n) {	/* follows its "Pause Young" line */
+			pause_cpu_ns[n - 1] = (uint64_t)(atof(cp + strlen("young: cpu ")) * 1e6);
+			continue;
+		}
 		if (sp) {
 			sync = (uint64_t)(atof(sp + strlen("all threads stopped after ")) * 1e6);
 			continue;
@@ -323,6 +344,7 @@ __attribute__((unused)) static size_t parse_pauses(void)
 			continue;
 		pause_full_n += (size_t)full;
 		pause_sync_ns[n] = sync;
+		pause_cpu_ns[n] = 0;
 		sync = 0;
 		for (tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
 			size_t l = strlen(tok);
