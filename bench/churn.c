@@ -246,7 +246,7 @@ static int run_hotspot(const char *variant, const char *goal_ms)
 	}
 	snprintf(logpath, sizeof(logpath), "%s/churn_%s.log",
 		 getenv("BENCH_OUT") ? getenv("BENCH_OUT") : "out", variant);
-	snprintf(xlog, sizeof(xlog), "-Xlog:gc:file=%s", logpath);
+	snprintf(xlog, sizeof(xlog), "-Xlog:gc:file=%s::filecount=0", logpath);	/* no rotation */
 	snprintf(goal, sizeof(goal), "-XX:MaxGCPauseMillis=%s", goal_ms ? goal_ms : "200");
 	if (pipe(pfd))
 		die("pipe: %s", strerror(errno));

@@ -41,6 +41,7 @@
  * so marker and pauses never overlap. Lock order: h->lock, cm->lock,
  * cm->satb_lock. A full collection aborts the cycle.
  */
+#define _GNU_SOURCE	/* pthread_setname_np */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -720,6 +721,7 @@ static void initial_mark(struct kgc_heap *h, struct cmark *cm)
 	cm->state = CM_MARKING;
 	if (!cm->started) {
 		if (pthread_create(&cm->thread, NULL, marker_main, h) == 0) {
+			pthread_setname_np(cm->thread, "kgc-marker");	/* top, perf, gdb */
 			cm->started = true;
 		} else {
 			/* no marker thread: finish marking in this pause */

@@ -13,6 +13,7 @@
  * header (tag 10), scanned like copied ones, and their region becomes old;
  * unmarked objects in it become fillers.
  */
+#define _GNU_SOURCE	/* pthread_setname_np */
 #include <stdlib.h>
 #include <string.h>
 #include "gc_internal.h"
@@ -633,6 +634,7 @@ static struct gc_pool *pool_get(struct kgc_heap *h, unsigned n)
 			free(a);
 			break;
 		}
+		pthread_setname_np(p->th[i - 1], "kgc-gc");
 		p->nthreads++;
 	}
 	h->gc_pool = p;
