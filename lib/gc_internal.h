@@ -321,6 +321,7 @@ struct kgc_heap {
 	/* pause model (policy.c): young pause ~ copied bytes x ns_per_byte */
 	size_t last_cset_bytes, last_copied;
 	size_t last_copied_max;		/* the largest share of it one worker copied */
+	size_t last_slots, last_slots_taken;	/* card slots found; processed by another worker */
 	uint32_t last_mixed;		/* old regions in the last young GC's cset */
 	uint32_t retained_pending;	/* unpinned retained regions the last young GC left */
 	uint64_t alloc_zero_retries;	/* allocations redone: a collection ran while clearing */
@@ -490,7 +491,8 @@ void pin_flush_cache(struct kgc_thread *t);
 bool region_pinned_now(struct kgc_heap *h, uint32_t idx);
 void evac_test_inject_failure(kgc_heap *h, int ngcs);	/* test hook */
 extern void (*alloc_test_zero_hook)(struct kgc_heap *h);	/* test hook (alloc.c) */
-extern void (*young_test_batch_hook)(bool own);	/* test hook (young.c) */
+extern void (*young_test_batch_hook)(bool own);	/* test hooks (young.c) */
+extern void (*young_test_drain_hook)(void);
 
 /* concurrent mark (mark.c); pause functions with h->lock held */
 int cm_init(struct kgc_heap *h);

@@ -27,7 +27,7 @@
  * workers take work that busy ones donate to a shared queue.
  */
 #define PLAB_SIZE (32 * 1024)
-#define DONATE_MIN 64
+#define DONATE_MIN 2
 
 struct ygc;
 
@@ -42,6 +42,7 @@ struct yworker {
 	kgc_obj **slots;		/* old->young slots found on dirty cards */
 	size_t nslots, slots_cap;
 	_Atomic size_t slot_next;	/* phase B: next of them to claim (any worker) */
+	size_t slots_taken;		/* slots it processed from other workers' lists */
 	char *plab_top[2], *plab_end[2];	/* [0] survivor, [1] old */
 	size_t copied, promoted;
 	size_t age_bytes[HDR_AGE_MAX + 1];
@@ -344,7 +345,14 @@ static void heap_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 		__atomic_store_n(card_for(h, slot), CARD_DIRTY, __ATOMIC_RELAXED);
 }
 
-/* Give half of a long local stack to idle workers. */
+void (*young_test_drain_hook)(void);	/* test hook: every 64 objects copied */
+
+/*
+ * Give half of the local stack to idle workers: the oldest half, nearest the
+ * roots of what is being copied (the largest subtrees: a binary tree's DFS
+ * stack is only as deep as the tree, so waiting for a long stack would keep
+ * a tree's copy on one worker).
+ */
 static void maybe_donate(struct yworker *w)
 {
 	struct ygc *y = w->y;
@@ -364,7 +372,8 @@ static void maybe_donate(struct yworker *w)
 		y->q = nq;
 		y->qcap = nc;
 	}
-	memcpy(y->q + y->qlen, w->stack + w->len - n, n * sizeof(kgc_obj));
+	memcpy(y->q + y->qlen, w->stack, n * sizeof(kgc_obj));
+	memmove(w->stack, w->stack + n, (w->len - n) * sizeof(kgc_obj));
 	y->qlen += n;
 	w->len -= n;
 	pthread_cond_broadcast(&y->cond);
@@ -386,8 +395,11 @@ static void drain_local(struct yworker *w)
 		kgc_obj o = w->stack[--w->len];
 
 		obj_iterate_refs(h, o, heap_slot, w);
-		if ((++k & 63) == 0)
+		if ((++k & 63) == 0) {
+			if (unlikely(young_test_drain_hook != NULL))
+				young_test_drain_hook();
 			maybe_donate(w);
+		}
 	}
 }
 
@@ -522,6 +534,8 @@ static void evac_slots(struct yworker *w)
 		while ((i = atomic_fetch_add_explicit(&v->slot_next, SLOT_BATCH,
 						      memory_order_relaxed)) < v->nslots) {
 			e = i + SLOT_BATCH < v->nslots ? i + SLOT_BATCH : v->nslots;
+			if (v != w)
+				w->slots_taken += e - i;
 			if (unlikely(young_test_batch_hook != NULL))
 				young_test_batch_hook(v == w);
 			for (; i < e; i++) {
@@ -814,11 +828,14 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 
 	memset(h->age_bytes, 0, sizeof(h->age_bytes));
 	h->last_copied_max = 0;
+	h->last_slots = h->last_slots_taken = 0;
 	for (unsigned i = 0; i < y.nworkers; i++) {
 		struct yworker *w = &y.w[i];
 
 		copied += w->copied;
 		promoted += w->promoted;
+		h->last_slots += w->nslots;
+		h->last_slots_taken += w->slots_taken;
 		if (w->copied > h->last_copied_max)
 			h->last_copied_max = w->copied;
 		tospace += w->tospace_regions;
@@ -894,9 +911,11 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 	h->st.evac_fail_pinned += fails[FAIL_PINNED];
 	h->st.evac_fail_kernel_pinned += fails[FAIL_KPINNED];
 	h->st.evac_fail_alloc += fails[FAIL_ALLOC];
-	log_line(h, LOG_HEAP, "copied %zuK promoted %zuK by %u worker(s) (at most %zuK by one); "
+	log_line(h, LOG_HEAP, "copied %zuK promoted %zuK by %u worker(s) (at most %zuK by one; "
+		 "card slots %zu, %zu taken from another worker); "
 		 "regions: eden %u survivor %u old %u humongous %u free %u",
 		 copied >> 10, promoted >> 10, y.nworkers, h->last_copied_max >> 10,
+		 h->last_slots, h->last_slots_taken,
 		 h->count[RT_EDEN], h->count[RT_SURVIVOR],
 		 h->count[RT_OLD], h->count[RT_HUM_START] + h->count[RT_HUM_CONT], h->count[RT_FREE]);
 	pthread_mutex_destroy(&y.lock);

@@ -5,8 +5,9 @@
  * region, so one worker's card scan finds every slot, and each slot leads
  * to a chain copying cannot split. A hook slows that worker down per batch
  * of its own slots; the other must take batches from it (copying nothing
- * otherwise). All lists keep their contents.
+ * otherwise): both copy. All lists keep their contents.
  */
+#include <stdatomic.h>
 #include <time.h>
 #include "tgc.h"
 #include "../gc_internal.h"
@@ -14,12 +15,19 @@
 #define NLISTS 2048
 #define LEN 16
 
+static atomic_int stolen;
+
+/* The finder is slow on its own batches; the other worker, if it gets there
+ * first, waits once so the finder (the requesting thread, woken from the
+ * card-scan barrier) takes part at all. */
 static void slow_own(bool own)
 {
-	struct timespec ts = { 0, 200 * 1000 };
+	struct timespec ts = { 0, 200 * 1000 }, first = { 0, 2000 * 1000 };
 
 	if (own)
 		nanosleep(&ts, NULL);
+	else if (!atomic_exchange(&stolen, 1))
+		nanosleep(&first, NULL);
 }
 
 int main(void)
@@ -57,6 +65,9 @@ int main(void)
 	printf("copied %zuK, at most %zuK by one worker\n", copied >> 10, max >> 10);
 	T_ASSERT(copied >= (size_t)NLISTS * LEN * 32);
 	T_ASSERT(max < copied);		/* the other worker copied some */
+	printf("%zu card slots, %zu taken from the finder\n", h->last_slots, h->last_slots_taken);
+	T_ASSERT_EQ(h->last_slots, NLISTS);
+	T_ASSERT(h->last_slots_taken > 0);
 	for (int i = 0; i < NLISTS; i++) {
 		kgc_obj n = kgc_array_get_ref(slots[0], (size_t)i);
 
