@@ -245,9 +245,11 @@ static bool alloc_zero(struct kgc_thread *t, char *p, size_t size, size_t zero, 
 
 /*
  * Allocation pacing (policy_pace): a thread that has run PACE_RUN_NS since
- * its last sleep sleeps for its share, in native state (a collection never
- * waits for it). Wall time, pauses included: a cycle that falls behind
- * usually does so because pauses and mutators leave the marker no CPU.
+ * pacing started or since its last sleep sleeps for its share, in native
+ * state (a collection never waits for it). Wall time, pauses included (a
+ * cycle that falls behind usually does so because pauses and mutators leave
+ * the marker no CPU), counted up to 2 * PACE_RUN_NS: where pauses are longer
+ * than the mutator's stretches between them, it still sleeps.
  */
 #define PACE_RUN_NS	(2 * 1000000ull)
 
@@ -257,15 +259,15 @@ static void alloc_pace(struct kgc_thread *t, unsigned permille)
 	uint64_t now = now_ns(), ran = now - t->pace_t, ns;
 	struct timespec ts;
 
-	if (ran > 2 * PACE_RUN_NS) {	/* not paced lately: start counting now */
+	if (!t->pace_t) {	/* pacing just started: count from now */
 		t->pace_t = now;
 		return;
 	}
 	if (ran < PACE_RUN_NS)
 		return;
+	if (ran > 2 * PACE_RUN_NS)
+		ran = 2 * PACE_RUN_NS;
 	ns = ran * permille / (1000 - permille);
-	if (ns > 2 * PACE_RUN_NS)
-		ns = 2 * PACE_RUN_NS;
 	ts.tv_sec = 0;
 	ts.tv_nsec = (long)ns;
 	thread_set_native(t, TS_NATIVE);
@@ -294,6 +296,8 @@ static char *alloc_slow(struct kgc_thread *t, size_t size)
 
 		if (unlikely(pace))
 			alloc_pace(t, pace);
+		else
+			t->pace_t = 0;
 	}
 	for (int iter = 0; iter < 10000; iter++) {
 		char *p = NULL;

@@ -233,7 +233,8 @@ struct kgc_thread {
 	bool pretouch_pending;		/* back a fresh region at the next slow-path entry */
 	struct region *pt_region;	/* region being backed (RF_PRETOUCH), pt_next: */
 	char *pt_next;			/* where the next slice starts (alloc.c) */
-	uint64_t pace_t;		/* allocation pacing: end of the last sleep (alloc.c) */
+	uint64_t pace_t;		/* allocation pacing: its start or the end of the last
+					 * sleep, 0 while off (alloc.c) */
 	struct satb_buf *satb;		/* SATB log (mark.c) */
 	uint64_t bytes_allocated;
 	struct kgc_thread *next, *prev;
