@@ -99,6 +99,8 @@ section() {	# section <prog> <md-fragment-name> <fallback title>
 	echo "  CPU for 5-7 ms slices while both allocators take turns on the other in ~1 ms slices, so a batch around a pause"
 	echo "  loses a few ms more. Running the marker at nice 10 cut the max to 10-12 ms and p99.9 to ~2 ms, but then the churn"
 	echo "  bench's cycles fell behind (degenerated pauses of 36-138 ms): on $(nproc) CPUs that is a trade, not a fix."
+	echo "  Without any marking (KGC_IHOP=100, 4 GiB heap so no full GC falls in the window) p99.9 fell to 0.7-0.8 ms"
+	echo "  but the max stayed 10.9-12.9 ms against 7.0-7.2 ms young pauses: 2 allocators and the pinner still share 2 CPUs."
 	echo "- Churn: the 0.2x-of-Boehm target is below what HotSpot's own G1 reaches on this workload and machine (its rows"
 	echo "  above, same run). Each surviving list is a pointer chain the copy must follow node by node (a cache miss per"
 	echo "  node), and a quarter of all lists survive: ~1 GB is promoted per run."
