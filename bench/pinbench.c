@@ -264,13 +264,15 @@ static int stall_worker(int mode, double hold, double secs)
 {
 	pthread_t th[NALLOC], pin;
 	struct kgc_stats s0, s1;
-	uint64_t *all, wmax = 0, wymax = 0, wystop = 0;
+	uint64_t *all, wmax = 0, wymax = 0, wystop = 0, wyon = 0;
+	size_t woff = 0;
 	size_t n = 0, over10 = 0, over50 = 0;
 	char name[64];
 
 	hold_ms = hold;
 	snprintf(name, sizeof(name), "stall_%s_%g", mode ? "gclocker" : "pin", hold);
-	setenv("KGC_LOG", "gc+safepoint", 0);	/* time to safepoint before each pause too */
+	/* time to safepoint before each pause too; gc+heap: each young pause's CPU time */
+	setenv("KGC_LOG", "gc+safepoint,gc+heap", 0);
 	log_to_file(name);
 	make_heap(mode, 4ul << 20);	/* 4 MiB regions: the 1 MB array is not humongous */
 	live_lists_per_thread = (size_t)(50e6 / (LIST_LEN * NODE_BYTES));
@@ -310,16 +312,22 @@ static int stall_worker(int mode, double hold, double secs)
 				wymax = pause_ns[i];
 			if (pause_young[i] && pause_ns[i] + pause_sync_ns[i] > wystop)
 				wystop = pause_ns[i] + pause_sync_ns[i];
+			/* more than 2 ms of it off the requesting thread's CPU: waiting for
+			 * the other GC worker or preempted (host, other processes) */
+			if (pause_young[i] && pause_cpu_ns[i] && pause_ns[i] > pause_cpu_ns[i] + 2000000)
+				woff++;
+			else if (pause_young[i] && pause_ns[i] > wyon)
+				wyon = pause_ns[i];
 		}
 	}
 	printf("RESULT batches=%zu p50=%.4f p99=%.4f p999=%.4f max=%.3f over10=%zu over50=%zu "
 	       "young=%lu full=%lu pause_max=%.3f young_pause_max=%.3f young_stop_max=%.3f "
-	       "run_pause_max=%.3f stalls=%lu "
+	       "young_offcpu=%zu young_oncpu_max=%.3f run_pause_max=%.3f stalls=%lu "
 	       "stall_ms=%.1f evac_fail_pinned=%lu sections=%lu secs=%.2f\n",
 	       n, ms(pct_sorted(all, n, 50)), ms(pct_sorted(all, n, 99)), ms(pct_sorted(all, n, 99.9)),
 	       n ? ms(all[n - 1]) : 0, over10, over50,
 	       (unsigned long)(s1.young_gcs - s0.young_gcs), (unsigned long)(s1.full_gcs - s0.full_gcs),
-	       ms(wmax), ms(wymax), ms(wystop), ms(s1.pause_max_ns),
+	       ms(wmax), ms(wymax), ms(wystop), woff, ms(wyon), ms(s1.pause_max_ns),
 	       (unsigned long)(s1.gclocker_stalls - s0.gclocker_stalls),
 	       ms(s1.gclocker_stall_ns - s0.gclocker_stall_ns),
 	       (unsigned long)(s1.evac_fail_pinned - s0.evac_fail_pinned),
@@ -629,6 +637,12 @@ int main(int argc, char **argv)
 				     pmax_lat[0] <= pmax_young * 1.1 && pmax_lat[1] <= pmax_young * 1.1 &&
 				     pmax_lat[2] <= pmax_young * 1.1 && pmax_lat[3] <= pmax_young * 1.1 ? "MET (within 10%)" : "NOT MET",
 				     under_stop ? "MET" : "NOT MET");
+				both(md, "Young pauses with > 2 ms of wall time off the requesting thread's CPU (waiting for the other GC\n"
+				     "worker, or preempted) by H: %.0f / %.0f / %.0f / %.0f; the longest pause without, by H: %.2f / %.2f / %.2f / %.2f ms.\n",
+				     res_get(res[0][0], "young_offcpu"), res_get(res[0][1], "young_offcpu"),
+				     res_get(res[0][2], "young_offcpu"), res_get(res[0][3], "young_offcpu"),
+				     res_get(res[0][0], "young_oncpu_max"), res_get(res[0][1], "young_oncpu_max"),
+				     res_get(res[0][2], "young_oncpu_max"), res_get(res[0][3], "young_oncpu_max"));
 			}
 			both(md, "Batches > 50 ms by H (0/1/10/100): pin ");
 			for (int i = 0; i < NH; i++)
