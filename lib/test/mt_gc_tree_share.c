@@ -17,7 +17,7 @@ static kgc_type_id node;
 
 static void slow(void)
 {
-	struct timespec ts = { 0, 20 * 1000 };
+	struct timespec ts = { 0, 100 * 1000 };	/* 512 calls: ~50 ms of copying */
 
 	nanosleep(&ts, NULL);
 }
