@@ -27,7 +27,6 @@
 #define GC_NO_THREAD_REDIRECTS
 #include <limits.h>
 #include <pthread.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include "common.h"
 #include "boehm_pause.h"
@@ -194,11 +193,9 @@ static void run_kgc(char *extra, size_t n)
 		for (size_t i = 0; i < np; i++) {
 			if (pause_young[i] && pause_ns[i] > ymax)
 				ymax = pause_ns[i];
-			/* wall time the requesting thread was not on a CPU: waiting for the
-			 * other workers, or preempted (host steal, other processes) */
 			if (!pause_cpu_ns[i])
 				continue;
-			if (pause_ns[i] > pause_cpu_ns[i] + 2000000)
+			if (pause_off_cpu(i))
 				noff++;
 			else if (pause_ns[i] > oncpu_max)
 				oncpu_max = pause_ns[i];
@@ -225,14 +222,13 @@ static void run_kgc(char *extra, size_t n)
  */
 static int run_hotspot(const char *variant, const char *goal_ms)
 {
-	char dir[PATH_MAX], cls[PATH_MAX + 16], xlog[4200], goal[64], buf[4096], *slash;
+	char dir[PATH_MAX], cls[PATH_MAX + 16], xlog[4200], goal[64], res[1024], *slash;
+	char *args[] = { "java", "-Xmx1g", "-XX:+UseG1GC", goal, xlog, "-cp", dir, "Churn", NULL };
 	ssize_t n = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
-	size_t len = 0, np;
+	size_t np;
 	struct rusage ru;
-	int pfd[2], st;
-	double t = -1;
+	int rc;
 	uint64_t steal0 = host_steal_ns();
-	pid_t pid;
 
 	if (n <= 0)
 		die("readlink /proc/self/exe: %s", strerror(errno));
@@ -248,37 +244,13 @@ static int run_hotspot(const char *variant, const char *goal_ms)
 		 getenv("BENCH_OUT") ? getenv("BENCH_OUT") : "out", variant);
 	snprintf(xlog, sizeof(xlog), "-Xlog:gc:file=%s::filecount=0", logpath);	/* no rotation */
 	snprintf(goal, sizeof(goal), "-XX:MaxGCPauseMillis=%s", goal_ms ? goal_ms : "200");
-	if (pipe(pfd))
-		die("pipe: %s", strerror(errno));
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		die("fork: %s", strerror(errno));
-	if (pid == 0) {
-		char *args[] = { "java", "-Xmx1g", "-XX:+UseG1GC", goal, xlog, "-cp", dir, "Churn", NULL };
-
-		prctl(PR_SET_PDEATHSIG, SIGKILL);	/* the bench timeout kills the worker */
-		dup2(pfd[1], 1);
-		close(pfd[0]);
-		close(pfd[1]);
-		execvp("java", args);
-		_exit(127);
-	}
-	close(pfd[1]);
-	while (len < sizeof(buf) - 1 && (n = read(pfd[0], buf + len, sizeof(buf) - 1 - len)) > 0)
-		len += (size_t)n;
-	buf[len] = 0;
-	close(pfd[0]);
-	waitpid(pid, &st, 0);
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 127) {
+	rc = run_prog("java", args, NULL, res, sizeof(res));
+	if (rc == -3) {
 		printf("RESULT nojava=1\n");
 		return 0;
 	}
-	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
-		if (!strncmp(line, "RESULT time_ms=", 15))
-			t = atof(line + 15);
-	if (!WIFEXITED(st) || WEXITSTATUS(st) || t < 0)
-		die("java Churn failed (status %#x)", st);
+	if (rc || res_get(res, "time_ms") < 0)
+		die("java Churn failed (%d)", rc);
 	getrusage(RUSAGE_CHILDREN, &ru);
 	np = parse_pauses();
 	{
@@ -294,7 +266,7 @@ static int run_hotspot(const char *variant, const char *goal_ms)
 		qsort(pause_ns, np, sizeof(uint64_t), cmp_u64);
 		printf("RESULT time_ms=%.1f rss_kb=%ld steal_ms=%.0f gcs=%zu young=%lu full=%lu pause_max_ms=%.3f "
 		       "pause_p99_ms=%.3f young_max_ms=%.3f pause_total_ms=%.3f goal_ms=%s\n",
-		       t, ru.ru_maxrss, ms(host_steal_ns() - steal0), np, young, (unsigned long)pause_full_n, ms(np ? pause_ns[np - 1] : 0),
+		       res_get(res, "time_ms"), ru.ru_maxrss, ms(host_steal_ns() - steal0), np, young, (unsigned long)pause_full_n, ms(np ? pause_ns[np - 1] : 0),
 		       ms(pct_sorted(pause_ns, np, 99)), ms(ymax), ms(total), goal_ms ? goal_ms : "200");
 	}
 	return 0;

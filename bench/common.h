@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <poll.h>
 #include <signal.h>
@@ -148,11 +149,16 @@ static inline double ms(uint64_t ns) { return (double)ns / 1e6; }
 /* ------------------------------------------------------ driver / worker */
 
 /*
- * Run this binary again with argv (argv[0] ignored) and capture the last
- * line of its stdout that starts with "RESULT ". Returns 0 on success; the
- * worker's stderr passes through. out gets the text after "RESULT ".
+ * Run prog (a path, or a name looked up in PATH) with argv and capture the
+ * last line of its stdout that starts with "RESULT ". Returns 0 on success,
+ * -3 if prog could not be run, -2 if it hung (killed after
+ * BENCH_WORKER_TIMEOUT s), -1 if it failed; its stderr passes through, and
+ * it is killed if this process dies. out gets the text after "RESULT ".
  */
-static inline int run_worker(char *const argv[], const char *env_kv, char *out, size_t outsz)
+#define RUN_NOEXEC 127	/* exit status of a child that could not exec */
+
+static inline int run_prog(const char *prog, char *const argv[], const char *env_kv, char *out,
+			   size_t outsz)
 {
 	int pfd[2];
 	pid_t pid;
@@ -182,8 +188,9 @@ static inline int run_worker(char *const argv[], const char *env_kv, char *out, 
 				setenv(kv, eq + 1, 1);
 			}
 		}
-		execv("/proc/self/exe", argv);
-		_exit(127);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execvp(prog, argv);
+		_exit(RUN_NOEXEC);
 	}
 	close(pfd[1]);
 	{
@@ -231,12 +238,22 @@ static inline int run_worker(char *const argv[], const char *env_kv, char *out, 
 	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
 		if (!strncmp(line, "RESULT ", 7))
 			snprintf(out, outsz, "%s", line + 7);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == RUN_NOEXEC) {
+		fprintf(stderr, "bench: cannot run %s\n", prog);
+		return -3;
+	}
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		fprintf(stderr, "bench: worker %s %s failed (status %#x)\n",
 			argv[1] ? argv[1] : "", argv[2] ? argv[2] : "", st);
 		return -1;
 	}
 	return out[0] ? 0 : -1;
+}
+
+/* Run this binary again as a worker with argv (argv[0] ignored): run_prog. */
+static inline int run_worker(char *const argv[], const char *env_kv, char *out, size_t outsz)
+{
+	return run_prog("/proc/self/exe", argv, env_kv, out, outsz);
 }
 
 /* Value of key=... in a RESULT line (NAN-free: returns -1 when absent). */
@@ -358,6 +375,16 @@ __attribute__((unused)) static size_t parse_pauses(void)
 	}
 	fclose(f);
 	return n;
+}
+
+/*
+ * Pause i had more than 2 ms of its wall time off the requesting thread's
+ * CPU (waiting for the other GC worker, or preempted: host steal, other
+ * processes); needs its CPU time (kgc's KGC_LOG=gc+heap), else 0.
+ */
+static inline int pause_off_cpu(size_t i)
+{
+	return pause_cpu_ns[i] && pause_ns[i] > pause_cpu_ns[i] + 2000000;
 }
 
 /* Why a worker produced no numbers, for the tables. */

@@ -312,9 +312,7 @@ static int stall_worker(int mode, double hold, double secs)
 				wymax = pause_ns[i];
 			if (pause_young[i] && pause_ns[i] + pause_sync_ns[i] > wystop)
 				wystop = pause_ns[i] + pause_sync_ns[i];
-			/* more than 2 ms of it off the requesting thread's CPU: waiting for
-			 * the other GC worker or preempted (host, other processes) */
-			if (pause_young[i] && pause_cpu_ns[i] && pause_ns[i] > pause_cpu_ns[i] + 2000000)
+			if (pause_young[i] && pause_off_cpu(i))
 				woff++;
 			else if (pause_young[i] && pause_ns[i] > wyon)
 				wyon = pause_ns[i];

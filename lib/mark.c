@@ -98,7 +98,7 @@ struct cmark {
 	char *rb_p;
 	/* cycle stats */
 	uint64_t t_start, marked_bytes;
-	uint64_t pace_ns0;		/* h->st.pacing_stall_ns at the cycle's start */
+	uint64_t pace_ns0;		/* h->pace_ns at the cycle's start */
 	uint64_t mark_cpu, sweep_cpu, rebuild_cpu;	/* marker thread CPU time this cycle */
 	uint64_t cycles;
 };

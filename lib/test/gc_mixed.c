@@ -26,11 +26,7 @@ static kgc_heap *mixed_heap(void)
 {
 	struct kgc_options o;
 
-	T_ASSERT_EQ(kgc_options_init(&o), 0);
-	o.max_heap = 64ul << 20;
-	o.region_size = 1ul << 20;
-	o.young_size = 4ul << 20;
-	o.tenure_threshold = 1;
+	t_opts_small(&o, 64, 4);
 	o.ihop_percent = 1;
 	o.mixed_live_percent = 50;
 	o.verify = 1;
