@@ -512,6 +512,7 @@ void cm_push_gray(struct kgc_heap *h, const kgc_obj *v, size_t n);
 void cm_region_evacuated(struct kgc_heap *h, uint32_t idx);
 void cm_test_hold(struct kgc_heap *h, bool on);		/* test hooks */
 const char *cm_test_state(struct kgc_heap *h);
+size_t cm_test_bits(struct kgc_heap *h, uint32_t idx);	/* mark bits set in a region */
 bool cm_obj_dead(struct kgc_heap *h, const void *p);	/* swept-to-be garbage (verifier) */
 #define CM_CHUNK_MIN 128	/* smallest gap reused for promotion */
 struct gap { char *start; size_t size; };	/* free space in an old region (a filler) */
@@ -522,6 +523,7 @@ uint32_t cm_mixed_select(struct kgc_heap *h, size_t *live_bytes);	/* young GC: a
 bool cm_candidates_tracked(struct kgc_heap *h);				/* verifier */
 void cm_thread_detach(struct kgc_thread *t);
 void verify_marking(struct kgc_heap *h);
+void cm_verify_bits(struct kgc_heap *h, const char *when);	/* bitmap/TAMS invariants */
 bool policy_start_mark(struct kgc_heap *h, bool mixed_pending);
 bool policy_mixed_candidate(struct kgc_heap *h, size_t live);
 bool policy_mixed_worth(struct kgc_heap *h, size_t reclaimable);

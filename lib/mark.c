@@ -690,7 +690,11 @@ void cm_abort(struct kgc_heap *h)
 	cand_clear(h, cm);
 	cm->nchunks = 0;
 	h->chunk_bytes = 0;
+	if (h->opt.verify)
+		cm_verify_bits(h, "cycle aborted");
 }
+
+static const char *cycle_step(struct kgc_heap *h);
 
 static void initial_mark(struct kgc_heap *h, struct cmark *cm)
 {
@@ -846,6 +850,18 @@ static void cleanup(struct kgc_heap *h, struct cmark *cm)
 /* At the end of a young collection (pause, h->lock and cm->lock held). */
 const char *cm_after_young(struct kgc_heap *h)
 {
+	const char *step;
+
+	if (h->opt.verify)
+		cm_verify_bits(h, "after young GC, before its cycle step");
+	step = cycle_step(h);
+	if (h->opt.verify && step)
+		cm_verify_bits(h, step);
+	return step;
+}
+
+static const char *cycle_step(struct kgc_heap *h)
+{
 	struct cmark *cm = h->cm;
 
 	if (cm->state != CM_IDLE && policy_cycle_urgent(h)) {
@@ -996,11 +1012,30 @@ const char *cm_test_state(struct kgc_heap *h)
 	return names[h->cm->state];
 }
 
-/* Old region idx was evacuated and is free: nothing in it is below TAMS. */
+/* Test hook: mark bits set in region idx. */
+size_t cm_test_bits(struct kgc_heap *h, uint32_t idx)
+{
+	struct cmark *cm = h->cm;
+	const struct region *r = &h->regions[idx];
+	size_t b = bit_of(h, r->bottom) / 64, e = bit_of(h, r->end) / 64, n = 0;
+
+	for (; b < e; b++)
+		n += (size_t)__builtin_popcountll(cm->bits[b]);
+	return n;
+}
+
+/*
+ * Old region idx was evacuated and is free: nothing in it is below TAMS,
+ * and no mark bit of this cycle may outlive it. The region is not swept
+ * (its TAMS is its bottom at remark), so nothing else would clear them: a
+ * later object at a stale bit's address would count as marked in the next
+ * cycle, never be scanned, and what only it reaches would be swept.
+ */
 void cm_region_evacuated(struct kgc_heap *h, uint32_t idx)
 {
 	struct cmark *cm = h->cm;
 
+	clear_bits_range(h, cm, h->regions[idx].bottom, h->regions[idx].end);
 	cm->tams[idx] = h->regions[idx].bottom;
 	cm->live[idx] = 0;
 }
@@ -1138,6 +1173,47 @@ uint32_t cm_mixed_select(struct kgc_heap *h, size_t *live_bytes)
 bool cm_candidates_tracked(struct kgc_heap *h)
 {
 	return h->cm->cand_ready;
+}
+
+/*
+ * KGC_VERIFY, at every phase change of a cycle (every young pause's cycle
+ * step, and after an abort): TAMS lies in [bottom, top] of an old or
+ * humongous start region and is the bottom of every other region; no mark
+ * bit lies at or above TAMS, none in a region the sweep is done with, and
+ * none at all between cycles (so each initial mark starts from a clear
+ * bitmap: a stale bit would hide an object from the next cycle).
+ */
+void cm_verify_bits(struct kgc_heap *h, const char *when)
+{
+	struct cmark *cm = h->cm;
+
+	for (uint32_t i = 0; i < h->nregions; i++) {
+		const struct region *r = &h->regions[i];
+		const char *tams = cm->tams[i], *from = tams;
+		size_t b, e;
+
+		if (tams < r->bottom || tams > r->end ||
+		    (tams > r->bottom && r->type != RT_OLD && r->type != RT_HUM_START) ||
+		    (r->type == RT_OLD && tams > r->top))
+			fatal("verify (%s, cycle %s): region %u (%s) has TAMS at +%#zx (top +%#zx)", when,
+			      cm_test_state(h), i, region_type_name(r->type),
+			      (size_t)(tams - r->bottom), (size_t)(r->top - r->bottom));
+		if (cm->state == CM_IDLE || (cm->state >= CM_SWEEPING && cm->swept[i] != SW_NOT))
+			from = r->bottom;
+		b = bit_of(h, from);
+		e = bit_of(h, r->end);
+		for (; b < e; b++) {
+			if (b % 64 == 0 && b + 64 <= e && !cm->bits[b / 64]) {
+				b += 63;
+				continue;
+			}
+			if (cm->bits[b / 64] >> (b % 64) & 1)
+				fatal("verify (%s, cycle %s): stale mark bit at %p in region %u (%s), "
+				      "TAMS +%#zx: nothing there may be marked", when, cm_test_state(h),
+				      (void *)(h->base + b * WORD), i, region_type_name(r->type),
+				      (size_t)(tams - r->bottom));
+		}
+	}
 }
 
 /* KGC_VERIFY at remark: every object reachable from the roots that lies
