@@ -360,10 +360,14 @@ static bool sweep_work(struct kgc_heap *h, struct cmark *cm, bool bounded)
 			cm->dead = NULL;
 		}
 		if (r->type == RT_HUM_START) {
-			if (!cm_marked(cm, h, r->bottom))
+			bool dead = !cm_marked(cm, h, r->bottom);
+
+			if (dead)
 				cm->humdead[cm->nhumdead++] = idx;
 			clear_bits_range(h, cm, r->bottom, r->bottom + WORD);
-			cm->swept[idx] = SW_DONE;
+			/* dead stays dead until cleanup frees it (cm_obj_dead): its
+			 * references may lead into fillers the sweep made */
+			cm->swept[idx] = dead ? SW_EMPTY : SW_DONE;
 			cm->sweep_p = NULL;
 			cm->sweep_i++;
 			continue;

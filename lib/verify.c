@@ -2,7 +2,7 @@
 /*
  * verify.c - KGC_VERIFY=1: walk the heap before and after every collection.
  * Checks headers, that every reference points at an object start in a
- * non-free region, that every old->young reference is covered by a dirty
+ * non-free region (never at a filler: a filler is freed space), that every old->young reference is covered by a dirty
  * card, humongous chains and region accounting. Any failure is fatal with
  * one message.
  */
@@ -60,7 +60,8 @@ static void check_ref(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 		      (void *)slot, v->obj, (void *)o);
 	r = region_of(h, o);
 	if (r->type == RT_FREE || r->type == RT_HUM_CONT || (char *)o >= r->top || !is_start(h, o))
-		fatal("verify (%s): slot %p (object %p) holds %p: not an object start (region %u %s)",
+		fatal("verify (%s): slot %p (object %p) holds %p: not an object start (a filler, i.e. "
+		      "freed space, or inside an object; region %u %s)",
 		      v->when, (void *)slot, v->obj, (void *)o, region_index(h, o),
 		      region_type_name(r->type));
 	if (v->src && !region_is_young(v->src) && region_is_young(r) &&
@@ -121,6 +122,8 @@ void verify_heap(struct kgc_heap *h, const char *when)
 			size_t b;
 
 			check_header(h, when, p, r->top);
+			if (hdr_kind(*obj_hdr(p)) == KIND_FILLER)
+				continue;	/* no reference may point here */
 			b = bit_index(h, p);
 			h->mark_bits[b / 64] |= 1ull << (b % 64);
 		}

@@ -1,7 +1,9 @@
 /* The verifier catches a planted corruption: an old->young reference stored
- * without the write barrier (no dirty card) is reported at the next GC. In
+ * without the write barrier (no dirty card) is reported at the next GC, and
+ * so is a reference to a filler (an object freed while referenced). In
  * checked mode a store of a non-object is caught by the barrier itself. */
 #include "tgc.h"
+#include "../gc_internal.h"
 
 static void missing_barrier(void)
 {
@@ -56,10 +58,34 @@ static void stale_pointer(void)
 	kgc_set_ref(t, slot, N_LEFT, stale);
 }
 
+/* A reference to space freed while still referenced (what a sweep of a
+ * live object leaves): the referent is a filler. Without KGC_CHECK: the
+ * barrier does not look at values there. */
+static void ref_to_filler(void)
+{
+	kgc_type_id node;
+	kgc_heap *h;
+	kgc_thread *t;
+	kgc_obj slot = NULL;
+	struct kgc_frame f;
+
+	unsetenv("KGC_CHECK");
+	setenv("KGC_VERIFY", "1", 1);
+	h = t_heap(32, 4, &node);
+	kgc_thread_attach(h, "mutator", &t);
+	kgc_frame_push(t, &f, &slot, 1, NULL);
+	slot = kgc_alloc(t, node);
+	kgc_set_ref(t, slot, N_LEFT, kgc_alloc(t, node));
+	kgc_collect(t, KGC_GC_FULL);			/* both old */
+	obj_fill((char *)kgc_get_ref(slot, N_LEFT), 32);	/* "swept" */
+	kgc_collect(t, KGC_GC_YOUNG);
+}
+
 int main(void)
 {
 	t_expect_death(missing_barrier, "old->young reference without a dirty card");
 	t_expect_death(bad_store, "is not a heap object");
 	t_expect_death(stale_pointer, "reference store: thread 'mutator'");
+	t_expect_death(ref_to_filler, "not an object start (a filler");
 	return 0;
 }
