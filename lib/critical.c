@@ -227,9 +227,19 @@ static __attribute__((noinline)) void *critical_get_slow(struct kgc_thread *t, k
 			return crit_fail(t, was_native, ENOSPC, "too many nested critical sections", o);
 	}
 	if (t->gclocker) {
-		/* may wait for a pending collection, which may move the array: reload */
+		/*
+		 * May wait for a pending collection, which may move the array.
+		 * *ref may be any variable (kgc.h), not a root the collector
+		 * updates: a frame of our own roots the array across the wait,
+		 * and the caller's variable gets the new address.
+		 */
+		struct kgc_frame f = { .prev = t->frames, .slots = &o, .nslots = 1,
+				       .magic = FRAME_MAGIC };
+
+		t->frames = &f;
 		gclocker_enter(t);
-		o = *ref;
+		t->frames = f.prev;
+		*ref = o;
 	} else {
 		pin_inc(t, crit_region(t, o));
 	}

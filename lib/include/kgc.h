@@ -464,6 +464,9 @@ static inline void kgc__crit_pop(struct kgc_thread_pub *p)
  * variable). The array's region is pinned and the thread enters native state
  * until the matching release: collections proceed while it holds the pointer
  * (in KGC_PIN_MODE_GCLOCKER they wait instead). Nesting is allowed.
+ * In KGC_PIN_MODE_GCLOCKER the first get may first wait for a pending
+ * collection, which may move the array: get keeps it alive across the wait
+ * and stores its new address in *ref, so *ref may be a plain local variable.
  * Returns NULL (with kgc_last_error) for non-primitive arrays or misuse.
  */
 KGC_INLINE void *kgc_critical_get(kgc_thread *t, kgc_obj *ref, size_t *length)
