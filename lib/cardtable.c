@@ -65,7 +65,63 @@ char *bot_block_start(struct kgc_heap *h, struct region *r, const char *card_sta
 	return r->bottom + h->bot[(card_start - h->base) >> KGC_CARD_SHIFT];
 }
 
-/* Checked mode: every reference store comes here. */
+/* Checked mode: the holder of a reference field (what kgc.h's store inlines
+ * get as o) must be a live heap object. */
+static const struct type_info *checked_holder(struct kgc_thread *t, kgc_obj o, const char *what)
+{
+	struct kgc_heap *h = t->heap;
+	uint64_t hd;
+
+	thread_check(t, what);
+	thread_check_managed(t, what);
+	if (!o || !in_heap(h, o) || region_of(h, o)->type == RT_FREE || region_of(h, o)->type == RT_HUM_CONT)
+		fatal("%s: thread '%s': %p is not a heap object", what, t->name, (void *)o);
+	hd = *obj_hdr(o);
+	if ((hd & HDR_TAG_MASK) || hdr_kind(hd) == KIND_FILLER || !type_valid(h, hdr_type(hd)))
+		fatal("%s: thread '%s': object %p has a bad header %#llx (stale pointer?)", what, t->name,
+		      (void *)o, (unsigned long long)hd);
+	return type_get(h, hdr_type(hd));
+}
+
+__attribute__((visibility("default")))
+void kgc__set_ref_checked(kgc_thread *t, kgc_obj o, size_t off, kgc_obj val)
+{
+	const struct type_info *ti = checked_holder(t, o, "kgc_set_ref");
+	kgc_obj *slot = (kgc_obj *)((char *)o + off);
+	bool ok = false;
+
+	if (ti->kind == KIND_INSTANCE)
+		for (uint32_t i = 0; i < ti->nrefs && !ok; i++)
+			ok = ti->ref_offsets[i] == off;
+	else if (ti->kind == KIND_REF_ARRAY)
+		ok = (char *)slot >= (char *)kgc_array_data(o) && off % sizeof(kgc_obj) == 0 &&
+		     (size_t)(slot - (kgc_obj *)kgc_array_data(o)) < kgc_array_length(o);
+	if (!ok)
+		fatal("kgc_set_ref: thread '%s': offset %zu of object %p (type '%s') is not a reference field",
+		      t->name, off, (void *)o, ti->name);
+	kgc__pre_barrier(t, slot);
+	__atomic_store_n(slot, val, __ATOMIC_RELAXED);
+	kgc__barrier_slow(t, slot, val);
+}
+
+__attribute__((visibility("default")))
+void kgc__array_set_ref_checked(kgc_thread *t, kgc_obj a, size_t i, kgc_obj val)
+{
+	const struct type_info *ti = checked_holder(t, a, "kgc_array_set_ref");
+	kgc_obj *slot = (kgc_obj *)kgc_array_data(a) + i;
+
+	if (ti->kind != KIND_REF_ARRAY)
+		fatal("kgc_array_set_ref: thread '%s': %p (type '%s') is not a reference array", t->name,
+		      (void *)a, ti->name);
+	if (i >= kgc_array_length(a))
+		fatal("kgc_array_set_ref: thread '%s': index %zu out of bounds of array %p (length %zu)",
+		      t->name, i, (void *)a, kgc_array_length(a));
+	kgc__pre_barrier(t, slot);
+	__atomic_store_n(slot, val, __ATOMIC_RELAXED);
+	kgc__barrier_slow(t, slot, val);
+}
+
+/* Checked mode: every reference store comes here (after the checks above). */
 __attribute__((visibility("default")))
 void kgc__barrier_slow(kgc_thread *t, kgc_obj *slot, kgc_obj val)
 {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* options.c - defaults and the one table of KGC_* environment variables. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,16 +39,25 @@ static int parse_size(const char *s, size_t *out)
 	char *end;
 	unsigned long long v;
 
+	unsigned shift = 0;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (*s == '-' || *s == '+')
+		return -EINVAL;	/* strtoull would take "-3" as 2^64 - 3 */
 	errno = 0;
 	v = strtoull(s, &end, 0);
 	if (errno || end == s)
 		return -EINVAL;
 	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	case 't': case 'T': v <<= 40; end++; break;
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
 	}
+	if (shift && v > (~0ull >> shift))
+		return -EINVAL;	/* overflows */
+	v <<= shift;
 	if (*end == 'b' || *end == 'B')
 		end++;
 	if (*end)
@@ -78,7 +88,7 @@ int options_from_env(struct kgc_options *o)
 				bad = 1;
 			break;
 		case O_UINT:
-			if (parse_size(v, &sz) == 0)
+			if (parse_size(v, &sz) == 0 && sz <= UINT_MAX)
 				*(unsigned *)p = (unsigned)sz;
 			else
 				bad = 1;

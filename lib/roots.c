@@ -25,7 +25,7 @@ API int kgc_frame_pop(kgc_thread *t, struct kgc_frame *f)
 {
 	if (unlikely(t->pub.checked))
 		thread_check(t, "kgc_frame_pop");
-	if (unlikely(t->frames != f || f->magic != FRAME_MAGIC)) {
+	if (unlikely(!f || t->frames != f || f->magic != FRAME_MAGIC)) {
 		if (t->heap->opt.check)
 			fatal("kgc_frame_pop: thread '%s': frame %p popped out of order (top is %p)",
 			      t->name, (void *)f, (void *)t->frames);

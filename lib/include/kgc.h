@@ -180,9 +180,11 @@ struct kgc_frame {
 	uint32_t magic;		/* set by push, checked by pop */
 };
 
+/* Managed state only, not inside a critical section: checked mode aborts
+ * with a message; plain mode does not check (the push is one store). */
 void kgc_frame_push(kgc_thread *t, struct kgc_frame *f, kgc_obj *slots,
 		    uint32_t nslots, const uint64_t *refmap);
-/* -EINVAL (and a checked-mode abort) if f is not the top frame. */
+/* -EINVAL (and a checked-mode abort) if f is NULL or not the top frame. */
 int kgc_frame_pop(kgc_thread *t, struct kgc_frame *f);
 
 /* Global handles: long-lived roots, usable from any attached thread. */
@@ -248,6 +250,8 @@ struct kgc_thread_pub {
 };
 
 void kgc__barrier_slow(kgc_thread *t, kgc_obj *slot, kgc_obj val);
+void kgc__set_ref_checked(kgc_thread *t, kgc_obj o, size_t off, kgc_obj val);
+void kgc__array_set_ref_checked(kgc_thread *t, kgc_obj a, size_t i, kgc_obj val);
 void kgc__satb_slow(kgc_thread *t, kgc_obj old);
 
 /* Pre-write barrier (snapshot at the beginning): while old space is being
@@ -271,10 +275,6 @@ static inline void kgc__post_barrier(kgc_thread *t, kgc_obj *slot, kgc_obj val)
 {
 	const struct kgc_thread_pub *p = (const struct kgc_thread_pub *)t;
 
-	if (__builtin_expect(p->checked, 0)) {
-		kgc__barrier_slow(t, slot, val);
-		return;
-	}
 	if (val && (((uintptr_t)slot ^ (uintptr_t)val) >> p->region_shift)) {
 		uint8_t *card = p->card_biased + ((uintptr_t)slot >> KGC_CARD_SHIFT);
 
@@ -290,10 +290,20 @@ static inline kgc_obj kgc_get_ref(kgc_obj o, size_t off)
 	return *(kgc_obj *)((char *)o + off);
 }
 
+/*
+ * Reference stores. Checked mode (KGC_CHECK) validates the object, that off
+ * is one of its type's reference fields (i within the array's length), the
+ * value, and the thread's state, before the store; plain mode checks
+ * nothing: a wrong offset or index there corrupts the heap silently.
+ */
 static inline void kgc_set_ref(kgc_thread *t, kgc_obj o, size_t off, kgc_obj val)
 {
 	kgc_obj *slot = (kgc_obj *)((char *)o + off);
 
+	if (__builtin_expect(((const struct kgc_thread_pub *)t)->checked, 0)) {
+		kgc__set_ref_checked(t, o, off, val);
+		return;
+	}
 	kgc__pre_barrier(t, slot);
 	/* relaxed atomic: a plain store, but the concurrent marker may read it */
 	__atomic_store_n(slot, val, __ATOMIC_RELAXED);
@@ -309,6 +319,10 @@ static inline void kgc_array_set_ref(kgc_thread *t, kgc_obj a, size_t i, kgc_obj
 {
 	kgc_obj *slot = (kgc_obj *)kgc_array_data(a) + i;
 
+	if (__builtin_expect(((const struct kgc_thread_pub *)t)->checked, 0)) {
+		kgc__array_set_ref_checked(t, a, i, val);
+		return;
+	}
 	kgc__pre_barrier(t, slot);
 	__atomic_store_n(slot, val, __ATOMIC_RELAXED);
 	kgc__post_barrier(t, slot, val);
@@ -468,6 +482,9 @@ static inline void kgc__crit_pop(struct kgc_thread_pub *p)
  * collection, which may move the array: get keeps it alive across the wait
  * and stores its new address in *ref, so *ref may be a plain local variable.
  * Returns NULL (with kgc_last_error) for non-primitive arrays or misuse.
+ * *ref must hold a heap object: checked mode verifies that (an address
+ * outside the heap or in a free region aborts with a message); plain mode
+ * looks only at the header bits, like the inline fast path.
  */
 KGC_INLINE void *kgc_critical_get(kgc_thread *t, kgc_obj *ref, size_t *length)
 {
