@@ -29,12 +29,18 @@ size_t array_bytes(unsigned elem_shift, size_t length, bool *overflow)
 	return ALIGN_UP(KGC_ARRAY_DATA_OFFSET + (length << elem_shift), WORD);
 }
 
+/*
+ * Native code may call these on an array it holds critical while a young
+ * pause sets and clears the GC tag bits of the header word in place (the
+ * array's region is pinned): an atomic load, and neither the type, kind nor
+ * length bits ever change while it is held.
+ */
 __attribute__((visibility("default"))) kgc_type_id kgc_obj_type(kgc_obj o)
 {
-	return hdr_type(*obj_hdr(o));
+	return hdr_type(__atomic_load_n(obj_hdr(o), __ATOMIC_RELAXED));
 }
 
 __attribute__((visibility("default"))) size_t kgc_obj_size(kgc_obj o)
 {
-	return obj_size(o);
+	return obj_size_h(o, __atomic_load_n(obj_hdr(o), __ATOMIC_RELAXED));
 }

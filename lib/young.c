@@ -719,7 +719,8 @@ static size_t fixup_failed(struct kgc_heap *h, struct region *r)
 				obj_fill(dead, (size_t)(p - dead));
 				dead = NULL;
 			}
-			*obj_hdr(p) = hd & ~HDR_TAG_MASK;
+			/* atomic: native code may read a pinned array's header (kgc_obj_type) */
+			__atomic_store_n(obj_hdr(p), hd & ~HDR_TAG_MASK, __ATOMIC_RELAXED);
 			live += sz;
 		} else if (!dead) {
 			dead = p;

@@ -205,6 +205,10 @@ kgc_obj kgc_alloc_array(kgc_thread *t, kgc_type_id array_type, size_t length);
 #define KGC_ARRAY_DATA_OFFSET	16	/* header + 64-bit length */
 #define KGC_CARD_SHIFT		9	/* 512-byte cards */
 
+/* Safe on an array held critical while collections run: a young pause
+ * that keeps a pinned array in place sets and clears two GC tag bits of its
+ * header word (atomically); type, kind, length and elements never change.
+ * Read a held array's header only through these and kgc_array_length. */
 kgc_type_id kgc_obj_type(kgc_obj o);
 size_t kgc_obj_size(kgc_obj o);		/* bytes, header included */
 
