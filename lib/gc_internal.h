@@ -397,6 +397,8 @@ static inline bool region_is_young(const struct region *r)
 
 /* ------------------------------------------------------------------ modules */
 int options_from_env(struct kgc_options *o);
+void options_defaults(struct kgc_options *o);
+int options_import(const struct kgc_options *caller, struct kgc_options *o);
 
 void policy_init(struct kgc_heap *h);
 size_t policy_region_size(size_t max_heap);

@@ -36,7 +36,8 @@ API int kgc_heap_create(const struct kgc_options *opts, kgc_heap **out)
 	}
 	*out = NULL;
 	if (opts) {
-		o = *opts;
+		if ((err = options_import(opts, &o)))
+			return err;
 	} else if ((err = kgc_options_init(&o))) {
 		return err;
 	}

@@ -66,76 +66,136 @@ static int parse_size(const char *s, size_t *out)
 	return 0;
 }
 
+/* One option from its table entry: 0 or -EINVAL (with a message). */
+static int option_parse(struct kgc_options *o, const struct opt_desc *d, const char *v)
+{
+	char *p = (char *)o + d->off;
+	size_t sz;
+	int bad = 0;
+
+	switch (d->kind) {
+	case O_SIZE:
+		if (parse_size(v, &sz) == 0)
+			*(size_t *)p = sz;
+		else
+			bad = 1;
+		break;
+	case O_UINT:
+		if (parse_size(v, &sz) == 0 && sz <= UINT_MAX)
+			*(unsigned *)p = (unsigned)sz;
+		else
+			bad = 1;
+		break;
+	case O_BOOL:
+		*(int *)p = !(strcmp(v, "0") == 0 || strcasecmp(v, "false") == 0 ||
+			      strcasecmp(v, "off") == 0 || strcasecmp(v, "no") == 0);
+		break;
+	case O_BACKEND:
+		if (!strcasecmp(v, "auto"))
+			*(int *)p = KGC_BACKEND_AUTO;
+		else if (!strcasecmp(v, "kmod"))
+			*(int *)p = KGC_BACKEND_KMOD;
+		else if (!strcasecmp(v, "anon"))
+			*(int *)p = KGC_BACKEND_ANON;
+		else
+			bad = 1;
+		break;
+	case O_PINMODE:
+		if (!strcasecmp(v, "pin"))
+			*(int *)p = KGC_PIN_MODE_PIN;
+		else if (!strcasecmp(v, "gclocker"))
+			*(int *)p = KGC_PIN_MODE_GCLOCKER;
+		else
+			bad = 1;
+		break;
+	case O_STR:
+		*(const char **)p = v;
+		break;
+	}
+	if (!bad)
+		return 0;
+	err_set(EINVAL, "bad value for %s: '%s' (%s)", d->env, v, d->help);
+	return -EINVAL;
+}
+
 int options_from_env(struct kgc_options *o)
 {
 	int ret = 0;
 
 	for (size_t i = 0; i < sizeof(opt_table) / sizeof(opt_table[0]); i++) {
-		const struct opt_desc *d = &opt_table[i];
-		const char *v = getenv(d->env);
-		char *p = (char *)o + d->off;
-		size_t sz;
+		const char *v = getenv(opt_table[i].env);
 
-		int bad = 0;
-
-		if (!v || !*v)
-			continue;
-		switch (d->kind) {
-		case O_SIZE:
-			if (parse_size(v, &sz) == 0)
-				*(size_t *)p = sz;
-			else
-				bad = 1;
-			break;
-		case O_UINT:
-			if (parse_size(v, &sz) == 0 && sz <= UINT_MAX)
-				*(unsigned *)p = (unsigned)sz;
-			else
-				bad = 1;
-			break;
-		case O_BOOL:
-			*(int *)p = !(strcmp(v, "0") == 0 || strcasecmp(v, "false") == 0 ||
-				      strcasecmp(v, "off") == 0 || strcasecmp(v, "no") == 0);
-			break;
-		case O_BACKEND:
-			if (!strcasecmp(v, "auto"))
-				*(int *)p = KGC_BACKEND_AUTO;
-			else if (!strcasecmp(v, "kmod"))
-				*(int *)p = KGC_BACKEND_KMOD;
-			else if (!strcasecmp(v, "anon"))
-				*(int *)p = KGC_BACKEND_ANON;
-			else
-				bad = 1;
-			break;
-		case O_PINMODE:
-			if (!strcasecmp(v, "pin"))
-				*(int *)p = KGC_PIN_MODE_PIN;
-			else if (!strcasecmp(v, "gclocker"))
-				*(int *)p = KGC_PIN_MODE_GCLOCKER;
-			else
-				bad = 1;
-			break;
-		case O_STR:
-			*(const char **)p = v;
-			break;
-		}
-		if (bad) {
+		if (v && *v && option_parse(o, &opt_table[i], v))
 			ret = -EINVAL;
-			err_set(EINVAL, "bad value for %s: '%s' (%s)", d->env, v, d->help);
-		}
 	}
 	return ret;
 }
 
-__attribute__((visibility("default"))) int kgc_options_init(struct kgc_options *opts)
+void options_defaults(struct kgc_options *o)
 {
-	if (!opts)
+	memset(o, 0, sizeof(*o));
+	o->size = sizeof(*o);
+	o->tenure_threshold = 7;
+	o->backend = KGC_BACKEND_AUTO;
+	o->pin_mode = KGC_PIN_MODE_PIN;
+}
+
+__attribute__((visibility("default"))) int kgc_options_init_size(struct kgc_options *opts, size_t size)
+{
+	struct kgc_options o;
+	int ret;
+
+	if (!opts || size < offsetof(struct kgc_options, max_heap) || size > UINT32_MAX) {
+		err_set(EINVAL, "kgc_options_init: %s", opts ? "bad struct size" : "opts is NULL");
 		return -EINVAL;
-	memset(opts, 0, sizeof(*opts));
-	opts->tenure_threshold = 7;
-	opts->backend = KGC_BACKEND_AUTO;
-	opts->pin_mode = KGC_PIN_MODE_PIN;
-	return options_from_env(opts);
+	}
+	options_defaults(&o);
+	ret = options_from_env(&o);
+	if (size > sizeof(o))
+		memset((char *)opts + sizeof(o), 0, size - sizeof(o));
+	memcpy(opts, &o, size < sizeof(o) ? size : sizeof(o));
+	opts->size = (uint32_t)size;
+	return ret;
+}
+
+/* kgc_heap_create: the caller's struct, whatever its size, as this library's. */
+int options_import(const struct kgc_options *caller, struct kgc_options *o)
+{
+	size_t n = caller->size;
+
+	if (n < offsetof(struct kgc_options, max_heap)) {
+		err_set(EINVAL, "kgc_heap_create: options not initialized (size %zu): call kgc_options_init first", n);
+		return -EINVAL;
+	}
+	/* fields a smaller (older) caller does not have: defaults and environment */
+	options_defaults(o);
+	if (n < sizeof(*o))
+		options_from_env(o);
+	memcpy(o, caller, n < sizeof(*o) ? n : sizeof(*o));
+	o->size = sizeof(*o);
+	return 0;
+}
+
+__attribute__((visibility("default")))
+int kgc_options_set(struct kgc_options *opts, const char *key, const char *value)
+{
+	if (!opts || !key || !value) {
+		err_set(EINVAL, "kgc_options_set: NULL argument");
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < sizeof(opt_table) / sizeof(opt_table[0]); i++) {
+		const struct opt_desc *d = &opt_table[i];
+
+		size_t end = d->off + (d->kind == O_SIZE ? sizeof(size_t) :
+				       d->kind == O_STR ? sizeof(char *) : sizeof(int));
+
+		if (end > opts->size)
+			continue;	/* the caller's (older) struct has no such field */
+		if (!strcmp(key, d->env) || !strcasecmp(key, d->env + 4))
+			return option_parse(opts, d, value);
+	}
+	err_set(ENOENT, "kgc_options_set: no option '%s'", key);
+	return -ENOENT;
 }
 
 unsigned log_parse(const char *spec)

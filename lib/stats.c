@@ -79,53 +79,60 @@ void stats_refresh(struct kgc_heap *h)
 __attribute__((visibility("default")))
 int kgc_stats_get(kgc_heap *h, struct kgc_stats *out, size_t size)
 {
-	if (!h || !out || size != sizeof(*out)) {
-		err_set(EINVAL, "kgc_stats_get: size %zu != %zu", size, sizeof(*out));
+	struct kgc_stats s;
+
+	if (!h || !out || !size) {
+		err_set(EINVAL, "kgc_stats_get: %s", !h ? "heap is NULL" : !out ? "out is NULL" : "size is 0");
 		return -EINVAL;
 	}
 	pthread_mutex_lock(&h->lock);
 	stats_refresh(h);
-	memcpy(out, &h->st, sizeof(*out));
+	s = h->st;
 	/* live threads' TLAB bytes are added at detach; report them now too */
 	for (struct kgc_thread *t = h->threads; t; t = t->next)
-		out->bytes_allocated += __atomic_load_n(&t->bytes_allocated, __ATOMIC_RELAXED);
+		s.bytes_allocated += __atomic_load_n(&t->bytes_allocated, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&h->lock);
+	memcpy(out, &s, size < sizeof(s) ? size : sizeof(s));
+	if (size > sizeof(s))
+		memset((char *)out + sizeof(s), 0, size - sizeof(s));
 	return 0;
+}
+
+/* Every field of the table in kgc.h, name=value, wrapped. */
+struct stats_line { FILE *f; int col; };
+
+static void stats_put(struct stats_line *l, const char *name, int idx, unsigned long long v)
+{
+	char buf[96];
+	int n = idx < 0 ? snprintf(buf, sizeof(buf), " %s=%llu", name, v)
+			: snprintf(buf, sizeof(buf), " %s[%d]=%llu", name, idx, v);
+
+	if (l->col && l->col + n > 100) {
+		fputc('\n', l->f);
+		l->col = 0;
+	}
+	if (!l->col)
+		l->col = fprintf(l->f, "kgc:");
+	fputs(buf, l->f);
+	l->col += n;
 }
 
 __attribute__((visibility("default")))
 void kgc_stats_print(kgc_heap *h, void *file)
 {
 	struct kgc_stats s;
-	FILE *f = file ? file : stderr;
+	struct stats_line l = { file ? file : stderr, 0 };
 
 	if (kgc_stats_get(h, &s, sizeof(s)))
 		return;
-	fprintf(f, "kgc: %llu young (%llu mixed) + %llu full GCs, %llu concurrent cycles, pause total %.3f ms max %.3f ms\n",
-		(unsigned long long)s.young_gcs, (unsigned long long)s.mixed_gcs,
-		(unsigned long long)s.full_gcs, (unsigned long long)s.concurrent_cycles,
-		s.pause_total_ns / 1e6, s.pause_max_ns / 1e6);
-	fprintf(f, "kgc: allocated %llu MB, copied %llu MB, promoted %llu MB, freed %llu MB\n",
-		(unsigned long long)(s.bytes_allocated >> 20), (unsigned long long)(s.bytes_copied >> 20),
-		(unsigned long long)(s.bytes_promoted >> 20), (unsigned long long)(s.bytes_freed >> 20));
-	fprintf(f, "kgc: heap %lluM used / %lluM committed / %lluM capacity; regions %u (%uM): "
-		"free %u eden %u survivor %u old %u humongous %u pinned %u\n",
-		(unsigned long long)(s.heap_used >> 20), (unsigned long long)(s.heap_committed >> 20),
-		(unsigned long long)(s.heap_capacity >> 20), s.regions_total, s.region_size >> 20,
-		s.regions_free, s.regions_eden, s.regions_survivor, s.regions_old,
-		s.regions_humongous, s.regions_pinned);
-	fprintf(f, "kgc: critical gets %llu, evacuation failures: pinned %llu kernel-pinned %llu "
-		"allocation %llu; gclocker stalls %llu (%.3f ms)\n",
-		(unsigned long long)s.critical_gets, (unsigned long long)s.evac_fail_pinned,
-		(unsigned long long)s.evac_fail_kernel_pinned, (unsigned long long)s.evac_fail_alloc,
-		(unsigned long long)s.gclocker_stalls, s.gclocker_stall_ns / 1e6);
-	fprintf(f, "kgc: concurrent cycles degenerated %llu; allocation pacing %llu sleeps (%.3f ms)\n",
-		(unsigned long long)s.degenerated_cycles, (unsigned long long)s.pacing_stalls,
-		s.pacing_stall_ns / 1e6);
-	fprintf(f, "kgc: pause histogram (us):");
-	for (int i = 0; i < KGC_PAUSE_HIST_BUCKETS; i++)
-		if (s.pause_hist[i])
-			fprintf(f, " [%u,%u):%llu", i ? 1u << i : 0, 1u << (i + 1),
-				(unsigned long long)s.pause_hist[i]);
-	fprintf(f, "\n");
+#define PRINT_FIELD(type, name, what) stats_put(&l, #name, -1, (unsigned long long)s.name);
+#define PRINT_ARRAY(type, name, n, what) \
+	for (int i = 0; i < (n); i++) \
+		if (s.name[i]) \
+			stats_put(&l, #name, i, (unsigned long long)s.name[i]);
+	KGC_STATS_FIELDS(PRINT_FIELD, PRINT_ARRAY)
+#undef PRINT_FIELD
+#undef PRINT_ARRAY
+	if (l.col)
+		fputc('\n', l.f);
 }

@@ -60,6 +60,8 @@ enum kgc_pin_mode {
  * A zero size means "choose".
  */
 struct kgc_options {
+	uint32_t size;		/* the caller's sizeof(struct kgc_options): kgc_options_init sets it */
+	uint32_t reserved0;	/* zero */
 	size_t max_heap;	/* bytes reserved for the heap */
 	size_t region_size;	/* 1..32 MiB power of two, 0 = from max_heap */
 	size_t young_size;	/* eden+survivor target, 0 = policy decides */
@@ -85,7 +87,22 @@ struct kgc_options {
 	uint64_t reserved[1];
 };
 
-int kgc_options_init(struct kgc_options *opts);
+/*
+ * Defaults, then the KGC_* environment variables (-EINVAL with a message
+ * naming a bad one). The struct is size-versioned: kgc_options_init records
+ * the caller's sizeof, so a program built against an older kgc.h (a smaller
+ * struct) or a newer one works with this library: fields the library does
+ * not know are ignored, fields the program does not know keep their defaults.
+ */
+int kgc_options_init_size(struct kgc_options *opts, size_t size);
+#define kgc_options_init(opts) kgc_options_init_size((opts), sizeof(*(opts)))
+/*
+ * Set one option by name, as a runtime passes its command line through:
+ * key is the environment variable's name ("KGC_IHOP") or the same in lower
+ * case without the prefix ("ihop"); value is parsed as in the environment.
+ * 0, or -EINVAL (unknown key, bad value) / -ENOENT with kgc_last_error.
+ */
+int kgc_options_set(struct kgc_options *opts, const char *key, const char *value);
 
 /* -------------------------------------------------------------------- heap */
 
@@ -532,42 +549,61 @@ KGC_INLINE int kgc_critical_release(kgc_thread *t, kgc_obj *ref, void *elems, in
 
 #define KGC_PAUSE_HIST_BUCKETS 24	/* bucket i: pauses in [2^i, 2^(i+1)) us */
 
+/*
+ * Every statistic, once: X(type, name, what) for a number, XA(type, name,
+ * count, what) for an array. struct kgc_stats, kgc_stats_print and the
+ * tests are all generated from this list, so they cannot drift apart.
+ * New fields go at the end (the struct only grows; see kgc_stats_get).
+ */
+#define KGC_STATS_FIELDS(X, XA) \
+	X(uint64_t, young_gcs, "young collections (mixed ones included)") \
+	X(uint64_t, full_gcs, "full collections") \
+	X(uint64_t, pause_total_ns, "time in pauses") \
+	X(uint64_t, pause_max_ns, "longest pause") \
+	XA(uint64_t, pause_hist, KGC_PAUSE_HIST_BUCKETS, "pauses by length: bucket i = [2^i, 2^(i+1)) us") \
+	X(uint64_t, bytes_allocated, "bytes allocated") \
+	X(uint64_t, bytes_copied, "bytes copied by young collections") \
+	X(uint64_t, bytes_promoted, "bytes copied into old space") \
+	X(uint64_t, bytes_freed, "bytes freed") \
+	X(uint64_t, heap_capacity, "bytes the heap may grow to") \
+	X(uint64_t, heap_used, "bytes in use") \
+	X(uint64_t, heap_committed, "bytes backed by memory") \
+	X(uint32_t, region_size, "bytes per region") \
+	X(uint32_t, regions_total, "regions") \
+	X(uint32_t, regions_free, "free regions") \
+	X(uint32_t, regions_eden, "eden regions") \
+	X(uint32_t, regions_survivor, "survivor regions") \
+	X(uint32_t, regions_old, "old regions") \
+	X(uint32_t, regions_humongous, "humongous regions") \
+	X(uint32_t, regions_pinned, "regions with a pin now: user, a thread's pin cache, or the kernel's on kmod") \
+	X(uint64_t, critical_gets, "critical sections entered") \
+	X(uint64_t, pinned_bytes, "bytes in regions pinned at the last collection") \
+	X(uint64_t, evac_fail_pinned, "regions that failed evacuation: user pins") \
+	X(uint64_t, evac_fail_kernel_pinned, "regions that failed evacuation: kernel pins") \
+	X(uint64_t, evac_fail_alloc, "regions that failed evacuation: no to-space") \
+	X(uint64_t, gclocker_stalls, "waits for the GCLocker (requesting and entering threads)") \
+	X(uint64_t, gclocker_stall_ns, "time in those waits") \
+	X(uint64_t, uncommit_busy, "uncommits refused: kernel pins (kmod)") \
+	X(uint64_t, concurrent_cycles, "concurrent mark + sweep cycles completed") \
+	X(uint64_t, mixed_gcs, "young collections that also evacuated old regions") \
+	X(uint64_t, mixed_regions, "old regions they evacuated") \
+	X(uint64_t, degenerated_cycles, "concurrent cycles old space forced to finish in a young pause") \
+	X(uint64_t, pacing_stalls, "sleeps of allocating threads for a cycle falling behind") \
+	X(uint64_t, pacing_stall_ns, "time in those sleeps") \
+	XA(uint64_t, reserved, 2, "zero")
+
+#define KGC__STAT_FIELD(type, name, what) type name;
+#define KGC__STAT_ARRAY(type, name, n, what) type name[n];
 struct kgc_stats {
-	uint64_t young_gcs, full_gcs;
-	uint64_t pause_total_ns, pause_max_ns;
-	uint64_t pause_hist[KGC_PAUSE_HIST_BUCKETS];
-	uint64_t bytes_allocated, bytes_copied, bytes_promoted, bytes_freed;
-	uint64_t heap_capacity, heap_used, heap_committed;
-	uint32_t region_size, regions_total;
-	uint32_t regions_free, regions_eden, regions_survivor, regions_old;
-	uint32_t regions_humongous, regions_pinned;
-	/* pinning */
-	uint64_t critical_gets;
-	uint64_t pinned_bytes;			/* in pinned regions, last GC */
-	uint64_t evac_fail_pinned;		/* regions failed: user pins */
-	uint64_t evac_fail_kernel_pinned;	/* regions failed: kernel pins */
-	uint64_t evac_fail_alloc;		/* regions failed: no to-space */
-	uint64_t gclocker_stalls, gclocker_stall_ns;
-	uint64_t uncommit_busy;
-	uint64_t concurrent_cycles;		/* concurrent mark + sweep cycles completed */
-	uint64_t mixed_gcs;			/* young GCs that also evacuated old regions */
-	uint64_t mixed_regions;			/* old regions they evacuated */
-	uint64_t degenerated_cycles;		/* cycles finished in a young pause */
-	uint64_t pacing_stalls, pacing_stall_ns;	/* allocations slowed for the marker */
-	uint64_t reserved[2];
+	KGC_STATS_FIELDS(KGC__STAT_FIELD, KGC__STAT_ARRAY)
 };
+#undef KGC__STAT_FIELD
+#undef KGC__STAT_ARRAY
 
 /*
- * size = sizeof(struct kgc_stats) (checked, for ABI growth).
- * regions_pinned: regions with a pin now (user, in a thread's pin cache, or
- * the kernel's on kmod); pinned_bytes: bytes in regions pinned at the last
- * collection (young or full); gclocker_stalls/_ns: waits for the GCLocker, of
- * the thread requesting a collection and of threads entering a critical
- * section while it is pending;
- * evac_fail_*: regions that failed evacuation, by cause, summed over GCs;
- * degenerated_cycles: concurrent cycles that old space forced to finish in a
- * young pause; pacing_stalls/_ns: sleeps of allocating threads that left the
- * CPU to a concurrent cycle falling behind (policy.c, policy_pace).
+ * Copies min(size, sizeof(struct kgc_stats)) bytes and zeroes the rest of a
+ * larger struct: a program built against an older or newer kgc.h passes its
+ * own sizeof and gets every field both know. -EINVAL if size is 0.
  */
 int kgc_stats_get(kgc_heap *heap, struct kgc_stats *out, size_t size);
 /* Human-readable summary to a FILE* (void * to avoid <stdio.h>). */
