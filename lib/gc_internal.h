@@ -406,6 +406,7 @@ size_t policy_default_heap(void);
 void policy_after_gc(struct kgc_heap *h, bool full);
 void policy_young_pause(struct kgc_heap *h, uint64_t evac_ns);
 void policy_adapt_tenure(struct kgc_heap *h);
+unsigned policy_safepoint_warn_ms(struct kgc_heap *h);
 unsigned policy_gc_threads(struct kgc_heap *h);
 void young_pool_destroy(struct kgc_heap *h);
 unsigned policy_tenure(struct kgc_heap *h);

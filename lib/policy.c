@@ -386,3 +386,11 @@ unsigned policy_gc_threads(struct kgc_heap *h)
 	}
 	return n > 64 ? 64 : n;
 }
+
+/* How long a safepoint waits for a thread before it warns (ms; 0: never). */
+unsigned policy_safepoint_warn_ms(struct kgc_heap *h)
+{
+	unsigned ms = h->opt.safepoint_warn_ms;
+
+	return ms == 0 ? 1000 : ms == UINT32_MAX ? 0 : ms;
+}

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include "gc_internal.h"
@@ -27,11 +28,23 @@ static void backoff(unsigned *n)
 	}
 }
 
+/* A safepoint has waited long for thread t (h->lock held): say so on stderr,
+ * whatever KGC_LOG says - a hang with no word is the worst way to learn of a
+ * blocking call made in managed state. */
+static void warn_late(struct kgc_heap *h, struct kgc_thread *t, uint64_t waited_ns)
+{
+	fprintf(stderr, "kgc: warning: a safepoint (GC(%llu)) has waited %.1f s for thread '%s', "
+		"which is managed%s and has not polled: is it blocked in a call made without "
+		"kgc_enter_native / kgc_do_blocking?\n", (unsigned long long)h->gc_id, waited_ns / 1e9,
+		t->name, t->frames ? " with frames pushed" : "");
+}
+
 static void stop_world(struct kgc_heap *h, struct kgc_thread *self)
 {
 	unsigned n = 0;
 	bool all;
 	uint64_t t0 = now_ns(), warned = 0;
+	uint64_t warn_ns = (uint64_t)policy_safepoint_warn_ms(h) * 1000000ull;
 	const char *last = NULL;
 
 	atomic_store_explicit(&h->poll_word, 1, memory_order_seq_cst);
@@ -43,10 +56,9 @@ static void stop_world(struct kgc_heap *h, struct kgc_thread *self)
 			if (t != self && __atomic_load_n(&t->pub.state, __ATOMIC_SEQ_CST) == TS_MANAGED) {
 				all = false;
 				last = t->name;
-				if ((h->log_mask & LOG_SAFEPOINT) && now_ns() - t0 > (warned + 1) * 1000000000ull) {
-					warned++;
-					log_line(h, LOG_SAFEPOINT, "safepoint: still waiting for managed thread '%s' after %llus",
-						 t->name, (unsigned long long)warned);
+				if (warn_ns && now_ns() - t0 > (warned ? 2 * warned : warn_ns)) {
+					warned = now_ns() - t0;
+					warn_late(h, t, warned);
 				}
 				break;
 			}

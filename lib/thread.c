@@ -107,13 +107,19 @@ bool thread_check_managed(struct kgc_thread *t, const char *what)
 	return false;
 }
 
-API int kgc_thread_attach(kgc_heap *h, const char *name, kgc_thread **out)
+API int kgc_thread_attach_abi(kgc_heap *h, const char *name, kgc_thread **out, unsigned abi)
 {
 	struct kgc_thread *t;
 
 	if (!h || !out) {
 		err_set(EINVAL, "kgc_thread_attach: NULL argument");
 		return -EINVAL;
+	}
+	if (abi != KGC_ABI_VERSION) {
+		err_set(EPROTO, "kgc_thread_attach: the program's kgc.h has thread layout version %u, "
+			"this libkgc %u: rebuild the program against this library's kgc.h", abi,
+			KGC_ABI_VERSION);
+		return -EPROTO;
 	}
 	t = calloc(1, sizeof(*t));
 	if (!t)
@@ -204,6 +210,16 @@ API void kgc_enter_native(kgc_thread *t)
 	if (t->heap->opt.check)
 		thread_check_managed(t, "kgc_enter_native");
 	thread_set_native(t, TS_NATIVE);
+}
+
+API void *kgc_do_blocking(kgc_thread *t, void *(*fn)(void *arg), void *arg)
+{
+	void *ret;
+
+	kgc_enter_native(t);
+	ret = fn(arg);
+	kgc_leave_native(t);
+	return ret;
 }
 
 API void kgc_leave_native(kgc_thread *t)

@@ -83,7 +83,8 @@ struct kgc_options {
 	unsigned pacing_percent; /* most of their time allocating threads may sleep while
 				 * a concurrent cycle falls behind (0 = policy default,
 				 * 50; >= 100 = no pacing) */
-	unsigned pad_;		/* zero */
+	unsigned safepoint_warn_ms; /* warn on stderr when a safepoint waits this long for a
+				 * thread (0 = policy default, 1000; UINT32_MAX = never) */
 	uint64_t reserved[1];
 };
 
@@ -152,8 +153,16 @@ const char *kgc_type_name(const kgc_heap *heap, kgc_type_id type);
 
 /* ----------------------------------------------------------------- threads */
 
-/* A thread must attach before touching the heap; it starts in managed state. */
-int kgc_thread_attach(kgc_heap *heap, const char *name, kgc_thread **out);
+/*
+ * A thread must attach before touching the heap; it starts in managed state.
+ * kgc_thread_attach passes the layout version of struct kgc_thread_pub this
+ * header inlines (KGC_ABI_VERSION): a library with another layout refuses
+ * the thread (-EPROTO, kgc_last_error says to rebuild) instead of letting
+ * the inline fast paths write the wrong fields.
+ */
+#define KGC_ABI_VERSION 1
+int kgc_thread_attach_abi(kgc_heap *heap, const char *name, kgc_thread **out, unsigned abi);
+#define kgc_thread_attach(heap, name, out) kgc_thread_attach_abi((heap), (name), (out), KGC_ABI_VERSION)
 /* -EBUSY if frames are still pushed or critical sections are open. */
 int kgc_thread_detach(kgc_thread *t);
 
@@ -165,11 +174,17 @@ int kgc_thread_detach(kgc_thread *t);
  * A managed thread must reach a safepoint (allocation, kgc_safepoint_poll,
  * kgc_collect) regularly: before it blocks on anything outside the heap
  * (pthread_join, a lock another attached thread holds while allocating,
- * sleep, I/O) it must kgc_enter_native, or a collection requested meanwhile
- * waits for it. KGC_LOG=gc+safepoint names a thread a safepoint waits > 1 s on.
+ * sleep, I/O) it must kgc_enter_native (or call it through kgc_do_blocking),
+ * or a collection requested meanwhile waits for it. A safepoint that waits
+ * longer than KGC_SAFEPOINT_WARN_MS (default 1000) for a thread writes a
+ * warning to stderr naming the thread and its state, and again each time
+ * the wait doubles.
  */
 void kgc_enter_native(kgc_thread *t);
 void kgc_leave_native(kgc_thread *t);
+/* fn(arg) in native state (like Boehm's GC_do_blocking): for a call that
+ * may block. fn must not touch managed objects. Returns fn's result. */
+void *kgc_do_blocking(kgc_thread *t, void *(*fn)(void *arg), void *arg);
 
 /* Explicit safepoint poll (managed state). */
 void kgc_safepoint_poll(kgc_thread *t);
@@ -203,6 +218,25 @@ void kgc_frame_push(kgc_thread *t, struct kgc_frame *f, kgc_obj *slots,
 		    uint32_t nslots, const uint64_t *refmap);
 /* -EINVAL (and a checked-mode abort) if f is NULL or not the top frame. */
 int kgc_frame_pop(kgc_thread *t, struct kgc_frame *f);
+
+/*
+ * Scoped roots: KGC_ROOTS(t, r, 3); declares kgc_obj r[3] (all NULL) as a
+ * frame of t, popped when r goes out of scope - on every return path, also
+ * early returns (GCC/Clang cleanup attribute). One per scope per name; the
+ * frames of one thread must still nest (a scope inside a scope is fine).
+ */
+struct kgc__scope {
+	kgc_thread *t;
+	struct kgc_frame f;
+};
+static inline void kgc__scope_end(struct kgc__scope *s)
+{
+	kgc_frame_pop(s->t, &s->f);
+}
+#define KGC_ROOTS(t, name, n) \
+	kgc_obj name[n] = { 0 }; \
+	struct kgc__scope kgc__scope_##name __attribute__((cleanup(kgc__scope_end))) = { (t), { 0 } }; \
+	kgc_frame_push((t), &kgc__scope_##name.f, name, (n), NULL)
 
 /* Global handles: long-lived roots, usable from any attached thread. */
 kgc_handle kgc_handle_new(kgc_thread *t, kgc_obj obj);

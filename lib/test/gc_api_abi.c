@@ -2,7 +2,8 @@
 /*
  * The option and stats structs work across header versions: options with a
  * smaller (older) and a larger (newer) struct than the library's, options by
- * key, stats into a smaller and a larger struct, and kgc_stats_print naming
+ * key, a thread layout mismatch refused at attach, stats into a smaller and
+ * a larger struct, and kgc_stats_print naming
  * every field of the stats table (so print and struct cannot drift).
  */
 #define _GNU_SOURCE
@@ -70,6 +71,13 @@ int main(void)
 	T_ASSERT_EQ(kgc_options_set(&big.o, "KGC_THP", "1"), -ENOENT);	/* not in an older struct */
 	o.pin_mode = KGC_PIN_MODE_PIN;
 	heap_roundtrip(&o);
+
+	/* a program built against a kgc.h with another thread layout */
+	T_ASSERT_EQ(kgc_heap_create(&o, &h), 0);
+	T_ASSERT_EQ(kgc_thread_attach_abi(h, "old", &t, KGC_ABI_VERSION + 1), -EPROTO);
+	printf("layout mismatch: %s\n", kgc_last_error());
+	T_ASSERT(strstr(kgc_last_error(), "rebuild"));
+	T_ASSERT_EQ(kgc_heap_destroy(h), 0);
 
 	/* stats: smaller and larger structs */
 	T_ASSERT_EQ(kgc_options_init(&o), 0);
