@@ -6,7 +6,7 @@
 #include <unistd.h>
 #include "gc_internal.h"
 
-static __thread char err_buf[256];	/* the only global mutable state: per thread */
+static __thread char err_buf[256];	/* per thread: the last error's message */
 
 __attribute__((visibility("default"))) const char *kgc_last_error(void)
 {

@@ -139,10 +139,6 @@ static inline const struct type_info *type_get(struct kgc_heap *h, uint32_t id);
 bool type_valid(struct kgc_heap *h, uint32_t id);
 
 /* ----------------------------------------------------------------- options */
-struct options_internal {
-	struct kgc_options pub;
-	char log_buf[64];
-};
 unsigned log_parse(const char *spec);
 enum { LOG_GC = 1, LOG_HEAP = 2, LOG_PIN = 4, LOG_SAFEPOINT = 8, LOG_ALL = 0xff };
 
@@ -275,11 +271,6 @@ struct handle_block {
 	struct kgc_handle_cell cells[HANDLE_BLOCK];
 };
 #define HANDLE_FREE_TAG ((uintptr_t)1)
-
-/* -------------------------------------------------------------------- stats */
-struct gc_stats {
-	struct kgc_stats s;
-};
 
 /* --------------------------------------------------------------------- heap */
 struct kgc_heap {

@@ -54,9 +54,9 @@ enum kgc_pin_mode {
 /*
  * Heap options. kgc_options_init() fills defaults and then applies the KGC_*
  * environment variables (one table in options.c: KGC_HEAP_MAX, KGC_REGION_SIZE,
- * KGC_YOUNG_SIZE, KGC_TENURE, KGC_LOG, KGC_VERIFY, KGC_CHECK, KGC_POISON,
- * KGC_BACKEND, KGC_PIN_MODE, KGC_GC_THREADS, KGC_IHOP, KGC_PAUSE_GOAL_MS,
- * KGC_MIXED_LIVE).
+ * KGC_YOUNG_SIZE, KGC_TENURE, KGC_GC_THREADS, KGC_BACKEND, KGC_PIN_MODE,
+ * KGC_VERIFY, KGC_CHECK, KGC_POISON, KGC_IHOP, KGC_PAUSE_GOAL_MS,
+ * KGC_MIXED_LIVE, KGC_PACING, KGC_SAFEPOINT_WARN_MS, KGC_THP, KGC_LOG).
  * A zero size means "choose".
  */
 struct kgc_options {
