@@ -104,6 +104,19 @@ static void adjust_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 		*slot = (kgc_obj)n;
 }
 
+/* Weak cells: dead unless marked; then at their new address. */
+static kgc_obj weak_alive_marked(struct kgc_heap *h, kgc_obj o, void *ctx)
+{
+	(void)ctx;
+	return is_marked(h, o) ? o : NULL;
+}
+
+static kgc_obj weak_forwardee(struct kgc_heap *h, kgc_obj o, void *ctx)
+{
+	(void)ctx;
+	return (kgc_obj)forwardee(h, (char *)o);
+}
+
 static void fill_dead(struct kgc_heap *h, struct region *r)
 {
 	char *p = r->bottom, *dead = NULL;
@@ -155,6 +168,7 @@ void full_collect(struct kgc_heap *h, uint32_t *npinned)
 
 		obj_iterate_refs(h, o, mark_slot, NULL);
 	}
+	weak_process(h, weak_alive_marked, NULL);
 	/* 2. forwarding: slide live objects of compactable regions towards the bottom */
 	for (uint32_t i = 0; i < h->nregions; i++)
 		if (compactable(&h->regions[i])) {
@@ -196,6 +210,7 @@ void full_collect(struct kgc_heap *h, uint32_t *npinned)
 	}
 	/* 3. adjust references everywhere */
 	roots_iterate(h, adjust_slot, NULL);
+	weak_process(h, weak_forwardee, NULL);
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
 

@@ -339,6 +339,8 @@ struct kgc_heap {
 	/* handles */
 	struct handle_block *hblocks;
 	struct kgc_handle_cell *hfree;
+	struct weak *weak;		/* weak cells: weak refs, cleaners, hashes (weak.c) */
+	_Atomic uint64_t cleaners_run;
 	/* types */
 	struct type_table types;
 	/* stats */
@@ -517,6 +519,13 @@ uint32_t cm_mixed_select(struct kgc_heap *h, size_t *live_bytes);	/* young GC: a
 bool cm_candidates_tracked(struct kgc_heap *h);				/* verifier */
 void cm_thread_detach(struct kgc_thread *t);
 void verify_marking(struct kgc_heap *h);
+
+/* weak.c */
+int weak_init(struct kgc_heap *h);
+void weak_destroy(struct kgc_heap *h);
+void weak_process(struct kgc_heap *h, kgc_obj (*alive)(struct kgc_heap *h, kgc_obj o, void *ctx),
+		  void *ctx);
+void weak_iterate(struct kgc_heap *h, slot_fn fn, void *ctx);
 void cm_verify_bits(struct kgc_heap *h, const char *when);	/* bitmap/TAMS invariants */
 bool policy_start_mark(struct kgc_heap *h, bool mixed_pending);
 bool policy_mixed_candidate(struct kgc_heap *h, size_t live);

@@ -100,6 +100,11 @@ API int kgc_heap_create(const struct kgc_options *opts, kgc_heap **out)
 	err = cm_init(h);
 	if (err)
 		goto fail_locks;
+	err = weak_init(h);
+	if (err) {
+		cm_destroy(h);
+		goto fail_locks;
+	}
 	*out = h;
 	return 0;
 fail_locks:
@@ -165,6 +170,7 @@ API int kgc_heap_destroy(kgc_heap *h)
 		free(z);
 	}
 	handles_destroy(h);
+	weak_destroy(h);
 	types_destroy(h);
 	os_free(h->cards, h->ncards);
 	os_free(h->bot, h->ncards * sizeof(uint32_t));

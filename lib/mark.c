@@ -740,6 +740,17 @@ static void initial_mark(struct kgc_heap *h, struct cmark *cm)
 	log_line(h, LOG_GC, "Concurrent Mark Start (%zu gray from roots and survivors)", cm->len);
 }
 
+/* Weak cells at remark: an old or humongous referent below TAMS is dead
+ * unless marked; everything else is not this cycle's to decide. */
+static kgc_obj weak_alive_cycle(struct kgc_heap *h, kgc_obj o, void *ctx)
+{
+	struct cmark *cm = ctx;
+
+	if ((char *)o >= cm->tams[region_index(h, o)] || cm_marked(cm, h, o))
+		return o;
+	return NULL;
+}
+
 static void remark(struct kgc_heap *h, struct cmark *cm)
 {
 	uint64_t marked = 0;
@@ -751,6 +762,7 @@ static void remark(struct kgc_heap *h, struct cmark *cm)
 		}
 	mark_work(h, cm, false);
 	set_satb_active(h, 0);
+	weak_process(h, weak_alive_cycle, cm);	/* before the chunk bits below */
 	/* gaps of the last sweep still unused stay in use: marked, the sweep
 	 * keeps them whole (and does not list them twice) */
 	for (size_t k = 0; k < cm->nchunks; k++) {

@@ -74,6 +74,7 @@ void stats_refresh(struct kgc_heap *h)
 	h->st.uncommit_busy = h->be.uncommit_busy;
 	h->st.pacing_stalls = atomic_load_explicit(&h->pace_stalls, memory_order_relaxed);
 	h->st.pacing_stall_ns = atomic_load_explicit(&h->pace_ns, memory_order_relaxed);
+	h->st.cleaners_run = atomic_load_explicit(&h->cleaners_run, memory_order_relaxed);
 }
 
 __attribute__((visibility("default")))

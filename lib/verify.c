@@ -152,6 +152,7 @@ void verify_heap(struct kgc_heap *h, const char *when)
 	v.obj = NULL;
 	roots_iterate(h, check_ref, &v);
 	roots_iterate_critical(h, check_ref, &v);
+	weak_iterate(h, check_ref, &v);	/* a cleared referent is NULL, never a filler */
 	/* leave the bitmap clear for the full collector */
 	for (uint32_t i = 0; i < h->nregions; i++)
 		if (h->regions[i].type != RT_FREE)

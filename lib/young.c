@@ -735,6 +735,21 @@ static size_t fixup_failed(struct kgc_heap *h, struct region *r)
 	return live;
 }
 
+/* Weak cells: a referent in the collection set was copied, kept in place
+ * (evacuation failure: tagged until fixup_failed) or is dead. */
+static kgc_obj weak_alive_young(struct kgc_heap *h, kgc_obj o, void *ctx)
+{
+	uint64_t hd;
+
+	(void)ctx;
+	if (!(region_of(h, o)->flags & RF_CSET))
+		return o;
+	hd = hdr_load(o);
+	if (hdr_is_fwd(hd))
+		return (kgc_obj)(uintptr_t)(hd & ~HDR_TAG_MASK);
+	return (hd & HDR_TAG_MASK) == HDR_TAG_FAILED ? o : NULL;
+}
+
 /*
  * A region whose evacuation failed for lack of to-space becomes old in
  * place; its dead objects (fillers now) are known dead already: promotion
@@ -848,6 +863,7 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 			cm_push_gray(h, w->gray, w->ngray);
 		free(w->gray);
 	}
+	weak_process(h, weak_alive_young, NULL);
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
 

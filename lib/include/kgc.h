@@ -238,6 +238,37 @@ static inline void kgc__scope_end(struct kgc__scope *s)
 	struct kgc__scope kgc__scope_##name __attribute__((cleanup(kgc__scope_end))) = { (t), { 0 } }; \
 	kgc_frame_push((t), &kgc__scope_##name.f, name, (n), NULL)
 
+/*
+ * Weak references: a cell that names an object without keeping it alive.
+ * Every kind of collection clears it when the object dies (young GCs for
+ * young objects, a concurrent cycle's remark or a full GC for old ones) and
+ * updates it when the object moves. kgc_weak_get returns the object, or
+ * NULL once it is cleared; managed state. kgc_weak_new: NULL + kgc_last_error
+ * on bad arguments or no memory.
+ */
+typedef struct kgc_weak_cell *kgc_weak;
+kgc_weak kgc_weak_new(kgc_thread *t, kgc_obj obj);
+kgc_obj kgc_weak_get(kgc_thread *t, kgc_weak ref);
+void kgc_weak_free(kgc_thread *t, kgc_weak ref);
+
+/*
+ * Cleaners (like java.lang.ref.Cleaner): fn(arg) runs once, on the library
+ * thread 'kgc-cleaner', after a collection found obj dead - never inside a
+ * pause and never with obj (it is gone: keep what fn needs in arg). fn must
+ * not use the heap. Cleaners queued when the heap is destroyed run then;
+ * those of objects still alive do not. 0, -EINVAL, -ENOMEM.
+ */
+int kgc_cleaner_register(kgc_thread *t, kgc_obj obj, void (*fn)(void *arg), void *arg);
+/* Wait (in native state) until every cleaner queued so far has run. */
+int kgc_cleaners_drain(kgc_thread *t);
+
+/*
+ * Identity hash: the same non-zero value for an object for its whole life,
+ * however often it moves (like System.identityHashCode). The first call
+ * for an object costs a table insert, later ones a lookup.
+ */
+uint32_t kgc_identity_hash(kgc_thread *t, kgc_obj obj);
+
 /* Global handles: long-lived roots, usable from any attached thread. */
 kgc_handle kgc_handle_new(kgc_thread *t, kgc_obj obj);
 void kgc_handle_free(kgc_thread *t, kgc_handle h);
@@ -624,7 +655,8 @@ KGC_INLINE int kgc_critical_release(kgc_thread *t, kgc_obj *ref, void *elems, in
 	X(uint64_t, degenerated_cycles, "concurrent cycles old space forced to finish in a young pause") \
 	X(uint64_t, pacing_stalls, "sleeps of allocating threads for a cycle falling behind") \
 	X(uint64_t, pacing_stall_ns, "time in those sleeps") \
-	XA(uint64_t, reserved, 2, "zero")
+	X(uint64_t, weak_cleared, "weak cells cleared: weak references, cleaners, hashes of dead objects") \
+	X(uint64_t, cleaners_run, "cleaner functions run")
 
 #define KGC__STAT_FIELD(type, name, what) type name;
 #define KGC__STAT_ARRAY(type, name, n, what) type name[n];
