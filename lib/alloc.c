@@ -367,6 +367,8 @@ API kgc_obj kgc_alloc(kgc_thread *t, kgc_type_id type)
 		return NULL;
 	}
 	size = (size_t)ti->size_words * WORD;
+	if (unlikely(h->opt.stale_check))
+		stale_alloc_tick(t);
 	p = alloc_raw(t, size);
 	if (unlikely(!p))
 		return NULL;
@@ -397,6 +399,8 @@ API kgc_obj kgc_alloc_array(kgc_thread *t, kgc_type_id type, size_t length)
 		err_set(ENOMEM, "kgc_alloc_array: %zu elements do not fit in the heap", length);
 		return NULL;
 	}
+	if (unlikely(h->opt.stale_check))
+		stale_alloc_tick(t);
 	p = alloc_raw(t, size);
 	if (unlikely(!p))
 		return NULL;

@@ -250,6 +250,13 @@ int backend_uncommit(struct kgc_heap *h, uint32_t first, uint32_t count)
 	return 0;
 }
 
+/* KGC_STALE_CHECK: make heap memory inaccessible or accessible again. */
+int backend_protect(struct kgc_heap *h, void *p, size_t len, bool accessible)
+{
+	(void)h;
+	return mprotect(p, len, accessible ? PROT_READ | PROT_WRITE : PROT_NONE) < 0 ? -errno : 0;
+}
+
 /*
  * Regions the kernel holds pinned (kmod: PIN_QUERY into the backend's own
  * scratch bitmap, then copied to bitmap, nregions bits). Returns how many

@@ -160,6 +160,7 @@ void *os_alloc(size_t bytes);			/* zeroed, NORESERVE side tables */
 void os_free(void *p, size_t bytes);
 int backend_commit(struct kgc_heap *h, uint32_t first, uint32_t count);
 int backend_uncommit(struct kgc_heap *h, uint32_t first, uint32_t count);
+int backend_protect(struct kgc_heap *h, void *p, size_t len, bool accessible);
 int backend_kernel_pins(struct kgc_heap *h, uint64_t *bitmap); /* regions pinned by the kernel; 0 if none */
 void os_membarrier(struct kgc_heap *h);
 size_t os_phys_mem(void);
@@ -185,6 +186,8 @@ struct region {
 	uint8_t type, flags, fail_cause, evac_alloc_failed;
 	uint8_t retained;	/* old after a pinned evacuation failure: evacuated once unpinned */
 	uint8_t candidate;	/* sparse old region to be evacuated by a mixed collection (mark.c) */
+	uint8_t quarantined;	/* free, but PROT_NONE and not handed out for a while (stale.c) */
+	uint64_t quarantine_gc;	/* the collection that quarantined it */
 	uint32_t hum_start;	/* humongous: index of the start region */
 	uint32_t hum_count;	/* start region: number of regions */
 	size_t live_bytes;	/* computed by collections */
@@ -214,6 +217,7 @@ struct kgc_thread {
 	uint32_t magic;
 	struct kgc_frame *frames;
 	uint32_t frame_depth;
+	uint64_t stale_allocs;		/* KGC_STALE_CHECK allocation count */
 	/*
 	 * In pub, for kgc.h's inline critical fast path (every access an __atomic
 	 * builtin where another thread may read): state, the pin cache (pins of
@@ -340,6 +344,7 @@ struct kgc_heap {
 	struct handle_block *hblocks;
 	struct kgc_handle_cell *hfree;
 	struct weak *weak;		/* weak cells: weak refs, cleaners, hashes (weak.c) */
+	uint32_t nquarantine;		/* regions quarantined (stale.c) */
 	_Atomic uint64_t cleaners_run;
 	/* types */
 	struct type_table types;
@@ -519,6 +524,13 @@ uint32_t cm_mixed_select(struct kgc_heap *h, size_t *live_bytes);	/* young GC: a
 bool cm_candidates_tracked(struct kgc_heap *h);				/* verifier */
 void cm_thread_detach(struct kgc_thread *t);
 void verify_marking(struct kgc_heap *h);
+
+/* stale.c: KGC_STALE_CHECK */
+int stale_init(struct kgc_heap *h);
+void stale_destroy(struct kgc_heap *h);
+void stale_quarantine(struct kgc_heap *h, struct region *r);
+void stale_release(struct kgc_heap *h, bool all);
+void stale_alloc_tick(struct kgc_thread *t);
 
 /* weak.c */
 int weak_init(struct kgc_heap *h);

@@ -101,6 +101,8 @@ API int kgc_heap_create(const struct kgc_options *opts, kgc_heap **out)
 	if (err)
 		goto fail_locks;
 	err = weak_init(h);
+	if (!err && (err = stale_init(h)))
+		weak_destroy(h);
 	if (err) {
 		cm_destroy(h);
 		goto fail_locks;
@@ -171,6 +173,7 @@ API int kgc_heap_destroy(kgc_heap *h)
 	}
 	handles_destroy(h);
 	weak_destroy(h);
+	stale_destroy(h);
 	types_destroy(h);
 	os_free(h->cards, h->ncards);
 	os_free(h->bot, h->ncards * sizeof(uint32_t));

@@ -60,7 +60,7 @@ long region_alloc_free(struct kgc_heap *h, int type)
 	for (uint32_t i = h->next_free_hint; i < n; i++) {
 		struct region *r = &h->regions[i];
 
-		if (r->type != RT_FREE)
+		if (r->type != RT_FREE || r->quarantined)
 			continue;
 		if (first < 0)
 			first = i;
@@ -68,6 +68,10 @@ long region_alloc_free(struct kgc_heap *h, int type)
 			first = i;
 			break;
 		}
+	}
+	if (first < 0 && h->nquarantine) {
+		stale_release(h, true);	/* KGC_STALE_CHECK: quarantine gives way */
+		return region_alloc_free(h, type);
 	}
 	if (first < 0)
 		return -1;
@@ -84,6 +88,8 @@ long region_alloc_contig(struct kgc_heap *h, uint32_t cnt)
 	if (h->count[RT_FREE] < cnt)
 		return -1;
 	/* from the top of the heap: keeps humongous objects out of the way of compaction */
+	if (h->nquarantine)
+		stale_release(h, true);	/* humongous: rare, wants contiguous space */
 	for (long i = (long)h->nregions - 1; i >= 0; i--) {
 		if (h->regions[i].type != RT_FREE) {
 			run = 0;

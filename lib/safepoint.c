@@ -109,6 +109,7 @@ static void do_collect(struct kgc_heap *h, int kind, int reason)
 	uint32_t npinned = 0;
 	unsigned fail = 0;
 
+	stale_release(h, false);	/* KGC_STALE_CHECK: quarantine over */
 	sp_retire_tlabs(h);
 	h->eden_cur = -1;
 	cm_pause_begin(h);

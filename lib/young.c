@@ -902,6 +902,7 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 				if (r->type == RT_OLD)
 					cm_region_evacuated(h, i);
 				region_free(h, r);
+				stale_quarantine(h, r);	/* KGC_STALE_CHECK */
 			}
 		}
 		r->flags &= ~(RF_CSET | RF_FAILED | RF_GC_ALLOC);

@@ -56,7 +56,8 @@ enum kgc_pin_mode {
  * environment variables (one table in options.c: KGC_HEAP_MAX, KGC_REGION_SIZE,
  * KGC_YOUNG_SIZE, KGC_TENURE, KGC_GC_THREADS, KGC_BACKEND, KGC_PIN_MODE,
  * KGC_VERIFY, KGC_CHECK, KGC_POISON, KGC_IHOP, KGC_PAUSE_GOAL_MS,
- * KGC_MIXED_LIVE, KGC_PACING, KGC_SAFEPOINT_WARN_MS, KGC_THP, KGC_LOG).
+ * KGC_MIXED_LIVE, KGC_PACING, KGC_SAFEPOINT_WARN_MS, KGC_STALE_CHECK, KGC_THP,
+ * KGC_LOG).
  * A zero size means "choose".
  */
 struct kgc_options {
@@ -85,6 +86,10 @@ struct kgc_options {
 				 * 50; >= 100 = no pacing) */
 	unsigned safepoint_warn_ms; /* warn on stderr when a safepoint waits this long for a
 				 * thread (0 = policy default, 1000; UINT32_MAX = never) */
+	unsigned stale_check;	/* debug: a young GC every N allocations per thread, evacuated
+				 * regions kept PROT_NONE for a while: a stale pointer faults
+				 * with a message (0 = off) */
+	unsigned pad_;		/* zero */
 	uint64_t reserved[1];
 };
 
