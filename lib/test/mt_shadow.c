@@ -677,7 +677,7 @@ static struct mobj *new_obj(struct mut *T, int tmp, int kind)
 		KGC_FIELD(o, W_D, uint64_t) = m->val[1];
 		return m;
 	case MK_REFARR: {
-		size_t len = rnd(T, 40) == 0 ? hum_bytes(T) / 8 : rnd(T, 100);
+		size_t len = rnd(T, 40) == 0 && !off("humref") ? hum_bytes(T) / 8 : rnd(T, 100);
 
 		if (len * 8 >= region_size / 2)
 			T->hum++;
@@ -687,7 +687,7 @@ static struct mobj *new_obj(struct mut *T, int tmp, int kind)
 	}
 	default: {
 		unsigned p = (unsigned)rnd(T, KGC_PRIM_COUNT);
-		size_t nb = rnd(T, 40) == 0 ? hum_bytes(T) : rnd(T, 3000);
+		size_t nb = rnd(T, 40) == 0 && !off("humprim") ? hum_bytes(T) : rnd(T, 3000);
 		size_t len = nb / esize[p];
 		int nw;
 
@@ -1513,12 +1513,21 @@ struct job {
 	char log[PATH_MAX];
 };
 
-struct mstat { unsigned runs, fails; };
+/* Failure classes, by the first matching line of a failed run's output. */
+enum { C_FILLER, C_MISMATCH, C_NOTSTART, C_UNMARKED, C_VERIFY, C_SAN, C_CRASH, C_TIMEOUT, C_OTHER, NCLASS };
+static const char *const class_name[NCLASS] = {
+	"shadow: live object became a filler", "shadow: other mismatch", "verify: not an object start",
+	"verify: reachable below TAMS not marked", "kgc: other fatal", "sanitizer report", "crash",
+	"timeout", "other",
+};
+
+struct mstat { unsigned runs, fails, cls[NCLASS]; };
 
 static char self[PATH_MAX];
 static double drv_secs;
 static int soak;
-static char soak_dir[PATH_MAX];
+static char log_dir[PATH_MAX];
+static char extra[512];
 
 static pid_t spawn(struct job *j)
 {
@@ -1530,6 +1539,7 @@ static pid_t spawn(struct job *j)
 	}
 	if (pid == 0) {
 		char s[32], secs[32];
+		int fd = open(j->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
 		snprintf(s, sizeof(s), "%llu", j->seed);
 		snprintf(secs, sizeof(secs), "%g", drv_secs);
@@ -1537,14 +1547,10 @@ static pid_t spawn(struct job *j)
 		setenv("SHADOW_SEED", s, 1);
 		setenv("SHADOW_SECS", secs, 1);
 		unsetenv("SHADOW_SOAK_SECS");
-		if (j->log[0]) {
-			int fd = open(j->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-			if (fd >= 0) {
-				dup2(fd, 1);
-				dup2(fd, 2);
-				close(fd);
-			}
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+			close(fd);
 		}
 		execl(self, self, (char *)NULL);
 		perror("exec");
@@ -1555,28 +1561,60 @@ static pid_t spawn(struct job *j)
 	return pid;
 }
 
-/* The first line of log that names the failure. */
-static void first_failure_line(const char *log, char *out, size_t n)
+/* Classify a failed run by its log; the line that says why into out. */
+static int classify(const char *log, int timed_out, char *out, size_t n)
 {
+	static const struct { const char *key, *key2; int cls; } keys[] = {
+		{ "SHADOW MISMATCH", "<filler>", C_FILLER },
+		{ "SHADOW MISMATCH", NULL, C_MISMATCH },
+		{ "not an object start", NULL, C_NOTSTART },
+		{ "below TAMS is not marked", NULL, C_UNMARKED },
+		{ "kgc: fatal", NULL, C_VERIFY },
+		{ "Sanitizer", NULL, C_SAN },
+		{ "SHADOW CRASH", NULL, C_CRASH },
+		{ "FAIL", NULL, C_OTHER },
+	};
 	FILE *f = fopen(log, "r");
 	char line[1024];
-	static const char *const keys[] = { "SHADOW MISMATCH", "SHADOW CRASH", "FAIL", "ERROR", "Sanitizer",
-					    "kgc:", "verify", "abort", "assert" };
 
 	snprintf(out, n, "(no message)");
+	if (timed_out)
+		return C_TIMEOUT;
 	if (!f)
-		return;
+		return C_OTHER;
 	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
 		rewind(f);
 		while (fgets(line, sizeof(line), f))
-			if (strstr(line, keys[k])) {
+			if (strstr(line, keys[k].key) && (!keys[k].key2 || strstr(line, keys[k].key2))) {
 				line[strcspn(line, "\n")] = 0;
 				snprintf(out, n, "%s", line);
 				fclose(f);
-				return;
+				return keys[k].cls;
 			}
 	}
 	fclose(f);
+	return C_OTHER;
+}
+
+/* Print the lines of log that contain key (or its last lines if key NULL). */
+static void print_log(const char *log, const char *key, int tail)
+{
+	FILE *f = fopen(log, "r");
+	char line[2048], ring[16][2048];
+	int nl = 0;
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (key && strstr(line, key))
+			printf("  %s", line);
+		snprintf(ring[nl % 16], sizeof(ring[0]), "%s", line);
+		nl++;
+	}
+	fclose(f);
+	if (!key)
+		for (int i = nl > tail ? nl - tail : 0; i < nl; i++)
+			printf("    %s", ring[i % 16]);
 }
 
 static int driver(void)
@@ -1584,18 +1622,17 @@ static int driver(void)
 	const char *only = getenv("SHADOW_MODES");
 	const struct mode *sel[NMODES];
 	size_t nsel = 0;
-	struct mstat ms[NMODES];
+	struct mstat ms[NMODES], all;
 	unsigned seeds = (unsigned)atoi(env_or("SHADOW_SEEDS", SANITIZED ? "1" : "2"));
 	unsigned long long base = strtoull(env_or("SHADOW_SEED", "1"), NULL, 0);
 	double soak_secs = atof(env_or("SHADOW_SOAK_SECS", "0"));
 	unsigned jobs = (unsigned)atoi(env_or("SOAK_JOBS", "1"));
 	uint64_t t0 = now_ns(), tend;
 	struct job run[16];
-	unsigned nrun = 0, total = 0, failed = 0;
+	unsigned nrun = 0;
 	unsigned long long next = 0;
-	FILE *fl;
+	FILE *fl = NULL;
 	char fl_path[PATH_MAX + 32];
-
 	ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
 	if (sl <= 0) {
@@ -1603,6 +1640,19 @@ static int driver(void)
 		return 2;
 	}
 	self[sl] = 0;
+	/* settings a rerun needs besides mode and seed */
+	{
+		static const char *const keep[] = { "KGC_VERIFY", "SHADOW_DISABLE", "SHADOW_THREADS",
+						     "SHADOW_GCLOCKER_LOCAL", "SHADOW_OPS" };
+		size_t o = 0;
+
+		for (size_t k = 0; k < sizeof(keep) / sizeof(keep[0]); k++) {
+			const char *v = getenv(keep[k]);
+
+			if (v && *v && o < sizeof(extra) - 64)
+				o += (size_t)snprintf(extra + o, sizeof(extra) - o, "%s=%s ", keep[k], v);
+		}
+	}
 	for (size_t i = 0; i < NMODES; i++) {
 		if (only && *only) {
 			char buf[256], *save, *tok;
@@ -1621,58 +1671,55 @@ static int driver(void)
 		return 2;
 	}
 	memset(ms, 0, sizeof(ms));
+	memset(&all, 0, sizeof(all));
 	soak = soak_secs > 0;
-	drv_secs = atof(env_or("SHADOW_SECS", soak ? "4" : SANITIZED ? "0.7" : "1.5"));
+	drv_secs = atof(env_or("SHADOW_SECS", soak ? "4" : SANITIZED ? "0.6" : "1.2"));
 	if (jobs < 1 || jobs > 16)
 		jobs = 1;
 	if (!soak)
 		jobs = 1;
 	tend = t0 + (uint64_t)(soak_secs * 1e9);
 	if (soak) {
-		snprintf(soak_dir, sizeof(soak_dir), "%s", env_or("SOAK_DIR", "/tmp/kgc-soak"));
-		mkdir(soak_dir, 0755);
-		printf("soak: %g s, %zu modes, %g s per run, %u parallel, seeds from %llu; failed-run logs in %s\n",
-		       soak_secs, nsel, drv_secs, jobs, base, soak_dir);
+		snprintf(log_dir, sizeof(log_dir), "%s", env_or("SOAK_DIR", "/tmp/kgc-soak"));
+		mkdir(log_dir, 0755);
+		snprintf(fl_path, sizeof(fl_path), "%s/failures.txt", log_dir);
+		fl = fopen(fl_path, "a");
+		printf("soak: %g s, %zu modes, %g s per run, %u parallel, seeds from %llu, KGC_VERIFY=%s; "
+		       "failed-run logs in %s\n", soak_secs, nsel, drv_secs, jobs, base, env_or("KGC_VERIFY", "1"),
+		       log_dir);
 	} else {
+		snprintf(log_dir, sizeof(log_dir), "/tmp/mt_shadow.XXXXXX");
+		if (!mkdtemp(log_dir)) {
+			perror("mkdtemp");
+			return 2;
+		}
 		printf("mt_shadow: %zu modes x %u seeds (from %llu), %g s per run\n", nsel, seeds, base, drv_secs);
 	}
-	snprintf(fl_path, sizeof(fl_path), "%s/failures.txt", soak ? soak_dir : "/tmp");
-	fl = soak ? fopen(fl_path, "a") : NULL;
 	fflush(stdout);
 
 	for (;;) {
-		int more;
+		int more = soak ? now_ns() < tend : next < (unsigned long long)seeds * nsel;
 
-		/* start runs */
-		if (soak)
-			more = now_ns() < tend;
-		else
-			more = next < (unsigned long long)seeds * nsel;
 		while (more && nrun < jobs) {
 			struct job *j = &run[nrun];
 
 			j->m = sel[next % nsel];
 			j->seed = base + next / nsel;
-			j->log[0] = 0;
-			if (soak)
-				snprintf(j->log, sizeof(j->log), "%s/%s-%llu.log", soak_dir, j->m->name, j->seed);
+			snprintf(j->log, sizeof(j->log), "%s/%s-%llu.log", log_dir, j->m->name, j->seed);
 			next++;
 			spawn(j);
 			nrun++;
-			if (soak)
-				more = now_ns() < tend;
-			else
-				more = next < (unsigned long long)seeds * nsel;
+			more = soak ? now_ns() < tend : next < (unsigned long long)seeds * nsel;
 		}
 		if (!nrun)
 			break;
 		/* reap one */
 		for (;;) {
-			int st, done = -1;
+			int st = 0, done = -1, timed_out = 0;
+			double limit = 30 + 10 * drv_secs * (SANITIZED ? 3 : 1);
 
 			for (unsigned q = 0; q < nrun; q++) {
 				pid_t r = waitpid(run[q].pid, &st, WNOHANG);
-				double limit = 30 + 10 * drv_secs * (SANITIZED ? 3 : 1);
 
 				if (r == run[q].pid) {
 					done = (int)q;
@@ -1681,7 +1728,7 @@ static int driver(void)
 				if ((now_ns() - run[q].start) / 1e9 > limit) {
 					kill(run[q].pid, SIGKILL);
 					waitpid(run[q].pid, &st, 0);
-					st = -1;	/* timeout */
+					timed_out = 1;
 					done = (int)q;
 					break;
 				}
@@ -1694,31 +1741,42 @@ static int driver(void)
 			}
 			struct job *j = &run[done];
 			size_t mi = (size_t)(j->m - modes);
-			int ok = st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+			int ok = !timed_out && WIFEXITED(st) && WEXITSTATUS(st) == 0;
 
 			ms[mi].runs++;
-			total++;
+			all.runs++;
 			if (!ok) {
-				char why[64], line[1024] = "(see output above)";
+				char why[64], line[1024];
+				int c = classify(j->log, timed_out, line, sizeof(line));
 
 				ms[mi].fails++;
-				failed++;
-				if (st == -1)
-					snprintf(why, sizeof(why), "timeout (hang?)");
+				ms[mi].cls[c]++;
+				all.fails++;
+				all.cls[c]++;
+				if (timed_out)
+					snprintf(why, sizeof(why), "timeout after %.0f s", limit);
 				else if (WIFSIGNALED(st))
 					snprintf(why, sizeof(why), "signal %d", WTERMSIG(st));
 				else
 					snprintf(why, sizeof(why), "exit %d", WEXITSTATUS(st));
-				if (j->log[0])
-					first_failure_line(j->log, line, sizeof(line));
-				printf("FAILED mode=%s seed=%llu: %s: %s\n  reproduce: SHADOW_MODE=%s SHADOW_SEED=%llu "
-				       "SHADOW_SECS=%g %s%s%s\n", j->m->name, j->seed, why, line, j->m->name, j->seed,
-				       drv_secs, self, j->log[0] ? "\n  log: " : "", j->log);
+				printf("FAILED mode=%s seed=%llu (%s; %s): %s\n", j->m->name, j->seed, why,
+				       class_name[c], line);
+				if (!soak)
+					print_log(j->log, NULL, 12);
+				printf("  reproduce: %sSHADOW_MODE=%s SHADOW_SEED=%llu SHADOW_SECS=%g %s\n", extra,
+				       j->m->name, j->seed, drv_secs, self);
+				if (soak)
+					printf("  log: %s\n", j->log);
+				else
+					unlink(j->log);
 				if (fl) {
-					fprintf(fl, "mode=%s seed=%llu %s: %s\n", j->m->name, j->seed, why, line);
+					fprintf(fl, "mode=%s seed=%llu %s [%s]: %s\n", j->m->name, j->seed, why,
+						class_name[c], line);
 					fflush(fl);
 				}
-			} else if (j->log[0]) {
+			} else {
+				if (!soak)
+					print_log(j->log, "shadow: PASS", 0);
 				unlink(j->log);
 			}
 			fflush(stdout);
@@ -1726,14 +1784,29 @@ static int driver(void)
 			break;
 		}
 	}
-	printf("\n%s summary: %u runs, %u failed (%.0f s)\n", soak ? "soak" : "mt_shadow", total, failed,
+	if (!soak)
+		rmdir(log_dir);
+	printf("\n%s summary: %u runs, %u failed (%.0f s)\n", soak ? "soak" : "mt_shadow", all.runs, all.fails,
 	       (now_ns() - t0) / 1e9);
-	for (size_t i = 0; i < NMODES; i++)
-		if (ms[i].runs)
-			printf("  %-11s %4u runs %4u failed\n", modes[i].name, ms[i].runs, ms[i].fails);
+	for (size_t i = 0; i < NMODES; i++) {
+		if (!ms[i].runs)
+			continue;
+		printf("  %-11s %4u runs %4u failed", modes[i].name, ms[i].runs, ms[i].fails);
+		for (int c = 0; c < NCLASS; c++)
+			if (ms[i].cls[c])
+				printf("  [%s: %u]", class_name[c], ms[i].cls[c]);
+		printf("\n");
+	}
+	if (all.fails) {
+		printf("  failure classes:");
+		for (int c = 0; c < NCLASS; c++)
+			if (all.cls[c])
+				printf("  [%s: %u]", class_name[c], all.cls[c]);
+		printf("\n");
+	}
 	if (fl)
 		fclose(fl);
-	return failed ? 1 : 0;
+	return all.fails ? 1 : 0;
 }
 
 int main(void)
