@@ -1600,7 +1600,7 @@ static int classify(const char *log, int timed_out, char *out, size_t n)
 static void print_log(const char *log, const char *key, int tail)
 {
 	FILE *f = fopen(log, "r");
-	char line[2048], ring[16][2048];
+	char line[1024], ring[48][1024];
 	int nl = 0;
 
 	if (!f)
@@ -1608,13 +1608,13 @@ static void print_log(const char *log, const char *key, int tail)
 	while (fgets(line, sizeof(line), f)) {
 		if (key && strstr(line, key))
 			printf("  %s", line);
-		snprintf(ring[nl % 16], sizeof(ring[0]), "%s", line);
+		snprintf(ring[nl % 48], sizeof(ring[0]), "%s", line);
 		nl++;
 	}
 	fclose(f);
 	if (!key)
 		for (int i = nl > tail ? nl - tail : 0; i < nl; i++)
-			printf("    %s", ring[i % 16]);
+			printf("    %s", ring[i % 48]);
 }
 
 static int driver(void)
@@ -1762,7 +1762,7 @@ static int driver(void)
 				printf("FAILED mode=%s seed=%llu (%s; %s): %s\n", j->m->name, j->seed, why,
 				       class_name[c], line);
 				if (!soak)
-					print_log(j->log, NULL, 12);
+					print_log(j->log, NULL, c == C_SAN ? 40 : 12);
 				printf("  reproduce: %sSHADOW_MODE=%s SHADOW_SEED=%llu SHADOW_SECS=%g %s\n", extra,
 				       j->m->name, j->seed, drv_secs, self);
 				if (soak)
