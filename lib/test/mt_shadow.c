@@ -35,7 +35,15 @@
  * operations per thread), SHADOW_THREADS (mutators, default 3), SOAK_JOBS
  * (parallel runs), SOAK_DIR (logs of failed runs), SHADOW_GCLOCKER_LOCAL=1
  * (also in GCLocker mode, hold a section on an array whose only root is a
- * local variable - issue 14 defect 3; off until fixed).
+ * local variable - issue 14 defect 3; off until fixed), SHADOW_DISABLE=
+ * critical,deposit,take,nested,churn,collect,humref,humprim (operations or
+ * object shapes left out, to narrow a failure down).
+ * The driver sorts failed runs into classes by their output: "shadow: live
+ * object became a filler" (a reachable object swept), other shadow
+ * mismatches, verifier aborts ("not an object start", "reachable below TAMS
+ * not marked", other), sanitizer reports, crashes and timeouts. With
+ * KGC_VERIFY=1 (the default) the verifier usually stops a run before the
+ * model sees the damage; KGC_VERIFY=0 leaves the finding to the model.
  * A mode's KGC_* settings never override ones already in the environment.
  * Thread interleaving is not reproducible; each thread's operation sequence
  * is (a seed that failed fails again with some probability: rerun it a few
