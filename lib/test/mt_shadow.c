@@ -1534,7 +1534,7 @@ struct mstat { unsigned runs, fails, cls[NCLASS]; };
 static char self[PATH_MAX];
 static double drv_secs;
 static int soak;
-static char log_dir[PATH_MAX];
+static char log_dir[PATH_MAX - 128];
 static char extra[512];
 
 static pid_t spawn(struct job *j)
