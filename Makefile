@@ -1,7 +1,7 @@
 # kgc - top-level build. Sub-makefiles own their directories:
 #   kmod/ (Kbuild, kgc.ko)   lib/ (libkgc + lib/test)   selftests/ (VM rig)
 #   bench/ (make bench)      demo/ (make demo)
-.PHONY: all kmod lib check check-lib check-kmod demo bench clean deps
+.PHONY: all kmod lib check check-lib check-kmod demo bench clean deps soak
 
 all: lib kmod
 
@@ -20,6 +20,11 @@ check-lib:
 
 check-kmod:
 	bash selftests/vm/run.sh
+
+# The randomized shadow-model stress test for minutes (lib/Makefile: SOAK_SECONDS,
+# SOAK_MODES, SOAK_JOBS, ...). Run it before each submission that touches the collector.
+soak:
+	$(MAKE) -C lib soak
 
 demo:
 	$(MAKE) -C demo run
