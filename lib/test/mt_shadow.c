@@ -35,7 +35,7 @@
  * operations per thread), SHADOW_THREADS (mutators, default 3), SOAK_JOBS
  * (parallel runs), SOAK_DIR (logs of failed runs), SHADOW_GCLOCKER_LOCAL=1
  * (also in GCLocker mode, hold a section on an array whose only root is a
- * local variable - issue 14 defect 3; off until fixed), SHADOW_DISABLE=
+ * local variable - issue 14 defect 3; on by default, 0 = off), SHADOW_DISABLE=
  * critical,deposit,take,nested,churn,collect,humref,humprim (operations or
  * object shapes left out, to narrow a failure down).
  * The driver sorts failed runs into classes by their output: "shadow: live
@@ -1416,7 +1416,7 @@ static int run_one(const char *mode_name)
 		nthreads = 3;
 	run_secs = atof(env_or("SHADOW_SECS", SANITIZED ? "1" : "2"));
 	max_ops = strtoull(env_or("SHADOW_OPS", "0"), NULL, 0);
-	gclocker_local = atoi(env_or("SHADOW_GCLOCKER_LOCAL", "0"));
+	gclocker_local = atoi(env_or("SHADOW_GCLOCKER_LOCAL", "1"));
 	disabled = env_or("SHADOW_DISABLE", "");
 	for (int i = 0; i < W_NREFS; i++)
 		wide_refs[i] = W_R + 8 * i;
