@@ -145,6 +145,6 @@ void kgc__barrier_slow(kgc_thread *t, kgc_obj *slot, kgc_obj val)
 			fatal("reference store: thread '%s': value %p has a bad header %#llx (stale pointer "
 			      "after a collection?)", t->name, (void *)val, (unsigned long long)hd);
 		if (((uintptr_t)slot ^ (uintptr_t)val) >> h->region_shift)
-			*card_for(h, slot) = CARD_DIRTY;
+			__atomic_store_n(card_for(h, slot), CARD_DIRTY, __ATOMIC_RELAXED);	/* other threads too */
 	}
 }

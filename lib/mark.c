@@ -96,6 +96,8 @@ struct cmark {
 	bool cand_ready;		/* cards rebuilt: candidates may be evacuated */
 	uint32_t rb_i;			/* rebuild cursor: region, object */
 	char *rb_p;
+	char **rb_top;			/* per region: what the rebuild walks, [bottom, rb_top),
+					 * taken at cleanup (mutators change types and tops) */
 	/* cycle stats */
 	uint64_t t_start, marked_bytes;
 	uint64_t pace_ns0;		/* h->pace_ns at the cycle's start */
@@ -431,14 +433,15 @@ static bool rebuild_work(struct kgc_heap *h, struct cmark *cm, bool bounded)
 
 	while (cm->rb_i < h->nregions) {
 		struct region *r = &h->regions[cm->rb_i];
+		char *lim = cm->rb_top[cm->rb_i];
 
-		if (r->type != RT_OLD && r->type != RT_HUM_START) {
+		if (lim == r->bottom) {
 			cm->rb_i++;
 			continue;
 		}
 		if (!cm->rb_p)
 			cm->rb_p = r->bottom;
-		while (cm->rb_p < r->top) {
+		while (cm->rb_p < lim) {
 			char *p = cm->rb_p;
 			uint64_t hd = __atomic_load_n(obj_hdr(p), __ATOMIC_RELAXED);
 
@@ -599,8 +602,9 @@ int cm_init(struct kgc_heap *h)
 	cm->humdead = calloc(h->nregions, sizeof(uint32_t));
 	cm->swept = calloc(h->nregions, 1);
 	cm->cand = calloc(h->nregions, sizeof(*cm->cand));
+	cm->rb_top = calloc(h->nregions, sizeof(*cm->rb_top));
 	if (!cm->bits || !cm->tams || !cm->live || !cm->sweep || !cm->empty || !cm->humdead ||
-	    !cm->swept || !cm->cand) {
+	    !cm->swept || !cm->cand || !cm->rb_top) {
 		h->cm = cm;
 		cm_destroy(h);
 		return -ENOMEM;
@@ -638,6 +642,7 @@ void cm_destroy(struct kgc_heap *h)
 	free(cm->humdead);
 	free(cm->swept);
 	free(cm->cand);
+	free(cm->rb_top);
 	free(cm->swept_chunks);
 	free(cm->chunks);
 	if (cm->started || cm->bits) {
@@ -843,6 +848,14 @@ static void cleanup(struct kgc_heap *h, struct cmark *cm)
 	cm->nswept = cm->swept_cap = cm->swept_bytes = 0;
 	cm->cycles++;
 	if (cm->ncand) {
+		/* old and humongous regions as they are now: regions that become
+		 * old later (a mutator's humongous allocation) hold no reference
+		 * into a candidate that the write barrier did not card */
+		for (uint32_t i = 0; i < h->nregions; i++) {
+			struct region *r = &h->regions[i];
+
+			cm->rb_top[i] = r->type == RT_OLD || r->type == RT_HUM_START ? r->top : r->bottom;
+		}
 		cm->rebuilding = true;
 		cm->rebuild_cpu = 0;
 		if (!cm->started) {

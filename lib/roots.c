@@ -163,7 +163,9 @@ void obj_iterate_refs(struct kgc_heap *h, kgc_obj o, slot_fn fn, void *ctx)
 		for (uint32_t i = 0; i < ti->nrefs; i++) {
 			kgc_obj *s = (kgc_obj *)((char *)o + ti->ref_offsets[i]);
 
-			if (*s)
+			/* relaxed atomic (a plain load): the mark rebuild reads
+			 * fields while mutators store them */
+			if (__atomic_load_n(s, __ATOMIC_RELAXED))
 				fn(h, s, ctx);
 		}
 		break;
@@ -173,7 +175,7 @@ void obj_iterate_refs(struct kgc_heap *h, kgc_obj o, slot_fn fn, void *ctx)
 		size_t n = kgc_array_length(o);
 
 		for (size_t i = 0; i < n; i++)
-			if (s[i])
+			if (__atomic_load_n(&s[i], __ATOMIC_RELAXED))
 				fn(h, &s[i], ctx);
 		break;
 	}
