@@ -17,12 +17,15 @@
  *   alloc.c     TLABs, slow path, humongous
  *   thread.c    attach/detach, native state transitions
  *   safepoint.c stop/resume the world, collection requests, GCLocker
+ *   collect.c   the collection driver: plans, runs and records each pause
  *   roots.c     frames, global handles
  *   cardtable.c card table and block-offset table
  *   young.c     young evacuation (with evacuation failure)
  *   full.c      mark + sliding compaction
  *   mark.c      concurrent marking (SATB) and sweeping of old space
  *   verify.c    heap verifier
+ *   weak.c      weak references, cleaners, identity hashes (weak cells)
+ *   stale.c     KGC_STALE_CHECK debug mode (quarantined regions)
  *   critical.c  critical API, pin counts, per-thread pin cache
  */
 #ifndef KGC_GC_INTERNAL_H
@@ -465,7 +468,8 @@ static inline void thread_to_managed(struct kgc_thread *t)
 }
 void thread_to_managed(struct kgc_thread *t);
 void sp_block(struct kgc_thread *t);
-enum gc_reason { GCR_ALLOC = 0, GCR_EXPLICIT, GCR_HUMONGOUS };
+enum gc_reason { GCR_ALLOC = 0, GCR_EXPLICIT, GCR_HUMONGOUS, GCR_YOUNG_FAILED };
+void collect_run(struct kgc_heap *h, int kind, int reason);	/* collect.c, at a safepoint */
 int sp_collect(struct kgc_thread *t, int kind, int reason, uint64_t epoch);
 int sp_collect_alloc(struct kgc_thread *t, int kind, int reason, uint64_t epoch,
 		     size_t alloc_size, char **out, size_t *zero);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * safepoint.c - stopping the world, running a collection, GCLocker mode.
+ * safepoint.c - stopping the world for a collection (collect.c runs it),
+ * GCLocker mode.
  *
  * Any thread may request a collection (there is no VM thread). The requester
  * becomes GC-safe itself, takes gc_lock, raises the poll word, waits until
@@ -84,90 +85,6 @@ void sp_retire_tlabs(struct kgc_heap *h)
 		alloc_retire_tlab(t);
 }
 
-static const char *cause_name(int reason)
-{
-	switch (reason) {
-	case GCR_EXPLICIT: return "Explicit";
-	case GCR_HUMONGOUS: return "Humongous Allocation";
-	default: return "Allocation Failure";
-	}
-}
-
-/* At the safepoint, h->lock held. */
-static uint64_t cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void do_collect(struct kgc_heap *h, int kind, int reason)
-{
-	uint64_t t0 = now_ns(), c0 = cpu_ns();
-	size_t before;
-	uint32_t npinned = 0;
-	unsigned fail = 0;
-
-	stale_release(h, false);	/* KGC_STALE_CHECK: quarantine over */
-	sp_retire_tlabs(h);
-	h->eden_cur = -1;
-	cm_pause_begin(h);
-	if (kind == KGC_GC_YOUNG) {
-		const char *phase;
-
-		h->gc_id++;
-		before = heap_used_bytes(h);
-		if (h->opt.verify)
-			verify_heap(h, "before young GC");
-		pins_compute(h);
-		young_collect(h, &npinned, &fail);
-		policy_young_pause(h, now_ns() - t0);
-		phase = cm_after_young(h);
-		if (h->opt.verify)
-			verify_heap(h, "after young GC");
-		policy_after_gc(h, false);
-		atomic_store_explicit(&h->pace_permille, policy_pace(h, cm_marker_busy(h)),
-				      memory_order_relaxed);
-		{
-			uint64_t ns = now_ns() - t0;
-
-			stats_pause(h, false, ns);
-			log_gc(h, "Pause Young", phase ? phase : h->last_mixed ? "Mixed" : "Normal",
-			       before, heap_used_bytes(h), ns,
-			       npinned, fail);
-			log_line(h, LOG_HEAP, "young: cpu %.3fms (wall %.3fms)", (cpu_ns() - c0) / 1e6, ns / 1e6);
-		}
-		if (!policy_should_full(h)) {
-			cm_pause_end(h);
-			return;
-		}
-		t0 = now_ns();
-		reason = -1;
-	}
-	h->gc_id++;
-	before = heap_used_bytes(h);
-	if (h->opt.verify)
-		verify_heap(h, "before full GC");
-	cm_abort(h);
-	pins_compute(h);
-	npinned = 0;
-	full_collect(h, &npinned);
-	if (h->opt.verify)
-		verify_heap(h, "after full GC");
-	policy_after_gc(h, true);
-	policy_uncommit(h);
-	atomic_store_explicit(&h->pace_permille, 0, memory_order_relaxed);
-	{
-		uint64_t ns = now_ns() - t0;
-
-		stats_pause(h, true, ns);
-		log_gc(h, "Pause Full", reason < 0 ? "G1 Compaction Pause" : cause_name(reason),
-		       before, heap_used_bytes(h), ns, npinned, 0);
-	}
-	cm_pause_end(h);
-}
-
 static void gclocker_wait(struct kgc_heap *h)
 {
 	uint64_t t0;
@@ -224,12 +141,12 @@ int sp_collect_alloc(struct kgc_thread *t, int kind, int reason, uint64_t epoch,
 		pthread_mutex_lock(&h->lock);
 		uint64_t full_before = h->st.full_gcs;
 
-		do_collect(h, kind, reason);
+		collect_run(h, kind, reason);
 		if (alloc_size) {
 			*out = alloc_locked(t, alloc_size, zero);
 			if (!*out && h->st.full_gcs == full_before) {
 				/* the young collection was not enough */
-				do_collect(h, KGC_GC_FULL, reason);
+				collect_run(h, KGC_GC_FULL, reason);
 				*out = alloc_locked(t, alloc_size, zero);
 			}
 			if (!*out) {
