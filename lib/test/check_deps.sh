@@ -14,6 +14,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 fail=0
 bad() { echo "check-deps: FAIL: $*"; fail=1; }
 
+for f in libkgc.so libkgc-native.so libkgc.a; do
+	[ -f "$b/$f" ] || { echo "check-deps: FAIL: $b/$f missing"; exit 1; }
+done
+
 needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
 
 core_needed=$(needed "$b/libkgc.so")
