@@ -22,9 +22,9 @@
 #include "common.h"
 
 #ifdef HAVE_KGC
-#include <kgc.h>
+#include <kgc_native.h>
 
-extern int native_force_ffi;	/* lib/native_call.c (internal; static link) */
+extern int native_force_ffi;	/* lib/native/native_call.c (libkgc-native internal; static link) */
 
 #define ITERS 4000000	/* calls per variant (BENCH_SCALE scales) */
 #define REPS 40		/* ... in REPS interleaved chunks */

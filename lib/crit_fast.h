@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * crit_fast.h - the critical fast paths shared by critical.c (the critical
- * API) and native_call.c (critical natives): the per-thread pin cache and
- * the pin/unpin of one array by a critical native.
+ * crit_fast.h - the critical fast paths of critical.c (the critical API):
+ * the per-thread pin cache. (The pin of one array by a critical native,
+ * cn_arg, is kgc_ext.h's, for libkgc-native.)
  *
  * Pin cache: the pins of a thread on one region not yet added to the region
  * count. Pin/unpin on the cached region are plain loads and stores of the
@@ -62,54 +62,13 @@ crit_enter_fast(struct kgc_thread *t, kgc_obj *ref, size_t *length, uint32_t *id
 }
 
 /*
- * Critical natives with one array argument (native_call.c's direct stubs).
- * The array is not a critical section: it is the thread's cn_arg, a root
- * that pins its region (pins_compute, roots_iterate_critical) while set.
- * It is set only between crit_native_enter and crit_native_exit, that is
- * while the thread runs the native in native state, or blocks in the exit
- * for a collection that started meanwhile. A thread is managed before and
- * after, so no collection sees it change: no pin count, no critical stack.
- *
- * crit_native_enter(t, o, &len): t managed, o a non-null object in no root.
- * If the fast path applies (pin mode, unchecked, o an unforwarded primitive
- * array): sets cn_arg, counts a critical get, puts t in native state, stores
- * the length and returns the elements - plain loads and stores only. Else
- * returns NULL and changes nothing (the caller uses kgc_critical_get).
+ * Critical natives with one array argument: the array is the thread's
+ * cn_arg, a root that pins its region (pins_compute, roots_iterate_critical)
+ * while set. kgc_ext.h's kgc_ext_cn_enter/kgc_ext_cn_exit set and clear it
+ * (inline, for libkgc-native); this is their slow exit, when the native left
+ * critical sections of its own open (exported as kgc__cn_exit_slow, ext.c).
  */
-static inline __attribute__((always_inline)) void *
-crit_native_enter(struct kgc_thread *t, kgc_obj o, size_t *len)
-{
-	struct kgc_thread_pub *p = &t->pub;
-
-	if (unlikely(!p->crit_fast || __atomic_load_n(&p->state, __ATOMIC_RELAXED) != TS_MANAGED ||
-		     (*(const uint64_t *)o & KGC__HDR_PRIM_MASK) != KGC__HDR_PRIM_ARRAY))
-		return NULL;
-	__atomic_store_n(&t->cn_arg, o, __ATOMIC_RELAXED);
-	kgc__crit_count(p);
-	*len = kgc_array_length(o);
-	__atomic_store_n(&p->state, TS_NATIVE, __ATOMIC_RELEASE);	/* publishes cn_arg */
-	return kgc_array_data(o);
-}
-
 void crit_native_exit_slow(struct kgc_thread *t);	/* critical.c */
-
-/*
- * crit_native_exit(t): after a successful crit_native_enter, t in native
- * state. Back to managed (blocking while a collection runs: cn_arg still
- * pins the array), then clears cn_arg. Sections the native left open of its
- * own (it keeps t in native state then, as after any native) are the slow
- * path's.
- */
-static inline __attribute__((always_inline)) void crit_native_exit(struct kgc_thread *t)
-{
-	if (unlikely(t->pub.crit_open)) {
-		crit_native_exit_slow(t);
-		return;
-	}
-	if (unlikely(!kgc__to_managed(&t->pub)))
-		thread_to_managed_slow(t, TS_NATIVE);
-	__atomic_store_n(&t->cn_arg, (kgc_obj)0, __ATOMIC_RELAXED);
-}
 
 /* Test hook (critical.c): the kernel pin query of h's next ngcs collections
  * fails, as a failed KGC_IOC_PIN_QUERY would. */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gc_internal.h - internals of the collector (everything in lib/ except the
- * native bridge). Internal names never start with kgc_ (the version script
- * exports kgc_*); each module uses its own prefix.
+ * gc_internal.h - internals of the collector (the .c files of lib/; the
+ * native bridge in lib/native/ is a separate library, libkgc-native, on
+ * kgc.h and kgc_ext.h). Internal names never start with kgc_ (the version
+ * script exports kgc_*); each module uses its own prefix.
  *
  *   error.c     kgc_last_error, err_set, fatal (checked-mode aborts)
  *   options.c   the one table of KGC_* environment variables
@@ -27,6 +28,7 @@
  *   weak.c      weak references, cleaners, identity hashes (weak cells)
  *   stale.c     KGC_STALE_CHECK debug mode (quarantined regions)
  *   critical.c  critical API, pin counts, per-thread pin cache
+ *   ext.c       extension slots and hooks for layered libraries (kgc_ext.h)
  */
 #ifndef KGC_GC_INTERNAL_H
 #define KGC_GC_INTERNAL_H
@@ -212,9 +214,18 @@ enum thread_state { TS_MANAGED = KGC__TS_MANAGED, TS_NATIVE = KGC__TS_NATIVE, TS
 #define THREAD_DEAD 0xdeadbeefu
 #define FRAME_MAGIC 0x6b676672u
 
+/* An extension's data on a heap or thread (ext.c, kgc_ext.h). */
+#define EXT_SLOTS 4
+struct ext_slot {
+	const struct kgc_ext *ext;	/* owner, NULL = free */
+	void *data;
+};
+void ext_thread_detach(struct kgc_thread *t);	/* kgc_thread_detach, t managed */
+void ext_heap_destroy(struct kgc_heap *h);	/* kgc_heap_destroy, no thread attached */
+
 struct kgc_thread {
 	struct kgc_thread_pub pub;	/* must be first */
-	kgc_obj cn_arg;			/* array of the running critical native (crit_fast.h) */
+	kgc_obj cn_arg;			/* array of the running critical native (kgc_ext.h) */
 	char *tlab_top, *tlab_end, *tlab_start;
 	struct kgc_heap *heap;
 	uint32_t magic;
@@ -242,7 +253,7 @@ struct kgc_thread {
 	uint64_t bytes_allocated;
 	struct kgc_thread *next, *prev;
 	char name[40];
-	struct native_exc *native_exc;	/* pending native exception (native_call.c) */
+	struct ext_slot ext[EXT_SLOTS];	/* layered libraries' data (ext.c) */
 };
 
 /* struct kgc_thread_pub is compiled into callers of kgc.h's inline functions:
@@ -338,6 +349,8 @@ struct kgc_heap {
 	_Atomic uint64_t gc_count;	/* completed collections */
 	struct kgc_thread *threads;
 	struct kgc_thread *zombies;	/* checked mode: detached threads, kept to diagnose use */
+	pthread_mutex_t ext_lock;	/* writers of ext (ext.c) */
+	struct ext_slot ext[EXT_SLOTS];	/* layered libraries' data, e.g. libkgc-native's registry */
 	uint32_t nthreads;
 	/* GCLocker */
 	_Atomic uint32_t locker_count;

@@ -96,6 +96,7 @@ API int kgc_heap_create(const struct kgc_options *opts, kgc_heap **out)
 	pthread_mutex_init(&h->sp_lock, NULL);
 	pthread_cond_init(&h->sp_cond, NULL);
 	pthread_cond_init(&h->locker_cond, NULL);
+	pthread_mutex_init(&h->ext_lock, NULL);
 	policy_init(h);
 	err = cm_init(h);
 	if (err)
@@ -110,6 +111,7 @@ API int kgc_heap_create(const struct kgc_options *opts, kgc_heap **out)
 	*out = h;
 	return 0;
 fail_locks:
+	pthread_mutex_destroy(&h->ext_lock);
 	pthread_mutex_destroy(&h->lock);
 	pthread_mutex_destroy(&h->gc_lock);
 	pthread_mutex_destroy(&h->sp_lock);
@@ -161,7 +163,7 @@ API int kgc_heap_destroy(kgc_heap *h)
 		return -EBUSY;
 	}
 	pthread_mutex_unlock(&h->lock);
-	kgc_native_heap_release(h);	/* the native bridge's registry for this heap */
+	ext_heap_destroy(h);	/* layered libraries' heap data, e.g. libkgc-native's registry */
 	heap = (size_t)h->nregions << h->region_shift;
 	young_pool_destroy(h);
 	cm_destroy(h);
@@ -188,6 +190,7 @@ API int kgc_heap_destroy(kgc_heap *h)
 	pthread_mutex_destroy(&h->sp_lock);
 	pthread_cond_destroy(&h->sp_cond);
 	pthread_cond_destroy(&h->locker_cond);
+	pthread_mutex_destroy(&h->ext_lock);
 	free(h);
 	return 0;
 }

@@ -175,7 +175,7 @@ API int kgc_thread_detach(kgc_thread *t)
 	}
 	if (thread_state(t) != TS_MANAGED)
 		thread_to_managed(t);
-	kgc_native_exception_clear(t);	/* a pending native exception dies with t */
+	ext_thread_detach(t);	/* layered libraries' data dies with t (kgc_ext.h) */
 	alloc_retire_tlab(t);
 	pin_flush_cache(t);
 	thread_set_native(t, TS_BLOCKED);

@@ -4,7 +4,7 @@
 #define KGC_NATIVE_TEST_H
 
 #include "test.h"
-#include "../native_internal.h"
+#include "../native/native_internal.h"
 
 static kgc_heap *nt_heap;
 static kgc_thread *nt_thread;

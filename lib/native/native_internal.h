@@ -1,6 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * native_internal.h - internals of the native-call bridge (lib/native_*.c).
+ * native_internal.h - internals of libkgc-native, the native-call bridge
+ * (lib/native/). It is built on the public core API (kgc.h) and the core's
+ * extension hooks (kgc_ext.h) only - never gc_internal.h:
+ *   - the per-heap registry is the bridge's data in the heap's extension
+ *     slot (native_ext); kgc_heap_destroy runs its heap_destroy hook;
+ *   - a thread's pending exception is its data in the thread's slot; the
+ *     thread_detach hook frees it;
+ *   - critical natives with one array pin it with kgc_ext_cn_enter/_exit.
  *
  *   native_sig.c       descriptor parser, 64-bit fingerprint, JNI name mangling
  *   native_registry.c  per-heap registry: owners, methods, registration,
@@ -22,7 +29,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <kgc.h>
+#include <kgc_native.h>
+#include <kgc_ext.h>
 
 /* Public entry points (the library builds with -fvisibility=hidden). */
 #define NATIVE_API __attribute__((visibility("default")))
@@ -180,7 +188,7 @@ struct native_library {
 
 struct native_registry {
 	kgc_heap *heap;
-	struct native_registry *next;
+	bool checked;			/* the heap's KGC_CHECK */
 	pthread_mutex_t lock;
 	struct kgc_native_class *classes;
 	struct native_library *libs, **libs_tail;
@@ -192,6 +200,10 @@ struct native_registry {
 void native_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Reads back the message native_error set on this thread. */
 const char *native_error_msg(void);
+
+/* The bridge's extension (kgc_ext.h): its hooks free the heap's registry
+ * and a detached thread's pending exception. */
+extern const struct kgc_ext native_ext;
 
 /* Tests: registries alive (kgc_native_heap_release / kgc_heap_destroy free them). */
 unsigned native_registry_count(void);
@@ -230,7 +242,10 @@ kgc_jobject native_env_new_local(struct native_env *env, kgc_obj obj);
 /* Pops spilled local chunks (managed state). */
 void native_env_pop_locals(struct native_env *env);
 
-/* Sets the pending exception of t after a native call (-EPROTO); t->native_exc. */
+/* Sets the pending exception of t after a native call (-EPROTO); it is t's
+ * data in native_ext's thread slot. */
 int native_exception_set(kgc_thread *t, kgc_obj exc, char *msg /* owned */);
+/* native_ext's thread_detach hook: frees the pending exception e of t. */
+void native_exception_free(kgc_thread *t, void *e);
 
 #endif

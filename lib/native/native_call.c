@@ -35,7 +35,6 @@
 #include <string.h>
 
 #include "native_internal.h"
-#include "crit_fast.h"
 
 #if defined(__x86_64__) || defined(__aarch64__)
 #define NATIVE_DIRECT 1
@@ -586,7 +585,7 @@ static __attribute__((noinline)) int crit_a1_i32_slow(kgc_thread *t, struct kgc_
 
 static __attribute__((noinline)) int crit_a1_i32_too_long(kgc_thread *t, struct kgc_method *m)
 {
-	crit_native_exit(t);
+	kgc_ext_cn_exit(t);
 	return crit_fail(t, m, 0, "longer than 2^31-1 elements");
 }
 
@@ -602,14 +601,14 @@ static int invoke_crit_a1_i32(kgc_thread *t, struct kgc_method *m, kgc_obj recv,
 	void *p;
 	int32_t v;
 
-	if (unlikely(!a || !(p = crit_native_enter(t, a, &len))))
+	if (unlikely(!a || !(p = kgc_ext_cn_enter(t, a, &len))))
 		return crit_a1_i32_slow(t, m, fn, a, res);
 	if (unlikely(len > INT32_MAX))
 		return crit_a1_i32_too_long(t, m);
 	v = ((int32_t (*)(int32_t, void *))fn)((int32_t)len, p);
 	if (res)
 		res->i = v;
-	crit_native_exit(t);
+	kgc_ext_cn_exit(t);
 	return 0;
 }
 
@@ -746,14 +745,11 @@ static __attribute__((noinline, cold)) int entry_wrong_method(struct kgc_method 
 	return -EINVAL;
 }
 
-/* Back to managed after a native (kgc_leave_native, inline). */
+/* Back to managed after a native (kgc_leave_native, inline; sections the
+ * native left open keep t in native state). */
 static inline __attribute__((always_inline)) void native_return(kgc_thread *t)
 {
-	/* sections the native left open keep t in native state: see kgc_leave_native */
-	if (unlikely(t->pub.crit_open))
-		kgc_leave_native(t);
-	else
-		thread_to_managed(t);
+	kgc_ext_leave_native(t);
 }
 
 /* Generic (and checked-heap) entries, and every slow case of the fast ones. */
@@ -809,7 +805,7 @@ reg_entry_call(kgc_thread *t, struct kgc_method *m, void *fn, bool one_ref, kgc_
 	env.exc_msg = NULL;
 	env.exc_pending = false;
 	kgc_frame_push(t, &frame, slots, nrefs + 1, NULL);
-	thread_set_native(t, TS_NATIVE);
+	kgc_ext_enter_native(t);
 	if (one_ref)
 		v = ((int32_t (*)(kgc_env *, kgc_jclass, kgc_jobject))fn)(
 			(kgc_env *)&env, m->owner, arg ? &slots[1] : NULL);
@@ -867,7 +863,7 @@ static int entry_crit_v(kgc_thread *t, kgc_method *m)
 
 	if (unlikely(!fn))
 		return entry_v_generic(t, m);
-	thread_set_native(t, TS_NATIVE);
+	kgc_ext_enter_native(t);
 	((void (*)(void))fn)();
 	native_return(t);
 	return 0;
@@ -885,21 +881,21 @@ static int entry_crit_l_i(kgc_thread *t, kgc_method *m, kgc_obj a, int32_t *res)
 	void *fn = entry_fn(m, EK_CRIT_L_I), *p;
 	int32_t v;
 
-	if (unlikely(!fn || !a || !(p = crit_native_enter(t, a, &len))))
+	if (unlikely(!fn || !a || !(p = kgc_ext_cn_enter(t, a, &len))))
 		return entry_l_i_generic(t, m, a, res);
 	if (unlikely(len > INT32_MAX))
 		return crit_a1_i32_too_long(t, m);
 	v = ((int32_t (*)(int32_t, void *))fn)((int32_t)len, p);
 	if (res)	/* before the exit: v need not survive it */
 		*res = v;
-	crit_native_exit(t);
+	kgc_ext_cn_exit(t);
 	return 0;
 }
 
 NATIVE_API int kgc_native_entry(kgc_method *m, enum kgc_native_shape shape,
 				union kgc_native_entry *out)
 {
-	const struct kgc_heap *h;
+	bool checked;
 	unsigned have;
 	int rc;
 
@@ -925,14 +921,14 @@ NATIVE_API int kgc_native_entry(kgc_method *m, enum kgc_native_shape shape,
 			return rc;
 	}
 	/* checked heaps: every call goes through kgc_native_call's checks */
-	h = m->owner->reg->heap;
+	checked = m->owner->reg->checked;
 	if (shape == KGC_NATIVE_SHAPE_V) {
-		if (h->opt.check || m->ekind == EK_V_GENERIC)
+		if (checked || m->ekind == EK_V_GENERIC)
 			out->v = entry_v_generic;
 		else
 			out->v = m->ekind == EK_CRIT_V ? entry_crit_v : entry_reg_v;
 	} else {
-		if (h->opt.check || m->ekind == EK_L_I_GENERIC)
+		if (checked || m->ekind == EK_L_I_GENERIC)
 			out->l_i = entry_l_i_generic;
 		else
 			out->l_i = m->ekind == EK_CRIT_L_I ? entry_crit_l_i : entry_reg_l_i;
@@ -944,8 +940,9 @@ NATIVE_API int kgc_native_entry(kgc_method *m, enum kgc_native_shape shape,
 
 /*
  * The pending exception of a kgc_thread: allocated on its first exception,
- * freed by kgc_native_exception_clear (which kgc_thread_detach calls, from
- * whichever OS thread detaches it).
+ * kept as the thread's data in native_ext's slot (kgc_ext.h), freed by
+ * kgc_native_exception_clear or by native_ext's thread_detach hook, which
+ * kgc_thread_detach runs from whichever OS thread detaches t.
  */
 struct native_exc {
 	kgc_handle h;		/* roots the exception object */
@@ -955,15 +952,15 @@ struct native_exc {
 
 int native_exception_set(kgc_thread *t, kgc_obj exc, char *msg)
 {
-	struct native_exc *e = t->native_exc;
+	struct native_exc *e = kgc_ext_thread_get(t, &native_ext);
 
 	if (!e) {
 		e = calloc(1, sizeof(*e));
-		if (!e) {
+		if (!e || kgc_ext_thread_set(t, &native_ext, e)) {
+			free(e);
 			free(msg);
 			return -ENOMEM;
 		}
-		t->native_exc = e;
 	}
 	if (!e->h) {
 		e->h = kgc_handle_new(t, exc);
@@ -982,7 +979,7 @@ int native_exception_set(kgc_thread *t, kgc_obj exc, char *msg)
 
 NATIVE_API kgc_obj kgc_native_exception(kgc_thread *t)
 {
-	const struct native_exc *e = t ? t->native_exc : NULL;
+	const struct native_exc *e = t ? kgc_ext_thread_get(t, &native_ext) : NULL;
 
 	if (!e || !e->pending)
 		return NULL;
@@ -991,22 +988,29 @@ NATIVE_API kgc_obj kgc_native_exception(kgc_thread *t)
 
 NATIVE_API const char *kgc_native_exception_message(kgc_thread *t)
 {
-	const struct native_exc *e = t ? t->native_exc : NULL;
+	const struct native_exc *e = t ? kgc_ext_thread_get(t, &native_ext) : NULL;
 
 	if (!e || !e->pending)
 		return NULL;
 	return e->msg;
 }
 
-NATIVE_API void kgc_native_exception_clear(kgc_thread *t)
+void native_exception_free(kgc_thread *t, void *data)
 {
-	struct native_exc *e = t ? t->native_exc : NULL;
+	struct native_exc *e = data;
 
-	if (!e)
-		return;
 	if (e->h)
 		kgc_handle_free(t, e->h);
 	free(e->msg);
 	free(e);
-	t->native_exc = NULL;
+}
+
+NATIVE_API void kgc_native_exception_clear(kgc_thread *t)
+{
+	struct native_exc *e = t ? kgc_ext_thread_get(t, &native_ext) : NULL;
+
+	if (!e)
+		return;
+	kgc_ext_thread_set(t, &native_ext, NULL);
+	native_exception_free(t, e);
 }

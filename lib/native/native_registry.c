@@ -4,11 +4,13 @@
  * methods (hashed by owner/name/descriptor), RegisterNatives-style binding,
  * lazy lookup of JNI-mangled symbols with dlsym, loaded libraries.
  *
- * kgc_heap is the collector's structure, so the bridge keeps its registries
- * in a global list keyed by heap (touched only by register/find/load/release,
- * never by calls). Methods live until kgc_native_heap_release, so a
- * kgc_method * stays valid across unregistration; its binding (fn) is the
- * only field that changes after creation and is read/written atomically.
+ * The registry of a heap is the bridge's data in the heap's extension slot
+ * (kgc_ext.h, native_ext): created on first use, freed by
+ * kgc_native_heap_release or, through native_ext's heap_destroy hook, by
+ * kgc_heap_destroy. Touched only by register/find/load/release, never by
+ * calls. Methods live until then, so a kgc_method * stays valid across
+ * unregistration; its binding (fn) is the only field that changes after
+ * creation and is read/written atomically.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -20,9 +22,6 @@
 
 #include "native_internal.h"
 
-/* The collector's error setter (error.c): feeds kgc_last_error. */
-void err_set(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
 static __thread char native_errbuf[512];
 
 void native_error(const char *fmt, ...)
@@ -32,7 +31,7 @@ void native_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(native_errbuf, sizeof(native_errbuf), fmt, ap);
 	va_end(ap);
-	err_set(0, "%s", native_errbuf);
+	kgc_ext_error("%s", native_errbuf);
 }
 
 const char *native_error_msg(void)
@@ -40,29 +39,40 @@ const char *native_error_msg(void)
 	return native_errbuf;
 }
 
-static pthread_mutex_t regs_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct native_registry *regs;
+static void registry_free(struct native_registry *r);
 
+static void ext_heap_destroy(kgc_heap *heap, void *data)
+{
+	registry_free(data);
+}
+
+const struct kgc_ext native_ext = {
+	.name = "libkgc-native",
+	.thread_detach = native_exception_free,
+	.heap_destroy = ext_heap_destroy,
+};
+
+static unsigned nregs;	/* registries alive (tests) */
+
+/* heap's registry (the bridge's data in the heap's extension slot). */
 static struct native_registry *registry_get(kgc_heap *heap, bool create)
 {
-	struct native_registry *r;
+	struct native_registry *r = kgc_ext_heap_get(heap, &native_ext), *cur;
 
-	pthread_mutex_lock(&regs_lock);
-	for (r = regs; r; r = r->next)
-		if (r->heap == heap)
-			break;
-	if (!r && create) {
-		r = calloc(1, sizeof(*r));
-		if (r) {
-			r->heap = heap;
-			pthread_mutex_init(&r->lock, NULL);
-			r->libs_tail = &r->libs;
-			r->next = regs;
-			regs = r;
-		}
-	}
-	pthread_mutex_unlock(&regs_lock);
-	return r;
+	if (r || !create)
+		return r;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->heap = heap;
+	r->checked = kgc_ext_heap_checked(heap);
+	pthread_mutex_init(&r->lock, NULL);
+	r->libs_tail = &r->libs;
+	__atomic_fetch_add(&nregs, 1, __ATOMIC_RELAXED);
+	cur = kgc_ext_heap_install(heap, &native_ext, r);
+	if (cur != r)		/* another thread's first, or no free slot */
+		registry_free(r);
+	return cur;
 }
 
 static uint64_t hash_str(uint64_t h, const char *s)
@@ -534,26 +544,11 @@ NATIVE_API int kgc_native_load_library(kgc_heap *heap, const char *path)
 /* Tests: registries alive (one per heap that used the bridge). */
 unsigned native_registry_count(void)
 {
-	unsigned n = 0;
-
-	pthread_mutex_lock(&regs_lock);
-	for (struct native_registry *r = regs; r; r = r->next)
-		n++;
-	pthread_mutex_unlock(&regs_lock);
-	return n;
+	return __atomic_load_n(&nregs, __ATOMIC_RELAXED);
 }
 
-NATIVE_API void kgc_native_heap_release(kgc_heap *heap)
+static void registry_free(struct native_registry *r)
 {
-	struct native_registry *r, **pp;
-
-	pthread_mutex_lock(&regs_lock);
-	for (pp = &regs; (r = *pp); pp = &r->next)
-		if (r->heap == heap) {
-			*pp = r->next;
-			break;
-		}
-	pthread_mutex_unlock(&regs_lock);
 	if (!r)
 		return;
 	for (size_t b = 0; b < r->nbuckets; b++) {
@@ -582,4 +577,11 @@ NATIVE_API void kgc_native_heap_release(kgc_heap *heap)
 	}
 	pthread_mutex_destroy(&r->lock);
 	free(r);
+	__atomic_fetch_sub(&nregs, 1, __ATOMIC_RELAXED);
+}
+
+NATIVE_API void kgc_native_heap_release(kgc_heap *heap)
+{
+	if (heap)
+		registry_free(kgc_ext_heap_take(heap, &native_ext));
 }
