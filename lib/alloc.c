@@ -11,10 +11,10 @@
 
 #define API __attribute__((visibility("default")))
 
-void alloc_retire_tlab(struct kgc_thread *t)
+void kgci_alloc_retire_tlab(struct kgc_thread *t)
 {
 	if (t->tlab_top && t->tlab_top < t->tlab_end)
-		obj_fill(t->tlab_top, (size_t)(t->tlab_end - t->tlab_top));
+		kgci_obj_fill(t->tlab_top, (size_t)(t->tlab_end - t->tlab_top));
 	t->tlab_top = t->tlab_end = t->tlab_start = NULL;
 }
 
@@ -26,13 +26,13 @@ static char *eden_alloc(struct kgc_heap *h, size_t min, size_t want, size_t *got
 	long idx;
 
 	if (!r || (size_t)(r->end - r->top) < min) {
-		if (!policy_eden_available(h))
+		if (!kgci_policy_eden_available(h))
 			return NULL;
-		idx = region_alloc_free(h, RT_EDEN);
+		idx = kgci_region_alloc_free(h, RT_EDEN);
 		if (idx < 0)
 			return NULL;
 		if (r && r->top < r->end)
-			obj_fill(r->top, (size_t)(r->end - r->top)), r->top = r->end;
+			kgci_obj_fill(r->top, (size_t)(r->end - r->top)), r->top = r->end;
 		h->eden_regions++;
 		h->eden_cur = idx;
 		r = &h->regions[idx];
@@ -57,7 +57,7 @@ static char *humongous_alloc(struct kgc_heap *h, size_t size)
 	/* humongous allocation counts against old space: leave the reserve */
 	if (h->count[RT_FREE] < n + (h->eden_use_reserve ? 0 : 1))
 		return NULL;
-	idx = region_alloc_contig(h, n);
+	idx = kgci_region_alloc_contig(h, n);
 	if (idx < 0)
 		return NULL;
 	for (uint32_t k = 0; k < n; k++) {
@@ -76,7 +76,7 @@ static char *humongous_alloc(struct kgc_heap *h, size_t size)
  * requested the collection): humongous, outside-TLAB or TLAB refill.
  * *zero = bytes at the result the caller must clear.
  */
-char *alloc_locked(struct kgc_thread *t, size_t size, size_t *zero)
+char *kgci_alloc_locked(struct kgc_thread *t, size_t size, size_t *zero)
 {
 	struct kgc_heap *h = t->heap;
 	size_t got;
@@ -101,7 +101,7 @@ char *alloc_locked(struct kgc_thread *t, size_t size, size_t *zero)
 		*zero = h->eden_cur_zeroed ? 0 : size;
 		return p;
 	}
-	alloc_retire_tlab(t);
+	kgci_alloc_retire_tlab(t);
 	p = eden_alloc(h, size, h->tlab_size, &got);
 	if (p) {
 		t->tlab_start = p;
@@ -148,21 +148,21 @@ static struct region *pretouch_claim(struct kgc_heap *h)
 	if (backed > h->tospace_need || fresh < 0 || h->count[RT_FREE] < 2)
 		return NULL;
 	r = &h->regions[fresh];
-	region_set_type(h, r, RT_OLD);
+	kgci_region_set_type(h, r, RT_OLD);
 	r->top = r->bottom;
 	r->flags |= RF_PRETOUCH;
 	return r;
 }
 
 /* h->lock held: the region t was backing goes back to the free list. */
-void alloc_pretouch_end(struct kgc_thread *t)
+void kgci_alloc_pretouch_end(struct kgc_thread *t)
 {
 	struct region *r = t->pt_region;
 
 	if (!r)
 		return;
 	r->flags &= ~RF_PRETOUCH;
-	region_free(t->heap, r);	/* RF_ZEROED cleared: (partly) backed */
+	kgci_region_free(t->heap, r);	/* RF_ZEROED cleared: (partly) backed */
 	t->pt_region = NULL;
 }
 
@@ -193,7 +193,7 @@ static void alloc_pretouch(struct kgc_thread *t)
 	t->pt_next = p;
 	if (p == t->pt_region->end) {
 		pthread_mutex_lock(&h->lock);
-		alloc_pretouch_end(t);
+		kgci_alloc_pretouch_end(t);
 		pthread_mutex_unlock(&h->lock);
 	}
 }
@@ -214,7 +214,7 @@ static void alloc_pretouch(struct kgc_thread *t)
 #define ZERO_CHUNK	(32 * 1024)
 #define ZERO_POLL_TRIES	3
 
-void (*alloc_test_zero_hook)(struct kgc_heap *h);	/* test hook: between chunks */
+void (*kgci_alloc_test_zero_hook)(struct kgc_heap *h);	/* test hook: between chunks */
 
 static bool alloc_zero(struct kgc_thread *t, char *p, size_t size, size_t zero, bool poll)
 {
@@ -225,16 +225,16 @@ static bool alloc_zero(struct kgc_thread *t, char *p, size_t size, size_t zero, 
 		memset(p, 0, zero);
 		return true;
 	}
-	obj_fill(p, size);
+	kgci_obj_fill(p, size);
 	while (off < zero) {
 		size_t n = zero - off < ZERO_CHUNK ? zero - off : ZERO_CHUNK;
 
 		memset(p + off, 0, n);
 		off += n;
-		if (unlikely(alloc_test_zero_hook != NULL))
-			alloc_test_zero_hook(h);
+		if (unlikely(kgci_alloc_test_zero_hook != NULL))
+			kgci_alloc_test_zero_hook(h);
 		if (unlikely(atomic_load_explicit(&h->poll_word, memory_order_acquire))) {
-			sp_block(t);	/* the collection retired the TLAB too */
+			kgci_sp_block(t);	/* the collection retired the TLAB too */
 			__atomic_fetch_add(&h->alloc_zero_retries, 1, __ATOMIC_RELAXED);
 			return false;
 		}
@@ -244,7 +244,7 @@ static bool alloc_zero(struct kgc_thread *t, char *p, size_t size, size_t zero, 
 }
 
 /*
- * Allocation pacing (policy_pace): a thread that has run PACE_RUN_NS since
+ * Allocation pacing (kgci_policy_pace): a thread that has run PACE_RUN_NS since
  * pacing started or since its last sleep sleeps for its share, in native
  * state (a collection never waits for it). Wall time, pauses included (a
  * cycle that falls behind usually does so because pauses and mutators leave
@@ -256,7 +256,7 @@ static bool alloc_zero(struct kgc_thread *t, char *p, size_t size, size_t zero, 
 static void alloc_pace(struct kgc_thread *t, unsigned permille)
 {
 	struct kgc_heap *h = t->heap;
-	uint64_t now = now_ns(), ran = now - t->pace_t, ns;
+	uint64_t now = kgci_now_ns(), ran = now - t->pace_t, ns;
 	struct timespec ts;
 
 	if (!t->pace_t) {	/* pacing just started: count from now */
@@ -273,7 +273,7 @@ static void alloc_pace(struct kgc_thread *t, unsigned permille)
 	thread_set_native(t, TS_NATIVE);
 	nanosleep(&ts, NULL);
 	thread_to_managed(t);
-	t->pace_t = now_ns();
+	t->pace_t = kgci_now_ns();
 	atomic_fetch_add_explicit(&h->pace_stalls, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&h->pace_ns, t->pace_t - now, memory_order_relaxed);
 }
@@ -306,10 +306,10 @@ static char *alloc_slow(struct kgc_thread *t, size_t size)
 		int did;
 
 		if (unlikely(atomic_load_explicit(&h->poll_word, memory_order_acquire)))
-			sp_block(t);
+			kgci_sp_block(t);
 		pthread_mutex_lock(&h->lock);
 		h->eden_new_region = false;
-		p = alloc_locked(t, size, &zero);
+		p = kgci_alloc_locked(t, size, &zero);
 		if (h->eden_new_region && h->tospace_need && p)
 			t->pretouch_pending = true;
 		epoch = atomic_load(&h->gc_count);
@@ -318,7 +318,7 @@ static char *alloc_slow(struct kgc_thread *t, size_t size)
 			/* 0: another thread collected, 1: collected (p NULL: no room even after a
 			 * full collection), 2: collected and allocated, but lost the space to a
 			 * later collection before getting back */
-			did = sp_collect_alloc(t, KGC_GC_YOUNG, hum ? GCR_HUMONGOUS : GCR_ALLOC, epoch,
+			did = kgci_sp_collect_alloc(t, KGC_GC_YOUNG, hum ? GCR_HUMONGOUS : GCR_ALLOC, epoch,
 					       size, &p, &zero);
 			if (!p && did == 1)
 				break;
@@ -333,7 +333,7 @@ static char *alloc_slow(struct kgc_thread *t, size_t size)
 			/* a collection ran while clearing: the block is gone */
 		}
 	}
-	err_set(ENOMEM, "out of memory: cannot allocate %zu bytes (heap %zuM, %u regions, %u free)",
+	kgci_err_set(ENOMEM, "out of memory: cannot allocate %zu bytes (heap %zuM, %u regions, %u free)",
 		size, ((size_t)h->nregions << h->region_shift) >> 20, h->nregions, h->count[RT_FREE]);
 	return NULL;
 }
@@ -357,18 +357,18 @@ API kgc_obj kgc_alloc(kgc_thread *t, kgc_type_id type)
 	size_t size;
 
 	if (unlikely(thread_state(t) != TS_MANAGED ||
-		     t->magic != THREAD_MAGIC) && !thread_check_managed(t, "kgc_alloc"))
+		     t->magic != THREAD_MAGIC) && !kgci_thread_check_managed(t, "kgc_alloc"))
 		return NULL;
 	if (unlikely(type >= atomic_load_explicit(&h->types.count, memory_order_acquire) ||
 		     (ti = type_get(h, type))->kind != KIND_INSTANCE || !type)) {
 		if (h->opt.check)
-			fatal("kgc_alloc: thread '%s': type %u is not an instance type", t->name, type);
-		err_set(EINVAL, "kgc_alloc: type %u is not an instance type", type);
+			kgci_fatal("kgc_alloc: thread '%s': type %u is not an instance type", t->name, type);
+		kgci_err_set(EINVAL, "kgc_alloc: type %u is not an instance type", type);
 		return NULL;
 	}
 	size = (size_t)ti->size_words * WORD;
 	if (unlikely(h->opt.stale_check))
-		stale_alloc_tick(t);
+		kgci_stale_alloc_tick(t);
 	p = alloc_raw(t, size);
 	if (unlikely(!p))
 		return NULL;
@@ -385,22 +385,22 @@ API kgc_obj kgc_alloc_array(kgc_thread *t, kgc_type_id type, size_t length)
 	char *p;
 
 	if (unlikely(thread_state(t) != TS_MANAGED ||
-		     t->magic != THREAD_MAGIC) && !thread_check_managed(t, "kgc_alloc_array"))
+		     t->magic != THREAD_MAGIC) && !kgci_thread_check_managed(t, "kgc_alloc_array"))
 		return NULL;
 	if (unlikely(type < 1 || type > KGC_TYPE_REF_ARRAY)) {
 		if (h->opt.check)
-			fatal("kgc_alloc_array: thread '%s': type %u is not an array type", t->name, type);
-		err_set(EINVAL, "kgc_alloc_array: type %u is not an array type", type);
+			kgci_fatal("kgc_alloc_array: thread '%s': type %u is not an array type", t->name, type);
+		kgci_err_set(EINVAL, "kgc_alloc_array: type %u is not an array type", type);
 		return NULL;
 	}
 	ti = type_get(h, type);
-	size = array_bytes(ti->elem_shift, length, &ovf);
+	size = kgci_array_bytes(ti->elem_shift, length, &ovf);
 	if (ovf || size > ((size_t)h->nregions << h->region_shift)) {
-		err_set(ENOMEM, "kgc_alloc_array: %zu elements do not fit in the heap", length);
+		kgci_err_set(ENOMEM, "kgc_alloc_array: %zu elements do not fit in the heap", length);
 		return NULL;
 	}
 	if (unlikely(h->opt.stale_check))
-		stale_alloc_tick(t);
+		kgci_stale_alloc_tick(t);
 	p = alloc_raw(t, size);
 	if (unlikely(!p))
 		return NULL;

@@ -24,7 +24,7 @@ _Static_assert(sizeof(struct kgc_region_rec) == KGC_REGION_REC_SIZE, "uapi");
 _Static_assert(sizeof(struct kgc_heap_create) == KGC_HEAP_CREATE_SIZE, "uapi");
 _Static_assert(sizeof(struct kgc_pin_query) == KGC_PIN_QUERY_SIZE, "uapi");
 
-void *os_alloc(size_t bytes)
+void *kgci_os_alloc(size_t bytes)
 {
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -32,13 +32,13 @@ void *os_alloc(size_t bytes)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-void os_free(void *p, size_t bytes)
+void kgci_os_free(void *p, size_t bytes)
 {
 	if (p)
 		munmap(p, bytes);
 }
 
-size_t os_phys_mem(void)
+size_t kgci_os_phys_mem(void)
 {
 	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
 
@@ -61,7 +61,7 @@ static void membarrier_register(struct backend *be)
  * running thread of this process has executed a full barrier, so a mutator's
  * plain store of its state is visible (or the mutator sees the poll word).
  */
-void os_membarrier(struct kgc_heap *h)
+void kgci_os_membarrier(struct kgc_heap *h)
 {
 	/* without membarrier, mutators use a seq_cst RMW and the collector's
 	 * seq_cst poll store / state loads complete the handshake */
@@ -185,7 +185,7 @@ fail:
 	return err;
 }
 
-int backend_open(struct kgc_heap *h, int kind, size_t region_size, uint32_t nregions)
+int kgci_backend_open(struct kgc_heap *h, int kind, size_t region_size, uint32_t nregions)
 {
 	int err = -ENODEV;
 
@@ -193,7 +193,7 @@ int backend_open(struct kgc_heap *h, int kind, size_t region_size, uint32_t nreg
 		err = kmod_open(h, region_size, nregions);
 		if (err == 0 || kind == KGC_BACKEND_KMOD) {
 			if (err)
-				err_set(-err, "kmod backend: /dev/kgc unusable: %s", strerror(-err));
+				kgci_err_set(-err, "kmod backend: /dev/kgc unusable: %s", strerror(-err));
 			else
 				h->be.kind = KGC_BACKEND_KMOD;
 			goto out;
@@ -201,7 +201,7 @@ int backend_open(struct kgc_heap *h, int kind, size_t region_size, uint32_t nreg
 	}
 	err = anon_open(h, region_size, h->nregions);
 	if (err)
-		err_set(-err, "anon backend: cannot reserve %zu bytes: %s",
+		kgci_err_set(-err, "anon backend: cannot reserve %zu bytes: %s",
 			region_size * nregions, strerror(-err));
 out:
 	if (!err)
@@ -209,7 +209,7 @@ out:
 	return err;
 }
 
-void backend_close(struct kgc_heap *h)
+void kgci_backend_close(struct kgc_heap *h)
 {
 	if (h->be.kind == KGC_BACKEND_KMOD) {
 		munmap(h->be.table, h->be.table_size);
@@ -222,14 +222,14 @@ void backend_close(struct kgc_heap *h)
 	}
 }
 
-int backend_commit(struct kgc_heap *h, uint32_t first, uint32_t count)
+int kgci_backend_commit(struct kgc_heap *h, uint32_t first, uint32_t count)
 {
 	/* anon memory and the module's heap both fault in on first touch */
 	(void)h; (void)first; (void)count;
 	return 0;
 }
 
-int backend_uncommit(struct kgc_heap *h, uint32_t first, uint32_t count)
+int kgci_backend_uncommit(struct kgc_heap *h, uint32_t first, uint32_t count)
 {
 	if (h->be.kind == KGC_BACKEND_KMOD) {
 		struct kgc_region_range rr;
@@ -251,7 +251,7 @@ int backend_uncommit(struct kgc_heap *h, uint32_t first, uint32_t count)
 }
 
 /* KGC_STALE_CHECK: make heap memory inaccessible or accessible again. */
-int backend_protect(struct kgc_heap *h, void *p, size_t len, bool accessible)
+int kgci_backend_protect(struct kgc_heap *h, void *p, size_t len, bool accessible)
 {
 	(void)h;
 	return mprotect(p, len, accessible ? PROT_READ | PROT_WRITE : PROT_NONE) < 0 ? -errno : 0;
@@ -263,7 +263,7 @@ int backend_protect(struct kgc_heap *h, void *p, size_t len, bool accessible)
  * (0 on anon: the kernel pins nothing there), or -errno if they cannot be
  * known: the caller must then assume every region in use is pinned.
  */
-int backend_kernel_pins(struct kgc_heap *h, uint64_t *bitmap)
+int kgci_backend_kernel_pins(struct kgc_heap *h, uint64_t *bitmap)
 {
 	size_t words = ((size_t)h->nregions + 63) / 64;
 	struct kgc_pin_query q;

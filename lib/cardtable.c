@@ -8,13 +8,13 @@
 #include <string.h>
 #include "gc_internal.h"
 
-int cards_init(struct kgc_heap *h)
+int kgci_cards_init(struct kgc_heap *h)
 {
 	size_t heap = (size_t)h->nregions << h->region_shift;
 
 	h->ncards = heap >> KGC_CARD_SHIFT;
-	h->cards = os_alloc(h->ncards);
-	h->bot = os_alloc(h->ncards * sizeof(uint32_t));
+	h->cards = kgci_os_alloc(h->ncards);
+	h->bot = kgci_os_alloc(h->ncards * sizeof(uint32_t));
 	if (!h->cards || !h->bot)
 		return -ENOMEM;
 	memset(h->cards, CARD_CLEAN, h->ncards);
@@ -22,19 +22,19 @@ int cards_init(struct kgc_heap *h)
 	return 0;
 }
 
-void cards_clear_region(struct kgc_heap *h, struct region *r)
+void kgci_cards_clear_region(struct kgc_heap *h, struct region *r)
 {
 	memset(card_for(h, r->bottom), CARD_CLEAN, h->region_size >> KGC_CARD_SHIFT);
 }
 
-void cards_clear_all(struct kgc_heap *h)
+void kgci_cards_clear_all(struct kgc_heap *h)
 {
 	memset(h->cards, CARD_CLEAN, h->ncards);
 }
 
 /* An object [start, start+size) was placed in old region r: cover the cards
  * whose first byte it spans. */
-void bot_record(struct kgc_heap *h, struct region *r, char *start, size_t size)
+void kgci_bot_record(struct kgc_heap *h, struct region *r, char *start, size_t size)
 {
 	uintptr_t s = (uintptr_t)start, e = s + size;
 	uintptr_t c = ALIGN_UP(s, (uintptr_t)1 << KGC_CARD_SHIFT);
@@ -50,17 +50,17 @@ void bot_record(struct kgc_heap *h, struct region *r, char *start, size_t size)
 		*b++ = off;
 }
 
-void bot_rebuild(struct kgc_heap *h, struct region *r)
+void kgci_bot_rebuild(struct kgc_heap *h, struct region *r)
 {
 	for (char *p = r->bottom; p < r->top;) {
 		size_t sz = obj_size(p);
 
-		bot_record(h, r, p, sz);
+		kgci_bot_record(h, r, p, sz);
 		p += sz;
 	}
 }
 
-char *bot_block_start(struct kgc_heap *h, struct region *r, const char *card_start)
+char *kgci_bot_block_start(struct kgc_heap *h, struct region *r, const char *card_start)
 {
 	return r->bottom + h->bot[(card_start - h->base) >> KGC_CARD_SHIFT];
 }
@@ -72,13 +72,13 @@ static const struct type_info *checked_holder(struct kgc_thread *t, kgc_obj o, c
 	struct kgc_heap *h = t->heap;
 	uint64_t hd;
 
-	thread_check(t, what);
-	thread_check_managed(t, what);
+	kgci_thread_check(t, what);
+	kgci_thread_check_managed(t, what);
 	if (!o || !in_heap(h, o) || region_of(h, o)->type == RT_FREE || region_of(h, o)->type == RT_HUM_CONT)
-		fatal("%s: thread '%s': %p is not a heap object", what, t->name, (void *)o);
+		kgci_fatal("%s: thread '%s': %p is not a heap object", what, t->name, (void *)o);
 	hd = *obj_hdr(o);
-	if ((hd & HDR_TAG_MASK) || hdr_kind(hd) == KIND_FILLER || !type_valid(h, hdr_type(hd)))
-		fatal("%s: thread '%s': object %p has a bad header %#llx (stale pointer?)", what, t->name,
+	if ((hd & HDR_TAG_MASK) || hdr_kind(hd) == KIND_FILLER || !kgci_type_valid(h, hdr_type(hd)))
+		kgci_fatal("%s: thread '%s': object %p has a bad header %#llx (stale pointer?)", what, t->name,
 		      (void *)o, (unsigned long long)hd);
 	return type_get(h, hdr_type(hd));
 }
@@ -97,7 +97,7 @@ void kgc__set_ref_checked(kgc_thread *t, kgc_obj o, size_t off, kgc_obj val)
 		ok = (char *)slot >= (char *)kgc_array_data(o) && off % sizeof(kgc_obj) == 0 &&
 		     (size_t)(slot - (kgc_obj *)kgc_array_data(o)) < kgc_array_length(o);
 	if (!ok)
-		fatal("kgc_set_ref: thread '%s': offset %zu of object %p (type '%s') is not a reference field",
+		kgci_fatal("kgc_set_ref: thread '%s': offset %zu of object %p (type '%s') is not a reference field",
 		      t->name, off, (void *)o, ti->name);
 	kgc__pre_barrier(t, slot);
 	__atomic_store_n(slot, val, __ATOMIC_RELAXED);
@@ -111,10 +111,10 @@ void kgc__array_set_ref_checked(kgc_thread *t, kgc_obj a, size_t i, kgc_obj val)
 	kgc_obj *slot = (kgc_obj *)kgc_array_data(a) + i;
 
 	if (ti->kind != KIND_REF_ARRAY)
-		fatal("kgc_array_set_ref: thread '%s': %p (type '%s') is not a reference array", t->name,
+		kgci_fatal("kgc_array_set_ref: thread '%s': %p (type '%s') is not a reference array", t->name,
 		      (void *)a, ti->name);
 	if (i >= kgc_array_length(a))
-		fatal("kgc_array_set_ref: thread '%s': index %zu out of bounds of array %p (length %zu)",
+		kgci_fatal("kgc_array_set_ref: thread '%s': index %zu out of bounds of array %p (length %zu)",
 		      t->name, i, (void *)a, kgc_array_length(a));
 	kgc__pre_barrier(t, slot);
 	__atomic_store_n(slot, val, __ATOMIC_RELAXED);
@@ -127,22 +127,22 @@ void kgc__barrier_slow(kgc_thread *t, kgc_obj *slot, kgc_obj val)
 {
 	struct kgc_heap *h;
 
-	thread_check(t, "reference store");
+	kgci_thread_check(t, "reference store");
 	h = t->heap;
-	thread_check_managed(t, "reference store");
+	kgci_thread_check_managed(t, "reference store");
 	if (!in_heap(h, slot) || region_of(h, slot)->type == RT_FREE)
-		fatal("reference store: thread '%s': slot %p is not inside a heap object", t->name,
+		kgci_fatal("reference store: thread '%s': slot %p is not inside a heap object", t->name,
 		      (void *)slot);
 	if (val) {
 		uint64_t hd;
 
 		if (!in_heap(h, val) || region_of(h, val)->type == RT_FREE ||
 		    region_of(h, val)->type == RT_HUM_CONT)
-			fatal("reference store: thread '%s': value %p is not a heap object (stale pointer?)",
+			kgci_fatal("reference store: thread '%s': value %p is not a heap object (stale pointer?)",
 			      t->name, (void *)val);
 		hd = *obj_hdr(val);
-		if ((hd & HDR_TAG_MASK) || hdr_kind(hd) == KIND_FILLER || !type_valid(h, hdr_type(hd)))
-			fatal("reference store: thread '%s': value %p has a bad header %#llx (stale pointer "
+		if ((hd & HDR_TAG_MASK) || hdr_kind(hd) == KIND_FILLER || !kgci_type_valid(h, hdr_type(hd)))
+			kgci_fatal("reference store: thread '%s': value %p has a bad header %#llx (stale pointer "
 			      "after a collection?)", t->name, (void *)val, (unsigned long long)hd);
 		if (((uintptr_t)slot ^ (uintptr_t)val) >> h->region_shift)
 			__atomic_store_n(card_for(h, slot), CARD_DIRTY, __ATOMIC_RELAXED);	/* other threads too */

@@ -5,9 +5,9 @@
  * and records what the policy learns from it (pause time, occupancy,
  * pacing). Nothing else decides between a young and a full collection.
  *
- *   young pause   pins -> young_collect -> the cycle's step (cm_after_young)
+ *   young pause   pins -> kgci_young_collect -> the cycle's step (kgci_cm_after_young)
  *                 -> the policy records the pause; it may ask for a full one
- *   full pause    abort the cycle -> pins -> full_collect -> uncommit
+ *   full pause    abort the cycle -> pins -> kgci_full_collect -> uncommit
  * Each pause is verified before and after with KGC_VERIFY.
  */
 #include <time.h>
@@ -34,65 +34,65 @@ static uint64_t cpu_ns(void)
 /* A young pause; true if the policy wants a full collection after it. */
 static bool young_pause(struct kgc_heap *h)
 {
-	uint64_t t0 = now_ns(), c0 = cpu_ns(), ns;
+	uint64_t t0 = kgci_now_ns(), c0 = cpu_ns(), ns;
 	size_t before;
 	uint32_t npinned = 0;
 	unsigned fail = 0;
 	const char *step;
 
 	h->gc_id++;
-	before = heap_used_bytes(h);
+	before = kgci_heap_used_bytes(h);
 	if (h->opt.verify)
-		verify_heap(h, "before young GC");
-	pins_compute(h);
-	young_collect(h, &npinned, &fail);
-	policy_young_pause(h, now_ns() - t0);
-	step = cm_after_young(h);
+		kgci_verify_heap(h, "before young GC");
+	kgci_pins_compute(h);
+	kgci_young_collect(h, &npinned, &fail);
+	kgci_policy_young_pause(h, kgci_now_ns() - t0);
+	step = kgci_cm_after_young(h);
 	if (h->opt.verify)
-		verify_heap(h, "after young GC");
-	policy_after_gc(h, false);
-	atomic_store_explicit(&h->pace_permille, policy_pace(h, cm_marker_busy(h)), memory_order_relaxed);
-	ns = now_ns() - t0;
-	stats_pause(h, false, ns);
-	log_gc(h, "Pause Young", step ? step : h->last_mixed ? "Mixed" : "Normal", before,
-	       heap_used_bytes(h), ns, npinned, fail);
-	log_line(h, LOG_HEAP, "young: cpu %.3fms (wall %.3fms)", (cpu_ns() - c0) / 1e6, ns / 1e6);
-	return policy_should_full(h);
+		kgci_verify_heap(h, "after young GC");
+	kgci_policy_after_gc(h, false);
+	atomic_store_explicit(&h->pace_permille, kgci_policy_pace(h, kgci_cm_marker_busy(h)), memory_order_relaxed);
+	ns = kgci_now_ns() - t0;
+	kgci_stats_pause(h, false, ns);
+	kgci_log_gc(h, "Pause Young", step ? step : h->last_mixed ? "Mixed" : "Normal", before,
+	       kgci_heap_used_bytes(h), ns, npinned, fail);
+	kgci_log_line(h, LOG_HEAP, "young: cpu %.3fms (wall %.3fms)", (cpu_ns() - c0) / 1e6, ns / 1e6);
+	return kgci_policy_should_full(h);
 }
 
 static void full_pause(struct kgc_heap *h, int reason)
 {
-	uint64_t t0 = now_ns(), ns;
+	uint64_t t0 = kgci_now_ns(), ns;
 	size_t before;
 	uint32_t npinned = 0;
 
 	h->gc_id++;
-	before = heap_used_bytes(h);
+	before = kgci_heap_used_bytes(h);
 	if (h->opt.verify)
-		verify_heap(h, "before full GC");
-	cm_abort(h);
-	pins_compute(h);
-	full_collect(h, &npinned);
+		kgci_verify_heap(h, "before full GC");
+	kgci_cm_abort(h);
+	kgci_pins_compute(h);
+	kgci_full_collect(h, &npinned);
 	if (h->opt.verify)
-		verify_heap(h, "after full GC");
-	policy_after_gc(h, true);
-	policy_uncommit(h);
+		kgci_verify_heap(h, "after full GC");
+	kgci_policy_after_gc(h, true);
+	kgci_policy_uncommit(h);
 	atomic_store_explicit(&h->pace_permille, 0, memory_order_relaxed);
-	ns = now_ns() - t0;
-	stats_pause(h, true, ns);
-	log_gc(h, "Pause Full", cause_name(reason), before, heap_used_bytes(h), ns, npinned, 0);
+	ns = kgci_now_ns() - t0;
+	kgci_stats_pause(h, true, ns);
+	kgci_log_gc(h, "Pause Full", cause_name(reason), before, kgci_heap_used_bytes(h), ns, npinned, 0);
 }
 
 /* At the safepoint, h->lock held: one collection of kind (maybe young, then full). */
-void collect_run(struct kgc_heap *h, int kind, int reason)
+void kgci_collect_run(struct kgc_heap *h, int kind, int reason)
 {
-	stale_release(h, false);	/* KGC_STALE_CHECK: quarantine over */
-	sp_retire_tlabs(h);
+	kgci_stale_release(h, false);	/* KGC_STALE_CHECK: quarantine over */
+	kgci_sp_retire_tlabs(h);
 	h->eden_cur = -1;
-	cm_pause_begin(h);
+	kgci_cm_pause_begin(h);
 	if (kind == KGC_GC_YOUNG && young_pause(h))
 		full_pause(h, GCR_YOUNG_FAILED);
 	else if (kind != KGC_GC_YOUNG)
 		full_pause(h, reason);
-	cm_pause_end(h);
+	kgci_cm_pause_end(h);
 }

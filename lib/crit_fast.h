@@ -63,15 +63,15 @@ crit_enter_fast(struct kgc_thread *t, kgc_obj *ref, size_t *length, uint32_t *id
 
 /*
  * Critical natives with one array argument: the array is the thread's
- * cn_arg, a root that pins its region (pins_compute, roots_iterate_critical)
+ * cn_arg, a root that pins its region (kgci_pins_compute, kgci_roots_iterate_critical)
  * while set. kgc_ext.h's kgc_ext_cn_enter/kgc_ext_cn_exit set and clear it
  * (inline, for libkgc-native); this is their slow exit, when the native left
  * critical sections of its own open (exported as kgc__cn_exit_slow, ext.c).
  */
-void crit_native_exit_slow(struct kgc_thread *t);	/* critical.c */
+void kgci_crit_native_exit_slow(struct kgc_thread *t);	/* critical.c */
 
 /* Test hook (critical.c): the kernel pin query of h's next ngcs collections
  * fails, as a failed KGC_IOC_PIN_QUERY would. */
-void pins_test_fail_kernel_query(kgc_heap *h, int ngcs);
+void kgci_pins_test_fail_kernel_query(kgc_heap *h, int ngcs);
 
 #endif

@@ -28,7 +28,7 @@
 #define RELAXED __ATOMIC_RELAXED
 
 /* Managed state only. */
-void pin_flush_cache(struct kgc_thread *t)
+void kgci_pin_flush_cache(struct kgc_thread *t)
 {
 	uint32_t c = __atomic_load_n(&t->pub.pc_count, RELAXED);
 
@@ -38,7 +38,7 @@ void pin_flush_cache(struct kgc_thread *t)
 	}
 }
 
-/* Test hook state: pins_compute of heap kpin_fail_heap fails the kernel pin
+/* Test hook state: kgci_pins_compute of heap kpin_fail_heap fails the kernel pin
  * query kpin_fail_n more times (h->lock). */
 static struct kgc_heap *kpin_fail_heap;
 static int kpin_fail_n;
@@ -49,7 +49,7 @@ static int kernel_pins(struct kgc_heap *h)
 		kpin_fail_n--;
 		return -EIO;
 	}
-	return backend_kernel_pins(h, h->kpin_bits);
+	return kgci_backend_kernel_pins(h, h->kpin_bits);
 }
 
 /*
@@ -62,7 +62,7 @@ static int kernel_pins(struct kgc_heap *h)
  * cache (if it holds pins there) and that of its running critical native's
  * array. Returns how many indexes it stored in idx (0..2, maybe equal).
  */
-unsigned pins_private(struct kgc_heap *h, struct kgc_thread *t, uint32_t idx[2])
+unsigned kgci_pins_private(struct kgc_heap *h, struct kgc_thread *t, uint32_t idx[2])
 {
 	uint32_t c = __atomic_load_n(&t->pub.pc_count, __ATOMIC_ACQUIRE);
 	uint32_t r = __atomic_load_n(&t->pub.pc_region, __ATOMIC_ACQUIRE);
@@ -76,7 +76,7 @@ unsigned pins_private(struct kgc_heap *h, struct kgc_thread *t, uint32_t idx[2])
 	return n;
 }
 
-void pins_compute(struct kgc_heap *h)
+void kgci_pins_compute(struct kgc_heap *h)
 {
 	int kp = kernel_pins(h);
 	uint32_t nused = 0;
@@ -92,11 +92,11 @@ void pins_compute(struct kgc_heap *h)
 		nused += r->type != RT_FREE;
 	}
 	if (kp < 0)
-		log_line(h, LOG_PIN, "kernel pin query failed (%s): all %u regions in use treated as kernel-pinned",
+		kgci_log_line(h, LOG_PIN, "kernel pin query failed (%s): all %u regions in use treated as kernel-pinned",
 			 strerror(-kp), nused);
 	for (struct kgc_thread *t = h->threads; t; t = t->next) {
 		uint32_t idx[2];
-		unsigned n = pins_private(h, t, idx);
+		unsigned n = kgci_pins_private(h, t, idx);
 
 		for (unsigned k = 0; k < n; k++)
 			h->regions[idx[k]].flags |= RF_PINNED;
@@ -109,13 +109,13 @@ void pins_compute(struct kgc_heap *h)
 	if (h->log_mask & LOG_PIN)
 		for (uint32_t i = 0; i < h->nregions; i++)
 			if (h->regions[i].flags & (RF_PINNED | RF_KPINNED))
-				log_line(h, LOG_PIN, "region %u (%s) pinned: user %u%s", i,
-					 region_type_name(h->regions[i].type),
+				kgci_log_line(h, LOG_PIN, "region %u (%s) pinned: user %u%s", i,
+					 kgci_region_type_name(h->regions[i].type),
 					 atomic_load(region_pins(h, i)),
 					 h->regions[i].flags & RF_KPINNED ? ", kernel" : "");
 }
 
-bool region_pinned_now(struct kgc_heap *h, uint32_t idx)
+bool kgci_region_pinned_now(struct kgc_heap *h, uint32_t idx)
 {
 	return h->regions[idx].flags & (RF_PINNED | RF_KPINNED);
 }
@@ -145,7 +145,7 @@ static void gclocker_enter(struct kgc_thread *t)
 			}
 		}
 		/* a collection is pending: let it run first (as JNI critical entry does) */
-		t0 = now_ns();
+		t0 = kgci_now_ns();
 		thread_set_native(t, TS_BLOCKED);
 		pthread_mutex_lock(&h->sp_lock);
 		while (atomic_load(&h->locker_needs_gc))
@@ -154,7 +154,7 @@ static void gclocker_enter(struct kgc_thread *t)
 		/* a stall of this thread too, not only of the one that wants the GC */
 		pthread_mutex_lock(&h->lock);
 		h->st.gclocker_stalls++;
-		h->st.gclocker_stall_ns += now_ns() - t0;
+		h->st.gclocker_stall_ns += kgci_now_ns() - t0;
 		pthread_mutex_unlock(&h->lock);
 		thread_to_managed(t);
 	}
@@ -179,8 +179,8 @@ static void gclocker_exit(struct kgc_thread *t)
 static void *crit_fail(struct kgc_thread *t, bool was_native, int err, const char *msg, kgc_obj o)
 {
 	if (t->heap->opt.check)
-		fatal("kgc_critical_get: thread '%s', array %p: %s", t->name, (void *)o, msg);
-	err_set(err, "kgc_critical_get: thread '%s', array %p: %s", t->name, (void *)o, msg);
+		kgci_fatal("kgc_critical_get: thread '%s', array %p: %s", t->name, (void *)o, msg);
+	kgci_err_set(err, "kgc_critical_get: thread '%s', array %p: %s", t->name, (void *)o, msg);
 	if (was_native)
 		thread_set_native(t, TS_NATIVE);
 	return NULL;
@@ -195,7 +195,7 @@ static __attribute__((noinline)) void *critical_get_slow(struct kgc_thread *t, k
 	kgc_obj o;
 	uint64_t hd;
 
-	thread_check(t, "kgc_critical_get");
+	kgci_thread_check(t, "kgc_critical_get");
 	if (thread_state(t) != TS_MANAGED) {
 		/* nested (or from native state): become managed so nothing moves under us */
 		was_native = true;
@@ -208,7 +208,7 @@ static __attribute__((noinline)) void *critical_get_slow(struct kgc_thread *t, k
 		return crit_fail(t, was_native, EINVAL, "not a heap object", o);
 	hd = *obj_hdr(o);
 	if (hdr_kind(hd) != KIND_PRIM_ARRAY || (hd & HDR_TAG_MASK) ||
-	    (t->pub.checked && !type_valid(h, hdr_type(hd))))
+	    (t->pub.checked && !kgci_type_valid(h, hdr_type(hd))))
 		return crit_fail(t, was_native, EINVAL, "not a primitive array", o);
 	top = __atomic_load_n(&t->pub.crit_top, RELAXED);
 	if (top == CRIT_MAX) {
@@ -271,9 +271,9 @@ API void *kgc__critical_get_slow(kgc_thread *t, kgc_obj *ref, size_t *length)
 static int rel_fail(struct kgc_thread *t, const char *msg, kgc_obj o, void *elems)
 {
 	if (t->heap->opt.check)
-		fatal("kgc_critical_release: thread '%s', array %p, elems %p: %s", t->name,
+		kgci_fatal("kgc_critical_release: thread '%s', array %p, elems %p: %s", t->name,
 		      (void *)o, elems, msg);
-	err_set(EINVAL, "kgc_critical_release: thread '%s', array %p, elems %p: %s", t->name,
+	kgci_err_set(EINVAL, "kgc_critical_release: thread '%s', array %p, elems %p: %s", t->name,
 		(void *)o, elems, msg);
 	return -EINVAL;
 }
@@ -308,7 +308,7 @@ API __attribute__((noinline)) int kgc__critical_release_slow(kgc_thread *t, kgc_
 	kgc_obj o;
 	bool same_array = false;
 
-	thread_check(t, "kgc_critical_release");
+	kgci_thread_check(t, "kgc_critical_release");
 	o = ref ? *ref : NULL;
 	top = __atomic_load_n(&t->pub.crit_top, RELAXED);
 	for (i = top; i-- > 0;) {
@@ -336,14 +336,14 @@ API __attribute__((noinline)) int kgc__critical_release_slow(kgc_thread *t, kgc_
  * argument is no longer needed, its sections pin what the native still
  * holds. Release: the native's accesses to the array happen before.
  */
-void crit_native_exit_slow(struct kgc_thread *t)
+void kgci_crit_native_exit_slow(struct kgc_thread *t)
 {
 	kgc_leave_native(t);
 	__atomic_store_n(&t->cn_arg, NULL, __ATOMIC_RELEASE);
 }
 
 /* Test hook: the kernel pin query of the next ngcs collections of h fails. */
-void pins_test_fail_kernel_query(kgc_heap *h, int ngcs)
+void kgci_pins_test_fail_kernel_query(kgc_heap *h, int ngcs)
 {
 	pthread_mutex_lock(&h->lock);
 	kpin_fail_heap = h;
@@ -352,7 +352,7 @@ void pins_test_fail_kernel_query(kgc_heap *h, int ngcs)
 }
 
 /* Test hook: the next ngcs young collections find no to-space. */
-void evac_test_inject_failure(kgc_heap *h, int ngcs)
+void kgci_evac_test_inject_failure(kgc_heap *h, int ngcs)
 {
 	pthread_mutex_lock(&h->lock);
 	h->evac_fail_inject = ngcs;

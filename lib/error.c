@@ -13,7 +13,7 @@ __attribute__((visibility("default"))) const char *kgc_last_error(void)
 	return err_buf;
 }
 
-void err_set(int err, const char *fmt, ...)
+void kgci_err_set(int err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -23,7 +23,7 @@ void err_set(int err, const char *fmt, ...)
 	va_end(ap);
 }
 
-void fatal(const char *fmt, ...)
+void kgci_fatal(const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
@@ -43,13 +43,13 @@ void fatal(const char *fmt, ...)
 	abort();
 }
 
-void *array_grow(void *p, size_t *cap, size_t elem, const char *what)
+void *kgci_array_grow(void *p, size_t *cap, size_t elem, const char *what)
 {
 	size_t nc = *cap ? *cap * 2 : 4096;
 	void *n = realloc(p, nc * elem);
 
 	if (!n)
-		fatal("%s: out of memory (%zu entries)", what, nc);
+		kgci_fatal("%s: out of memory (%zu entries)", what, nc);
 	*cap = nc;
 	return n;
 }

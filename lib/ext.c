@@ -50,7 +50,7 @@ API void *kgc_ext_heap_install(kgc_heap *h, const struct kgc_ext *ext, void *dat
 	}
 	if (!s) {
 		pthread_mutex_unlock(&h->ext_lock);
-		err_set(ENOSPC, "%s: all %d extension slots of the heap are taken",
+		kgci_err_set(ENOSPC, "%s: all %d extension slots of the heap are taken",
 			ext->name ? ext->name : "extension", EXT_SLOTS);
 		return NULL;
 	}
@@ -100,7 +100,7 @@ API int kgc_ext_thread_set(kgc_thread *t, const struct kgc_ext *ext, void *data)
 			s = &t->ext[i];
 	}
 	if (!s) {
-		err_set(ENOSPC, "%s: all %d extension slots of thread '%s' are taken",
+		kgci_err_set(ENOSPC, "%s: all %d extension slots of thread '%s' are taken",
 			ext->name ? ext->name : "extension", EXT_SLOTS, t->name);
 		return -ENOSPC;
 	}
@@ -122,11 +122,11 @@ API void kgc_ext_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	err_set(0, "%s", buf);
+	kgci_err_set(0, "%s", buf);
 }
 
 /* kgc_thread_detach: t attached and managed. */
-void ext_thread_detach(struct kgc_thread *t)
+void kgci_ext_thread_detach(struct kgc_thread *t)
 {
 	for (unsigned i = 0; i < EXT_SLOTS; i++) {
 		const struct kgc_ext *ext = t->ext[i].ext;
@@ -142,7 +142,7 @@ void ext_thread_detach(struct kgc_thread *t)
 }
 
 /* kgc_heap_destroy: no thread attached. */
-void ext_heap_destroy(struct kgc_heap *h)
+void kgci_ext_heap_destroy(struct kgc_heap *h)
 {
 	for (unsigned i = 0; i < EXT_SLOTS; i++) {
 		const struct kgc_ext *ext = h->ext[i].ext;
@@ -157,10 +157,10 @@ void ext_heap_destroy(struct kgc_heap *h)
 
 API void kgc__leave_native_slow(kgc_thread *t)
 {
-	thread_to_managed_slow(t, TS_NATIVE);
+	kgci_thread_to_managed_slow(t, TS_NATIVE);
 }
 
 API void kgc__cn_exit_slow(kgc_thread *t)
 {
-	crit_native_exit_slow(t);
+	kgci_crit_native_exit_slow(t);
 }

@@ -45,7 +45,7 @@ static void clear_bits(struct kgc_heap *h, struct region *r)
 static void mark_push(struct kgc_heap *h, kgc_obj o)
 {
 	if (unlikely(h->stack_len == h->stack_cap))
-		h->stack = array_grow(h->stack, &h->stack_cap, sizeof(*h->stack), "full GC mark stack");
+		h->stack = kgci_array_grow(h->stack, &h->stack_cap, sizeof(*h->stack), "full GC mark stack");
 	h->stack[h->stack_len++] = (kgc_obj *)o;
 }
 
@@ -126,7 +126,7 @@ static void fill_dead(struct kgc_heap *h, struct region *r)
 
 		if (is_marked(h, p)) {
 			if (dead)
-				obj_fill(dead, (size_t)(p - dead));
+				kgci_obj_fill(dead, (size_t)(p - dead));
 			dead = NULL;
 		} else if (!dead) {
 			dead = p;
@@ -134,19 +134,19 @@ static void fill_dead(struct kgc_heap *h, struct region *r)
 		p += sz;
 	}
 	if (dead)
-		obj_fill(dead, (size_t)(r->top - dead));
+		kgci_obj_fill(dead, (size_t)(r->top - dead));
 }
 
-void full_collect(struct kgc_heap *h, uint32_t *npinned)
+void kgci_full_collect(struct kgc_heap *h, uint32_t *npinned)
 {
 	uint32_t *list = malloc(h->nregions * sizeof(uint32_t)), n = 0, di = 0;
 	char **new_top = malloc(h->nregions * sizeof(char *));
 	uint8_t *was_used = malloc(h->nregions);
-	size_t used_before = heap_used_bytes(h), moved = 0;
+	size_t used_before = kgci_heap_used_bytes(h), moved = 0;
 	char *dtop, *dend, *p;
 
 	if (!list || !new_top || !was_used)
-		fatal("full GC: out of memory");
+		kgci_fatal("full GC: out of memory");
 	h->surv_cur = h->old_cur = -1;
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
@@ -161,14 +161,14 @@ void full_collect(struct kgc_heap *h, uint32_t *npinned)
 	}
 	/* 1. mark */
 	h->stack_len = 0;
-	roots_iterate(h, mark_slot, NULL);
-	roots_iterate_critical(h, mark_slot, NULL);
+	kgci_roots_iterate(h, mark_slot, NULL);
+	kgci_roots_iterate_critical(h, mark_slot, NULL);
 	while (h->stack_len) {
 		kgc_obj o = (kgc_obj)h->stack[--h->stack_len];
 
-		obj_iterate_refs(h, o, mark_slot, NULL);
+		kgci_obj_iterate_refs(h, o, mark_slot, NULL);
 	}
-	weak_process(h, weak_alive_marked, NULL);
+	kgci_weak_process(h, weak_alive_marked, NULL);
 	/* 2. forwarding: slide live objects of compactable regions towards the bottom */
 	for (uint32_t i = 0; i < h->nregions; i++)
 		if (compactable(&h->regions[i])) {
@@ -209,8 +209,8 @@ void full_collect(struct kgc_heap *h, uint32_t *npinned)
 		new_top[di] = dtop;
 	}
 	/* 3. adjust references everywhere */
-	roots_iterate(h, adjust_slot, NULL);
-	weak_process(h, weak_forwardee, NULL);
+	kgci_roots_iterate(h, adjust_slot, NULL);
+	kgci_weak_process(h, weak_forwardee, NULL);
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
 
@@ -218,11 +218,11 @@ void full_collect(struct kgc_heap *h, uint32_t *npinned)
 			continue;
 		if (r->type == RT_HUM_START) {
 			if (is_marked(h, r->bottom))
-				obj_iterate_refs(h, (kgc_obj)r->bottom, adjust_slot, NULL);
+				kgci_obj_iterate_refs(h, (kgc_obj)r->bottom, adjust_slot, NULL);
 			continue;
 		}
 		FOR_EACH_MARKED(h, r->bottom, r->top, p)
-			obj_iterate_refs(h, (kgc_obj)p, adjust_slot, NULL);
+			kgci_obj_iterate_refs(h, (kgc_obj)p, adjust_slot, NULL);
 	}
 	/* 4. compact */
 	for (uint32_t k = 0; k < n; k++) {
@@ -252,11 +252,11 @@ void full_collect(struct kgc_heap *h, uint32_t *npinned)
 			if (h->opt.poison && r->top > new_top[k])
 				memset(new_top[k], 0xde, (size_t)(r->top - new_top[k]));
 			r->top = new_top[k];
-			region_set_type(h, r, RT_OLD);
+			kgci_region_set_type(h, r, RT_OLD);
 		} else {
 			if (h->opt.poison)
 				memset(r->bottom, 0xde, (size_t)(r->top - r->bottom));
-			region_free(h, r);
+			kgci_region_free(h, r);
 		}
 	}
 	for (uint32_t i = 0; i < h->nregions; i++) {
@@ -266,18 +266,18 @@ void full_collect(struct kgc_heap *h, uint32_t *npinned)
 			bool pinned = false;
 
 			for (uint32_t k = 0; k < r->hum_count; k++)
-				pinned |= region_pinned_now(h, i + k);
+				pinned |= kgci_region_pinned_now(h, i + k);
 			if (!is_marked(h, r->bottom) && !pinned) {
 				uint32_t cnt = r->hum_count;
 
 				for (uint32_t k = 0; k < cnt; k++)
-					region_free(h, &h->regions[i + k]);
+					kgci_region_free(h, &h->regions[i + k]);
 			}
 		} else if (r->type != RT_FREE && r->type != RT_HUM_CONT && !(r->flags & RF_CSET)) {
 			/* pinned: stays in place, dead objects become fillers */
 			fill_dead(h, r);
 			if (r->type != RT_OLD)
-				region_set_type(h, r, RT_OLD);
+				kgci_region_set_type(h, r, RT_OLD);
 		}
 	}
 	for (uint32_t i = 0; i < h->nregions; i++) {
@@ -285,19 +285,19 @@ void full_collect(struct kgc_heap *h, uint32_t *npinned)
 
 		if (was_used[i]) {
 			clear_bits(h, r);
-			cards_clear_region(h, r);	/* no young objects are left */
+			kgci_cards_clear_region(h, r);	/* no young objects are left */
 		}
 		r->flags &= ~RF_CSET;
 		if (r->type == RT_OLD)
-			bot_rebuild(h, r);
+			kgci_bot_rebuild(h, r);
 	}
 	h->eden_cur = -1;
 	{
-		size_t after = heap_used_bytes(h);
+		size_t after = kgci_heap_used_bytes(h);
 
 		h->st.bytes_freed += used_before > after ? used_before - after : 0;
 	}
-	log_line(h, LOG_HEAP, "full: moved %zuK; regions: old %u humongous %u free %u",
+	kgci_log_line(h, LOG_HEAP, "full: moved %zuK; regions: old %u humongous %u free %u",
 		 moved >> 10, h->count[RT_OLD], h->count[RT_HUM_START] + h->count[RT_HUM_CONT],
 		 h->count[RT_FREE]);
 	free(list);

@@ -5,7 +5,7 @@
  * kgc.h and kgc_ext.h). Internal names never start with kgc_ (the version
  * script exports kgc_*); each module uses its own prefix.
  *
- *   error.c     kgc_last_error, err_set, fatal (checked-mode aborts)
+ *   error.c     kgc_last_error, kgci_err_set, kgci_fatal (checked-mode aborts)
  *   options.c   the one table of KGC_* environment variables
  *   backend.c   the only file talking to the OS: mmap/madvise/ioctl/membarrier
  *   policy.c    all policy: sizing, young size, tenuring, when to go full
@@ -49,11 +49,11 @@
 #define WORD 8
 
 /* ------------------------------------------------------------------ errors */
-void err_set(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-_Noreturn void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void kgci_err_set(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+_Noreturn void kgci_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Grow a collector work array (doubling from 4096 entries of elem bytes);
  * running out of memory inside a collection is fatal, naming what. */
-void *array_grow(void *p, size_t *cap, size_t elem, const char *what);
+void *kgci_array_grow(void *p, size_t *cap, size_t elem, const char *what);
 
 /* ----------------------------------------------------------------- objects */
 /*
@@ -117,8 +117,8 @@ static inline size_t obj_size_h(const void *o, uint64_t h)
 }
 static inline size_t obj_size(const void *o) { return obj_size_h(o, *obj_hdr(o)); }
 
-void obj_fill(void *start, size_t bytes);	/* filler object(s), heap stays parsable */
-size_t array_bytes(unsigned elem_shift, size_t length, bool *overflow);
+void kgci_obj_fill(void *start, size_t bytes);	/* filler object(s), heap stays parsable */
+size_t kgci_array_bytes(unsigned elem_shift, size_t length, bool *overflow);
 
 /* ------------------------------------------------------------------- types */
 struct type_info {
@@ -138,13 +138,13 @@ struct type_table {
 	void **retired;		/* old slot arrays */
 	uint32_t nretired;
 };
-int types_init(struct kgc_heap *h);
-void types_destroy(struct kgc_heap *h);
+int kgci_types_init(struct kgc_heap *h);
+void kgci_types_destroy(struct kgc_heap *h);
 static inline const struct type_info *type_get(struct kgc_heap *h, uint32_t id);
-bool type_valid(struct kgc_heap *h, uint32_t id);
+bool kgci_type_valid(struct kgc_heap *h, uint32_t id);
 
 /* ----------------------------------------------------------------- options */
-unsigned log_parse(const char *spec);
+unsigned kgci_log_parse(const char *spec);
 enum { LOG_GC = 1, LOG_HEAP = 2, LOG_PIN = 4, LOG_SAFEPOINT = 8, LOG_ALL = 0xff };
 
 /* ----------------------------------------------------------------- backend */
@@ -159,16 +159,16 @@ struct backend {
 	bool membarrier;
 	uint64_t uncommit_busy;
 };
-int backend_open(struct kgc_heap *h, int kind, size_t region_size, uint32_t nregions);
-void backend_close(struct kgc_heap *h);
-void *os_alloc(size_t bytes);			/* zeroed, NORESERVE side tables */
-void os_free(void *p, size_t bytes);
-int backend_commit(struct kgc_heap *h, uint32_t first, uint32_t count);
-int backend_uncommit(struct kgc_heap *h, uint32_t first, uint32_t count);
-int backend_protect(struct kgc_heap *h, void *p, size_t len, bool accessible);
-int backend_kernel_pins(struct kgc_heap *h, uint64_t *bitmap); /* regions pinned by the kernel; 0 if none */
-void os_membarrier(struct kgc_heap *h);
-size_t os_phys_mem(void);
+int kgci_backend_open(struct kgc_heap *h, int kind, size_t region_size, uint32_t nregions);
+void kgci_backend_close(struct kgc_heap *h);
+void *kgci_os_alloc(size_t bytes);			/* zeroed, NORESERVE side tables */
+void kgci_os_free(void *p, size_t bytes);
+int kgci_backend_commit(struct kgc_heap *h, uint32_t first, uint32_t count);
+int kgci_backend_uncommit(struct kgc_heap *h, uint32_t first, uint32_t count);
+int kgci_backend_protect(struct kgc_heap *h, void *p, size_t len, bool accessible);
+int kgci_backend_kernel_pins(struct kgc_heap *h, uint64_t *bitmap); /* regions pinned by the kernel; 0 if none */
+void kgci_os_membarrier(struct kgc_heap *h);
+size_t kgci_os_phys_mem(void);
 
 /* ----------------------------------------------------------------- regions */
 enum region_type {
@@ -198,11 +198,11 @@ struct region {
 	size_t live_bytes;	/* computed by collections */
 };
 
-const char *region_type_name(int t);
-void region_set_type(struct kgc_heap *h, struct region *r, int type);
-long region_alloc_free(struct kgc_heap *h, int type);	/* index or -1 */
-long region_alloc_contig(struct kgc_heap *h, uint32_t n);	/* index or -1 */
-void region_free(struct kgc_heap *h, struct region *r);
+const char *kgci_region_type_name(int t);
+void kgci_region_set_type(struct kgc_heap *h, struct region *r, int type);
+long kgci_region_alloc_free(struct kgc_heap *h, int type);	/* index or -1 */
+long kgci_region_alloc_contig(struct kgc_heap *h, uint32_t n);	/* index or -1 */
+void kgci_region_free(struct kgc_heap *h, struct region *r);
 
 /* ---------------------------------------------------------------- threads */
 /* t->pub.state; kgc.h's inline critical fast path uses the same values */
@@ -220,8 +220,8 @@ struct ext_slot {
 	const struct kgc_ext *ext;	/* owner, NULL = free */
 	void *data;
 };
-void ext_thread_detach(struct kgc_thread *t);	/* kgc_thread_detach, t managed */
-void ext_heap_destroy(struct kgc_heap *h);	/* kgc_heap_destroy, no thread attached */
+void kgci_ext_thread_detach(struct kgc_thread *t);	/* kgc_thread_detach, t managed */
+void kgci_ext_heap_destroy(struct kgc_heap *h);	/* kgc_heap_destroy, no thread attached */
 
 struct kgc_thread {
 	struct kgc_thread_pub pub;	/* must be first */
@@ -335,7 +335,7 @@ struct kgc_heap {
 	uint32_t last_mixed;		/* old regions in the last young GC's cset */
 	uint32_t retained_pending;	/* unpinned retained regions the last young GC left */
 	uint64_t alloc_zero_retries;	/* allocations redone: a collection ran while clearing */
-	_Atomic unsigned pace_permille;	/* allocation pacing now (policy_pace), 0: off */
+	_Atomic unsigned pace_permille;	/* allocation pacing now (kgci_policy_pace), 0: off */
 	_Atomic uint64_t pace_stalls, pace_ns;	/* its sleeps (stats: pacing_stall*) */
 	double ns_per_byte, survival;
 	uint32_t young_pause_cap;	/* eden regions the pause goal allows */
@@ -410,34 +410,34 @@ static inline bool region_is_young(const struct region *r)
 }
 
 /* ------------------------------------------------------------------ modules */
-int options_from_env(struct kgc_options *o);
-void options_defaults(struct kgc_options *o);
-int options_import(const struct kgc_options *caller, struct kgc_options *o);
+int kgci_options_from_env(struct kgc_options *o);
+void kgci_options_defaults(struct kgc_options *o);
+int kgci_options_import(const struct kgc_options *caller, struct kgc_options *o);
 
-void policy_init(struct kgc_heap *h);
-size_t policy_region_size(size_t max_heap);
-size_t policy_default_heap(void);
-void policy_after_gc(struct kgc_heap *h, bool full);
-void policy_young_pause(struct kgc_heap *h, uint64_t evac_ns);
-void policy_adapt_tenure(struct kgc_heap *h);
-unsigned policy_safepoint_warn_ms(struct kgc_heap *h);
-unsigned policy_gc_threads(struct kgc_heap *h);
-void young_pool_destroy(struct kgc_heap *h);
-unsigned policy_tenure(struct kgc_heap *h);
-bool policy_should_full(struct kgc_heap *h);
-bool policy_eden_available(struct kgc_heap *h);
-void policy_uncommit(struct kgc_heap *h);
-uint32_t policy_survivor_limit(struct kgc_heap *h);
+void kgci_policy_init(struct kgc_heap *h);
+size_t kgci_policy_region_size(size_t max_heap);
+size_t kgci_policy_default_heap(void);
+void kgci_policy_after_gc(struct kgc_heap *h, bool full);
+void kgci_policy_young_pause(struct kgc_heap *h, uint64_t evac_ns);
+void kgci_policy_adapt_tenure(struct kgc_heap *h);
+unsigned kgci_policy_safepoint_warn_ms(struct kgc_heap *h);
+unsigned kgci_policy_gc_threads(struct kgc_heap *h);
+void kgci_young_pool_destroy(struct kgc_heap *h);
+unsigned kgci_policy_tenure(struct kgc_heap *h);
+bool kgci_policy_should_full(struct kgc_heap *h);
+bool kgci_policy_eden_available(struct kgc_heap *h);
+void kgci_policy_uncommit(struct kgc_heap *h);
+uint32_t kgci_policy_survivor_limit(struct kgc_heap *h);
 
-void stats_pause(struct kgc_heap *h, bool full, uint64_t ns);
-void stats_refresh(struct kgc_heap *h);
+void kgci_stats_pause(struct kgc_heap *h, bool full, uint64_t ns);
+void kgci_stats_refresh(struct kgc_heap *h);
 
-void log_gc(struct kgc_heap *h, const char *what, const char *cause, size_t before,
+void kgci_log_gc(struct kgc_heap *h, const char *what, const char *cause, size_t before,
 	    size_t after, uint64_t ns, uint32_t npinned, unsigned fail_mask);
-void log_line(struct kgc_heap *h, unsigned mask, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void kgci_log_line(struct kgc_heap *h, unsigned mask, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-size_t heap_used_bytes(struct kgc_heap *h);
-uint64_t now_ns(void);
+size_t kgci_heap_used_bytes(struct kgc_heap *h);
+uint64_t kgci_now_ns(void);
 /* CLOCK_REALTIME deadline ms from now (pthread_cond_timedwait) */
 static inline void timespec_after_ms(struct timespec *ts, unsigned ms)
 {
@@ -447,18 +447,18 @@ static inline void timespec_after_ms(struct timespec *ts, unsigned ms)
 	ts->tv_nsec %= 1000000000;
 }
 
-int cards_init(struct kgc_heap *h);
-void cards_clear_region(struct kgc_heap *h, struct region *r);
-void cards_clear_all(struct kgc_heap *h);
+int kgci_cards_init(struct kgc_heap *h);
+void kgci_cards_clear_region(struct kgc_heap *h, struct region *r);
+void kgci_cards_clear_all(struct kgc_heap *h);
 static inline uint8_t *card_for(struct kgc_heap *h, const void *p)
 {
 	return h->card_biased + ((uintptr_t)p >> KGC_CARD_SHIFT);
 }
 #define CARD_CLEAN 0xff
 #define CARD_DIRTY 0
-void bot_record(struct kgc_heap *h, struct region *r, char *start, size_t size);
-void bot_rebuild(struct kgc_heap *h, struct region *r);
-char *bot_block_start(struct kgc_heap *h, struct region *r, const char *card_start);
+void kgci_bot_record(struct kgc_heap *h, struct region *r, char *start, size_t size);
+void kgci_bot_rebuild(struct kgc_heap *h, struct region *r);
+char *kgci_bot_block_start(struct kgc_heap *h, struct region *r, const char *card_start);
 
 /* thread/safepoint */
 /* the thread's own view of its state (the collector reads it seq_cst) */
@@ -470,104 +470,104 @@ static inline void thread_set_native(struct kgc_thread *t, int state)
 {
 	__atomic_store_n(&t->pub.state, state, __ATOMIC_RELEASE);
 }
-void thread_to_managed_slow(struct kgc_thread *t, int prev);
+void kgci_thread_to_managed_slow(struct kgc_thread *t, int prev);
 /* managed again; blocks while a collection runs (asymmetric Dekker, see thread.c) */
 static inline void thread_to_managed(struct kgc_thread *t)
 {
 	int prev = thread_state(t);
 
 	if (unlikely(!kgc__to_managed(&t->pub)))
-		thread_to_managed_slow(t, prev);
+		kgci_thread_to_managed_slow(t, prev);
 }
 void thread_to_managed(struct kgc_thread *t);
-void sp_block(struct kgc_thread *t);
+void kgci_sp_block(struct kgc_thread *t);
 enum gc_reason { GCR_ALLOC = 0, GCR_EXPLICIT, GCR_HUMONGOUS, GCR_YOUNG_FAILED };
-void collect_run(struct kgc_heap *h, int kind, int reason);	/* collect.c, at a safepoint */
-int sp_collect(struct kgc_thread *t, int kind, int reason, uint64_t epoch);
-int sp_collect_alloc(struct kgc_thread *t, int kind, int reason, uint64_t epoch,
+void kgci_collect_run(struct kgc_heap *h, int kind, int reason);	/* collect.c, at a safepoint */
+int kgci_sp_collect(struct kgc_thread *t, int kind, int reason, uint64_t epoch);
+int kgci_sp_collect_alloc(struct kgc_thread *t, int kind, int reason, uint64_t epoch,
 		     size_t alloc_size, char **out, size_t *zero);
-char *alloc_locked(struct kgc_thread *t, size_t size, size_t *zero);
-void sp_retire_tlabs(struct kgc_heap *h);
-void thread_check(struct kgc_thread *t, const char *what);
-bool thread_check_managed(struct kgc_thread *t, const char *what);
+char *kgci_alloc_locked(struct kgc_thread *t, size_t size, size_t *zero);
+void kgci_sp_retire_tlabs(struct kgc_heap *h);
+void kgci_thread_check(struct kgc_thread *t, const char *what);
+bool kgci_thread_check_managed(struct kgc_thread *t, const char *what);
 
 /* roots */
 typedef void (*slot_fn)(struct kgc_heap *h, kgc_obj *slot, void *ctx);
-void roots_iterate(struct kgc_heap *h, slot_fn fn, void *ctx);		/* frames + handles */
-void roots_iterate_critical(struct kgc_heap *h, slot_fn fn, void *ctx);	/* open critical arrays (read only) */
-void handles_destroy(struct kgc_heap *h);
+void kgci_roots_iterate(struct kgc_heap *h, slot_fn fn, void *ctx);		/* frames + handles */
+void kgci_roots_iterate_critical(struct kgc_heap *h, slot_fn fn, void *ctx);	/* open critical arrays (read only) */
+void kgci_handles_destroy(struct kgc_heap *h);
 /* calls fn on every reference slot of object o */
-void obj_iterate_refs(struct kgc_heap *h, kgc_obj o, slot_fn fn, void *ctx);
-void obj_iterate_refs_range(struct kgc_heap *h, kgc_obj o, char *lo, char *hi, slot_fn fn, void *ctx);
+void kgci_obj_iterate_refs(struct kgc_heap *h, kgc_obj o, slot_fn fn, void *ctx);
+void kgci_obj_iterate_refs_range(struct kgc_heap *h, kgc_obj o, char *lo, char *hi, slot_fn fn, void *ctx);
 
 /* collections (called at a safepoint with h->lock held) */
-void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask);
-void full_collect(struct kgc_heap *h, uint32_t *npinned);
-void verify_heap(struct kgc_heap *h, const char *when);
-void pins_compute(struct kgc_heap *h);	/* sets RF_PINNED / RF_KPINNED */
-unsigned pins_private(struct kgc_heap *h, struct kgc_thread *t, uint32_t idx[2]);
-void pin_flush_cache(struct kgc_thread *t);
-bool region_pinned_now(struct kgc_heap *h, uint32_t idx);
-void evac_test_inject_failure(kgc_heap *h, int ngcs);	/* test hook */
-extern void (*alloc_test_zero_hook)(struct kgc_heap *h);	/* test hook (alloc.c) */
-extern void (*young_test_batch_hook)(bool own);	/* test hooks (young.c) */
-extern void (*young_test_drain_hook)(void);
+void kgci_young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask);
+void kgci_full_collect(struct kgc_heap *h, uint32_t *npinned);
+void kgci_verify_heap(struct kgc_heap *h, const char *when);
+void kgci_pins_compute(struct kgc_heap *h);	/* sets RF_PINNED / RF_KPINNED */
+unsigned kgci_pins_private(struct kgc_heap *h, struct kgc_thread *t, uint32_t idx[2]);
+void kgci_pin_flush_cache(struct kgc_thread *t);
+bool kgci_region_pinned_now(struct kgc_heap *h, uint32_t idx);
+void kgci_evac_test_inject_failure(kgc_heap *h, int ngcs);	/* test hook */
+extern void (*kgci_alloc_test_zero_hook)(struct kgc_heap *h);	/* test hook (alloc.c) */
+extern void (*kgci_young_test_batch_hook)(bool own);	/* test hooks (young.c) */
+extern void (*kgci_young_test_drain_hook)(void);
 
 /* concurrent mark (mark.c); pause functions with h->lock held */
-int cm_init(struct kgc_heap *h);
-void cm_destroy(struct kgc_heap *h);
-void cm_pause_begin(struct kgc_heap *h);	/* every pause: marker off the heap */
-void cm_pause_end(struct kgc_heap *h);
-void cm_abort(struct kgc_heap *h);		/* full collection */
-const char *cm_after_young(struct kgc_heap *h);	/* initial mark / remark / cleanup; NULL if none */
-bool cm_active(struct kgc_heap *h);
-bool cm_marking(struct kgc_heap *h);
-bool cm_marker_busy(struct kgc_heap *h);	/* the marker thread has cycle work */
-void cm_mark_black(struct kgc_heap *h, const void *p);
-bool cm_retained_evac_ok(struct kgc_heap *h);
-void cm_old_cset_refs(struct kgc_heap *h, slot_fn fn, void *ctx);
-void cm_push_gray(struct kgc_heap *h, const kgc_obj *v, size_t n);
-void cm_region_evacuated(struct kgc_heap *h, uint32_t idx);
-void cm_test_hold(struct kgc_heap *h, bool on);		/* test hooks */
-const char *cm_test_state(struct kgc_heap *h);
-size_t cm_test_bits(struct kgc_heap *h, uint32_t idx);	/* mark bits set in a region */
-bool cm_obj_dead(struct kgc_heap *h, const void *p);	/* swept-to-be garbage (verifier) */
+int kgci_cm_init(struct kgc_heap *h);
+void kgci_cm_destroy(struct kgc_heap *h);
+void kgci_cm_pause_begin(struct kgc_heap *h);	/* every pause: marker off the heap */
+void kgci_cm_pause_end(struct kgc_heap *h);
+void kgci_cm_abort(struct kgc_heap *h);		/* full collection */
+const char *kgci_cm_after_young(struct kgc_heap *h);	/* initial mark / remark / cleanup; NULL if none */
+bool kgci_cm_active(struct kgc_heap *h);
+bool kgci_cm_marking(struct kgc_heap *h);
+bool kgci_cm_marker_busy(struct kgc_heap *h);	/* the marker thread has cycle work */
+void kgci_cm_mark_black(struct kgc_heap *h, const void *p);
+bool kgci_cm_retained_evac_ok(struct kgc_heap *h);
+void kgci_cm_old_cset_refs(struct kgc_heap *h, slot_fn fn, void *ctx);
+void kgci_cm_push_gray(struct kgc_heap *h, const kgc_obj *v, size_t n);
+void kgci_cm_region_evacuated(struct kgc_heap *h, uint32_t idx);
+void kgci_cm_test_hold(struct kgc_heap *h, bool on);		/* test hooks */
+const char *kgci_cm_test_state(struct kgc_heap *h);
+size_t kgci_cm_test_bits(struct kgc_heap *h, uint32_t idx);	/* mark bits set in a region */
+bool kgci_cm_obj_dead(struct kgc_heap *h, const void *p);	/* swept-to-be garbage (verifier) */
 #define CM_CHUNK_MIN 128	/* smallest gap reused for promotion */
 struct gap { char *start; size_t size; };	/* free space in an old region (a filler) */
-bool cm_chunk_take(struct kgc_heap *h, size_t min, struct gap *out);
-void cm_chunk_give_back(struct kgc_heap *h, struct gap g);
-void cm_chunks_drop_evacuated(struct kgc_heap *h);	/* in RF_CSET or candidate regions */
-uint32_t cm_mixed_select(struct kgc_heap *h, size_t *live_bytes);	/* young GC: adds to the cset */
-bool cm_candidates_tracked(struct kgc_heap *h);				/* verifier */
-void cm_thread_detach(struct kgc_thread *t);
-void verify_marking(struct kgc_heap *h);
+bool kgci_cm_chunk_take(struct kgc_heap *h, size_t min, struct gap *out);
+void kgci_cm_chunk_give_back(struct kgc_heap *h, struct gap g);
+void kgci_cm_chunks_drop_evacuated(struct kgc_heap *h);	/* in RF_CSET or candidate regions */
+uint32_t kgci_cm_mixed_select(struct kgc_heap *h, size_t *live_bytes);	/* young GC: adds to the cset */
+bool kgci_cm_candidates_tracked(struct kgc_heap *h);				/* verifier */
+void kgci_cm_thread_detach(struct kgc_thread *t);
+void kgci_verify_marking(struct kgc_heap *h);
 
 /* stale.c: KGC_STALE_CHECK */
-int stale_init(struct kgc_heap *h);
-void stale_destroy(struct kgc_heap *h);
-void stale_quarantine(struct kgc_heap *h, struct region *r);
-void stale_release(struct kgc_heap *h, bool all);
-void stale_alloc_tick(struct kgc_thread *t);
+int kgci_stale_init(struct kgc_heap *h);
+void kgci_stale_destroy(struct kgc_heap *h);
+void kgci_stale_quarantine(struct kgc_heap *h, struct region *r);
+void kgci_stale_release(struct kgc_heap *h, bool all);
+void kgci_stale_alloc_tick(struct kgc_thread *t);
 
 /* weak.c */
-int weak_init(struct kgc_heap *h);
-void weak_destroy(struct kgc_heap *h);
-void weak_process(struct kgc_heap *h, kgc_obj (*alive)(struct kgc_heap *h, kgc_obj o, void *ctx),
+int kgci_weak_init(struct kgc_heap *h);
+void kgci_weak_destroy(struct kgc_heap *h);
+void kgci_weak_process(struct kgc_heap *h, kgc_obj (*alive)(struct kgc_heap *h, kgc_obj o, void *ctx),
 		  void *ctx);
-void weak_iterate(struct kgc_heap *h, slot_fn fn, void *ctx);
-void cm_verify_bits(struct kgc_heap *h, const char *when);	/* bitmap/TAMS invariants */
-bool policy_start_mark(struct kgc_heap *h, bool mixed_pending);
-bool policy_mixed_candidate(struct kgc_heap *h, size_t live);
-bool policy_mixed_worth(struct kgc_heap *h, size_t reclaimable);
-void policy_retained_limits(struct kgc_heap *h, uint32_t *max, size_t *budget);
-void policy_mixed_limits(struct kgc_heap *h, uint32_t ncand_cycle, uint32_t *min, uint32_t *max,
+void kgci_weak_iterate(struct kgc_heap *h, slot_fn fn, void *ctx);
+void kgci_cm_verify_bits(struct kgc_heap *h, const char *when);	/* bitmap/TAMS invariants */
+bool kgci_policy_start_mark(struct kgc_heap *h, bool mixed_pending);
+bool kgci_policy_mixed_candidate(struct kgc_heap *h, size_t live);
+bool kgci_policy_mixed_worth(struct kgc_heap *h, size_t reclaimable);
+void kgci_policy_retained_limits(struct kgc_heap *h, uint32_t *max, size_t *budget);
+void kgci_policy_mixed_limits(struct kgc_heap *h, uint32_t ncand_cycle, uint32_t *min, uint32_t *max,
 			 size_t *budget);
-bool policy_cycle_urgent(struct kgc_heap *h);
-unsigned policy_pace(struct kgc_heap *h, bool marking);
+bool kgci_policy_cycle_urgent(struct kgc_heap *h);
+unsigned kgci_policy_pace(struct kgc_heap *h, bool marking);
 
 /* alloc */
-void alloc_retire_tlab(struct kgc_thread *t);
-void alloc_pretouch_end(struct kgc_thread *t);	/* h->lock held */
+void kgci_alloc_retire_tlab(struct kgc_thread *t);
+void kgci_alloc_pretouch_end(struct kgc_thread *t);	/* h->lock held */
 size_t alloc_gc_words(struct kgc_heap *h);
 
 #endif

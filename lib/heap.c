@@ -7,7 +7,7 @@
 
 #define API __attribute__((visibility("default")))
 
-size_t heap_used_bytes(struct kgc_heap *h)
+size_t kgci_heap_used_bytes(struct kgc_heap *h)
 {
 	size_t used = 0;
 
@@ -31,27 +31,27 @@ API int kgc_heap_create(const struct kgc_options *opts, kgc_heap **out)
 	int err;
 
 	if (!out) {
-		err_set(EINVAL, "kgc_heap_create: out is NULL");
+		kgci_err_set(EINVAL, "kgc_heap_create: out is NULL");
 		return -EINVAL;
 	}
 	*out = NULL;
 	if (opts) {
-		if ((err = options_import(opts, &o)))
+		if ((err = kgci_options_import(opts, &o)))
 			return err;
 	} else if ((err = kgc_options_init(&o))) {
 		return err;
 	}
-	heap = o.max_heap ? o.max_heap : policy_default_heap();
-	rs = o.region_size ? o.region_size : policy_region_size(heap);
+	heap = o.max_heap ? o.max_heap : kgci_policy_default_heap();
+	rs = o.region_size ? o.region_size : kgci_policy_region_size(heap);
 	if (rs < ((size_t)1 << 20) || rs > ((size_t)1 << 25) ||
 	    (rs & (rs - 1))) {
-		err_set(EINVAL, "kgc_heap_create: region size %zu not a power of two in 1..32 MiB", rs);
+		kgci_err_set(EINVAL, "kgc_heap_create: region size %zu not a power of two in 1..32 MiB", rs);
 		return -EINVAL;
 	}
 	heap = ALIGN_UP(heap, rs);
 	if (heap / rs < 2 || heap / rs > (1u << 24) || o.pin_mode < 0 || o.pin_mode > 1 ||
 	    o.backend < 0 || o.backend > 2) {
-		err_set(EINVAL, "kgc_heap_create: bad options (heap %zu, region %zu)", heap, rs);
+		kgci_err_set(EINVAL, "kgc_heap_create: bad options (heap %zu, region %zu)", heap, rs);
 		return -EINVAL;
 	}
 	h = calloc(1, sizeof(*h));
@@ -61,9 +61,9 @@ API int kgc_heap_create(const struct kgc_options *opts, kgc_heap **out)
 	h->region_size = rs;
 	h->region_shift = (uint32_t)__builtin_ctzl(rs);
 	h->nregions = (uint32_t)(heap / rs);
-	h->log_mask = log_parse(o.log);
+	h->log_mask = kgci_log_parse(o.log);
 	h->opt.log = NULL;	/* the caller's string may go away */
-	err = backend_open(h, o.backend, rs, h->nregions);
+	err = kgci_backend_open(h, o.backend, rs, h->nregions);
 	if (err) {
 		free(h);
 		return err;
@@ -72,12 +72,12 @@ API int kgc_heap_create(const struct kgc_options *opts, kgc_heap **out)
 	h->limit = h->base + heap;
 	h->regions = calloc(h->nregions, sizeof(*h->regions));
 	h->mark_words = (heap / WORD + 63) / 64;
-	h->mark_bits = os_alloc(h->mark_words * sizeof(uint64_t));
-	h->block_dest = os_alloc((heap >> KGC_CARD_SHIFT) * sizeof(char *));
+	h->mark_bits = kgci_os_alloc(h->mark_words * sizeof(uint64_t));
+	h->block_dest = kgci_os_alloc((heap >> KGC_CARD_SHIFT) * sizeof(char *));
 	h->kpin_bits = calloc((h->nregions + 63) / 64, sizeof(uint64_t));
 	if (!h->regions || !h->mark_bits || !h->block_dest || !h->kpin_bits ||
-	    cards_init(h) || types_init(h)) {
-		err_set(ENOMEM, "kgc_heap_create: out of memory for side tables");
+	    kgci_cards_init(h) || kgci_types_init(h)) {
+		kgci_err_set(ENOMEM, "kgc_heap_create: out of memory for side tables");
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -97,15 +97,15 @@ API int kgc_heap_create(const struct kgc_options *opts, kgc_heap **out)
 	pthread_cond_init(&h->sp_cond, NULL);
 	pthread_cond_init(&h->locker_cond, NULL);
 	pthread_mutex_init(&h->ext_lock, NULL);
-	policy_init(h);
-	err = cm_init(h);
+	kgci_policy_init(h);
+	err = kgci_cm_init(h);
 	if (err)
 		goto fail_locks;
-	err = weak_init(h);
-	if (!err && (err = stale_init(h)))
-		weak_destroy(h);
+	err = kgci_weak_init(h);
+	if (!err && (err = kgci_stale_init(h)))
+		kgci_weak_destroy(h);
 	if (err) {
-		cm_destroy(h);
+		kgci_cm_destroy(h);
 		goto fail_locks;
 	}
 	*out = h;
@@ -118,13 +118,13 @@ fail_locks:
 	pthread_cond_destroy(&h->sp_cond);
 	pthread_cond_destroy(&h->locker_cond);
 fail:
-	os_free(h->cards, h->ncards);
-	os_free(h->bot, h->ncards * sizeof(uint32_t));
-	os_free(h->mark_bits, h->mark_words * sizeof(uint64_t));
-	os_free(h->block_dest, (heap >> KGC_CARD_SHIFT) * sizeof(char *));
+	kgci_os_free(h->cards, h->ncards);
+	kgci_os_free(h->bot, h->ncards * sizeof(uint32_t));
+	kgci_os_free(h->mark_bits, h->mark_words * sizeof(uint64_t));
+	kgci_os_free(h->block_dest, (heap >> KGC_CARD_SHIFT) * sizeof(char *));
 	free(h->kpin_bits);
 	free(h->regions);
-	backend_close(h);
+	kgci_backend_close(h);
 	free(h);
 	return err;
 }
@@ -153,38 +153,38 @@ API int kgc_heap_destroy(kgc_heap *h)
 			for (uint32_t i = 0; i < top && !a; i++)
 				a = __atomic_load_n(&t->crit[i], __ATOMIC_SEQ_CST);
 			if (h->opt.check)
-				fatal("kgc_heap_destroy: thread '%s' still has %u critical section(s) open (array %p)",
+				kgci_fatal("kgc_heap_destroy: thread '%s' still has %u critical section(s) open (array %p)",
 				      t->name, t->pub.crit_open, (void *)a);
-			err_set(EBUSY, "kgc_heap_destroy: thread '%s' still has %u critical section(s) open (array %p)",
+			kgci_err_set(EBUSY, "kgc_heap_destroy: thread '%s' still has %u critical section(s) open (array %p)",
 				t->name, t->pub.crit_open, (void *)a);
 		} else {
-			err_set(EBUSY, "kgc_heap_destroy: thread '%s' is still attached", t->name);
+			kgci_err_set(EBUSY, "kgc_heap_destroy: thread '%s' is still attached", t->name);
 		}
 		return -EBUSY;
 	}
 	pthread_mutex_unlock(&h->lock);
-	ext_heap_destroy(h);	/* layered libraries' heap data, e.g. libkgc-native's registry */
+	kgci_ext_heap_destroy(h);	/* layered libraries' heap data, e.g. libkgc-native's registry */
 	heap = (size_t)h->nregions << h->region_shift;
-	young_pool_destroy(h);
-	cm_destroy(h);
+	kgci_young_pool_destroy(h);
+	kgci_cm_destroy(h);
 	while (h->zombies) {
 		struct kgc_thread *z = h->zombies;
 
 		h->zombies = z->next;
 		free(z);
 	}
-	handles_destroy(h);
-	weak_destroy(h);
-	stale_destroy(h);
-	types_destroy(h);
-	os_free(h->cards, h->ncards);
-	os_free(h->bot, h->ncards * sizeof(uint32_t));
-	os_free(h->mark_bits, h->mark_words * sizeof(uint64_t));
-	os_free(h->block_dest, (heap >> KGC_CARD_SHIFT) * sizeof(char *));
+	kgci_handles_destroy(h);
+	kgci_weak_destroy(h);
+	kgci_stale_destroy(h);
+	kgci_types_destroy(h);
+	kgci_os_free(h->cards, h->ncards);
+	kgci_os_free(h->bot, h->ncards * sizeof(uint32_t));
+	kgci_os_free(h->mark_bits, h->mark_words * sizeof(uint64_t));
+	kgci_os_free(h->block_dest, (heap >> KGC_CARD_SHIFT) * sizeof(char *));
 	free(h->kpin_bits);
 	free(h->stack);
 	free(h->regions);
-	backend_close(h);
+	kgci_backend_close(h);
 	pthread_mutex_destroy(&h->lock);
 	pthread_mutex_destroy(&h->gc_lock);
 	pthread_mutex_destroy(&h->sp_lock);

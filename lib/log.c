@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include "gc_internal.h"
 
-void log_line(struct kgc_heap *h, unsigned mask, const char *fmt, ...)
+void kgci_log_line(struct kgc_heap *h, unsigned mask, const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
@@ -17,7 +17,7 @@ void log_line(struct kgc_heap *h, unsigned mask, const char *fmt, ...)
 	fprintf(stderr, "[kgc] GC(%llu) %s\n", (unsigned long long)h->gc_id, buf);
 }
 
-void log_gc(struct kgc_heap *h, const char *what, const char *cause, size_t before,
+void kgci_log_gc(struct kgc_heap *h, const char *what, const char *cause, size_t before,
 	    size_t after, uint64_t ns, uint32_t npinned, unsigned fail_mask)
 {
 	char fail[80] = "";

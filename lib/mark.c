@@ -121,7 +121,7 @@ static inline bool cm_marked(struct cmark *cm, struct kgc_heap *h, const void *p
 static inline void cm_stack_push(struct cmark *cm, kgc_obj o)
 {
 	if (unlikely(cm->len == cm->cap))
-		cm->stack = array_grow(cm->stack, &cm->cap, sizeof(*cm->stack), "concurrent mark stack");
+		cm->stack = kgci_array_grow(cm->stack, &cm->cap, sizeof(*cm->stack), "concurrent mark stack");
 	cm->stack[cm->len++] = o;
 }
 
@@ -222,7 +222,7 @@ __attribute__((visibility("default"))) void kgc__satb_slow(kgc_thread *t, kgc_ob
 		struct satb_buf *nb = malloc(sizeof(*nb));
 
 		if (!nb)
-			fatal("concurrent mark: out of memory for an SATB buffer (thread '%s')", t->name);
+			kgci_fatal("concurrent mark: out of memory for an SATB buffer (thread '%s')", t->name);
 		nb->n = 0;
 		nb->next = NULL;
 		if (b) {
@@ -237,7 +237,7 @@ __attribute__((visibility("default"))) void kgc__satb_slow(kgc_thread *t, kgc_ob
 }
 
 /* Detach: hand the thread's partial buffer over (h->lock held). */
-void cm_thread_detach(struct kgc_thread *t)
+void kgci_cm_thread_detach(struct kgc_thread *t)
 {
 	struct cmark *cm = t->heap->cm;
 	struct satb_buf *b = t->satb;
@@ -328,8 +328,8 @@ static void dead_run_end(struct kgc_heap *h, struct cmark *cm, struct region *r,
 	if (!cm->dead)
 		return;
 	n = (size_t)(end - cm->dead);
-	obj_fill(cm->dead, n);
-	bot_record(h, r, cm->dead, n);
+	kgci_obj_fill(cm->dead, n);
+	kgci_bot_record(h, r, cm->dead, n);
 	if (h->opt.poison && n > 16)
 		memset(cm->dead + 16, 0xde, n - 16);
 	/* retained and candidate regions are to be evacuated: keep them sparse */
@@ -367,7 +367,7 @@ static bool sweep_work(struct kgc_heap *h, struct cmark *cm, bool bounded)
 			if (dead)
 				cm->humdead[cm->nhumdead++] = idx;
 			clear_bits_range(h, cm, r->bottom, r->bottom + WORD);
-			/* dead stays dead until cleanup frees it (cm_obj_dead): its
+			/* dead stays dead until cleanup frees it (kgci_cm_obj_dead): its
 			 * references may lead into fillers the sweep made */
 			cm->swept[idx] = dead ? SW_EMPTY : SW_DONE;
 			cm->sweep_p = NULL;
@@ -424,7 +424,7 @@ static void rb_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
  * old region is parsable up to its top; pauses may add objects (at a top,
  * or in a gap: the cursor is at an object or gap start either way, and the
  * young GC cards their references into candidates) but move or free
- * nothing old while it runs (cm_active), so the cursor stays valid.
+ * nothing old while it runs (kgci_cm_active), so the cursor stays valid.
  * References stored meanwhile are carded by the write barrier.
  */
 static bool rebuild_work(struct kgc_heap *h, struct cmark *cm, bool bounded)
@@ -446,7 +446,7 @@ static bool rebuild_work(struct kgc_heap *h, struct cmark *cm, bool bounded)
 			uint64_t hd = __atomic_load_n(obj_hdr(p), __ATOMIC_RELAXED);
 
 			if (hdr_kind(hd) != KIND_FILLER)
-				obj_iterate_refs(h, (kgc_obj)p, rb_slot, NULL);
+				kgci_obj_iterate_refs(h, (kgc_obj)p, rb_slot, NULL);
 			cm->rb_p = p + obj_size_h(p, hd);
 			if (bounded && (++k % STEP_WORK) == 0 && must_yield(h, cm))
 				return false;
@@ -461,7 +461,7 @@ static void rebuild_done(struct kgc_heap *h, struct cmark *cm)
 {
 	cm->rebuilding = false;
 	cm->cand_ready = true;
-	log_line(h, LOG_GC, "Rebuild for mixed collections: %u candidates (marker cpu %.1fms)",
+	kgci_log_line(h, LOG_GC, "Rebuild for mixed collections: %u candidates (marker cpu %.1fms)",
 		 cm->ncand, cm->rebuild_cpu / 1e6);
 }
 
@@ -497,19 +497,19 @@ static void cand_select(struct kgc_heap *h, struct cmark *cm)
 		if (r->type != RT_OLD || r->retained || (r->flags & RF_PRETOUCH) ||
 		    cm->tams[i] == r->bottom || !cm->live[i])
 			continue;	/* new since the snapshot, or freed at cleanup */
-		if (policy_mixed_candidate(h, live)) {
+		if (kgci_policy_mixed_candidate(h, live)) {
 			cm->cand[n++] = (struct cand){ live, i };
 			reclaim += h->region_size - live;
 		}
 	}
-	if (!policy_mixed_worth(h, reclaim))
+	if (!kgci_policy_mixed_worth(h, reclaim))
 		n = 0;
 	qsort(cm->cand, n, sizeof(*cm->cand), cand_cmp);
 	for (uint32_t j = 0; j < n; j++)
 		h->regions[cm->cand[j].idx].candidate = 1;
 	cm->ncand = cm->ncand_cycle = n;
 	/* gaps of earlier sweeps inside candidates are not promoted into any more */
-	cm_chunks_drop_evacuated(h);
+	kgci_cm_chunks_drop_evacuated(h);
 }
 
 static uint64_t thread_cpu_ns(void)
@@ -587,14 +587,14 @@ static void tams_reset(struct kgc_heap *h, struct cmark *cm)
 		cm->tams[i] = h->regions[i].bottom;
 }
 
-int cm_init(struct kgc_heap *h)
+int kgci_cm_init(struct kgc_heap *h)
 {
 	struct cmark *cm = calloc(1, sizeof(*cm));
 
 	if (!cm)
 		return -ENOMEM;
 	cm->bits_bytes = (((size_t)h->nregions << h->region_shift) / WORD + 7) / 8;
-	cm->bits = os_alloc(cm->bits_bytes);
+	cm->bits = kgci_os_alloc(cm->bits_bytes);
 	cm->tams = calloc(h->nregions, sizeof(*cm->tams));
 	cm->live = calloc(h->nregions, sizeof(*cm->live));
 	cm->sweep = calloc(h->nregions, sizeof(uint32_t));
@@ -606,7 +606,7 @@ int cm_init(struct kgc_heap *h)
 	if (!cm->bits || !cm->tams || !cm->live || !cm->sweep || !cm->empty || !cm->humdead ||
 	    !cm->swept || !cm->cand || !cm->rb_top) {
 		h->cm = cm;
-		cm_destroy(h);
+		kgci_cm_destroy(h);
 		return -ENOMEM;
 	}
 	tams_reset(h, cm);
@@ -617,7 +617,7 @@ int cm_init(struct kgc_heap *h)
 	return 0;
 }
 
-void cm_destroy(struct kgc_heap *h)
+void kgci_cm_destroy(struct kgc_heap *h)
 {
 	struct cmark *cm = h->cm;
 
@@ -632,7 +632,7 @@ void cm_destroy(struct kgc_heap *h)
 		pthread_join(cm->thread, NULL);
 	}
 	if (cm->bits)
-		os_free(cm->bits, cm->bits_bytes);
+		kgci_os_free(cm->bits, cm->bits_bytes);
 	satb_free_list(cm->full);
 	free(cm->tams);
 	free(cm->live);
@@ -655,7 +655,7 @@ void cm_destroy(struct kgc_heap *h)
 }
 
 /* Every collection brackets its pause with these: the marker is off the heap. */
-void cm_pause_begin(struct kgc_heap *h)
+void kgci_cm_pause_begin(struct kgc_heap *h)
 {
 	struct cmark *cm = h->cm;
 
@@ -663,7 +663,7 @@ void cm_pause_begin(struct kgc_heap *h)
 	pthread_mutex_lock(&cm->lock);
 }
 
-void cm_pause_end(struct kgc_heap *h)
+void kgci_cm_pause_end(struct kgc_heap *h)
 {
 	struct cmark *cm = h->cm;
 
@@ -681,7 +681,7 @@ static void drop_satb(struct kgc_heap *h, struct cmark *cm)
 }
 
 /* Full collection: forget the cycle (and the chunks: compaction moves everything). */
-void cm_abort(struct kgc_heap *h)
+void kgci_cm_abort(struct kgc_heap *h)
 {
 	struct cmark *cm = h->cm;
 
@@ -692,7 +692,7 @@ void cm_abort(struct kgc_heap *h)
 		cm->len = 0;
 		tams_reset(h, cm);
 		cm->nswept = cm->swept_bytes = 0;
-		log_line(h, LOG_GC, "Concurrent Mark Abort");
+		kgci_log_line(h, LOG_GC, "Concurrent Mark Abort");
 		cm->state = CM_IDLE;
 	}
 	/* compaction moves old objects: the candidates are gone */
@@ -700,7 +700,7 @@ void cm_abort(struct kgc_heap *h)
 	cm->nchunks = 0;
 	h->chunk_bytes = 0;
 	if (h->opt.verify)
-		cm_verify_bits(h, "cycle aborted");
+		kgci_cm_verify_bits(h, "cycle aborted");
 }
 
 static const char *cycle_step(struct kgc_heap *h);
@@ -714,10 +714,10 @@ static void initial_mark(struct kgc_heap *h, struct cmark *cm)
 		cm->tams[i] = (r->type == RT_OLD || r->type == RT_HUM_START) ? r->top : r->bottom;
 	}
 	/* gaps of the last sweep stay in use: promotion into them is marked
-	 * black (cm_mark_black) until remark */
+	 * black (kgci_cm_mark_black) until remark */
 	cm->len = 0;
-	roots_iterate(h, root_mark, cm);
-	roots_iterate_critical(h, root_mark, cm);
+	kgci_roots_iterate(h, root_mark, cm);
+	kgci_roots_iterate_critical(h, root_mark, cm);
 	/* young objects that existed at the snapshot: the marker never visits young space */
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
@@ -725,10 +725,10 @@ static void initial_mark(struct kgc_heap *h, struct cmark *cm)
 		if (r->type != RT_SURVIVOR && r->type != RT_EDEN)
 			continue;
 		for (char *p = r->bottom; p < r->top; p += obj_size(p))
-			obj_iterate_refs(h, (kgc_obj)p, root_mark, cm);
+			kgci_obj_iterate_refs(h, (kgc_obj)p, root_mark, cm);
 	}
 	set_satb_active(h, 1);
-	cm->t_start = now_ns();
+	cm->t_start = kgci_now_ns();
 	cm->pace_ns0 = atomic_load_explicit(&h->pace_ns, memory_order_relaxed);
 	cm->mark_cpu = cm->sweep_cpu = 0;
 	cm->state = CM_MARKING;
@@ -742,7 +742,7 @@ static void initial_mark(struct kgc_heap *h, struct cmark *cm)
 			cm->state = CM_REMARK_READY;
 		}
 	}
-	log_line(h, LOG_GC, "Concurrent Mark Start (%zu gray from roots and survivors)", cm->len);
+	kgci_log_line(h, LOG_GC, "Concurrent Mark Start (%zu gray from roots and survivors)", cm->len);
 }
 
 /* Weak cells at remark: an old or humongous referent below TAMS is dead
@@ -767,7 +767,7 @@ static void remark(struct kgc_heap *h, struct cmark *cm)
 		}
 	mark_work(h, cm, false);
 	set_satb_active(h, 0);
-	weak_process(h, weak_alive_cycle, cm);	/* before the chunk bits below */
+	kgci_weak_process(h, weak_alive_cycle, cm);	/* before the chunk bits below */
 	/* gaps of the last sweep still unused stay in use: marked, the sweep
 	 * keeps them whole (and does not list them twice) */
 	for (size_t k = 0; k < cm->nchunks; k++) {
@@ -780,7 +780,7 @@ static void remark(struct kgc_heap *h, struct cmark *cm)
 			cm->bits[b / 64] |= 1ull << (b % 64);
 	}
 	if (h->opt.verify)
-		verify_marking(h);
+		kgci_verify_marking(h);
 	cand_select(h, cm);
 	cm->nsweep = cm->sweep_i = cm->nempty = cm->nhumdead = 0;
 	cm->sweep_p = cm->dead = NULL;
@@ -793,7 +793,7 @@ static void remark(struct kgc_heap *h, struct cmark *cm)
 	}
 	cm->marked_bytes = marked;
 	cm->state = CM_SWEEPING;
-	log_line(h, LOG_GC, "Remark: %lluM marked live in %u old/humongous regions, %u mixed candidates",
+	kgci_log_line(h, LOG_GC, "Remark: %lluM marked live in %u old/humongous regions, %u mixed candidates",
 		 (unsigned long long)(marked >> 20), cm->nsweep, cm->ncand);
 	if (!cm->started) {
 		sweep_work(h, cm, false);
@@ -812,12 +812,12 @@ static void cleanup(struct kgc_heap *h, struct cmark *cm)
 		if (r->type != RT_OLD || (r->flags & (RF_PINNED | RF_KPINNED)) ||
 		    cm->tams[cm->empty[k]] != r->top) {
 			/* pinned meanwhile (or changed): keep it parsable, sweep it next cycle */
-			obj_fill(r->bottom, (size_t)(r->top - r->bottom));
-			bot_record(h, r, r->bottom, (size_t)(r->top - r->bottom));
+			kgci_obj_fill(r->bottom, (size_t)(r->top - r->bottom));
+			kgci_bot_record(h, r, r->bottom, (size_t)(r->top - r->bottom));
 			continue;
 		}
 		freed += (size_t)(r->top - r->bottom);
-		region_free(h, r);
+		kgci_region_free(h, r);
 		nfreed++;
 	}
 	for (uint32_t k = 0; k < cm->nhumdead; k++) {
@@ -829,12 +829,12 @@ static void cleanup(struct kgc_heap *h, struct cmark *cm)
 		if (r->type != RT_HUM_START)
 			continue;
 		for (uint32_t j = s; j < s + n; j++)
-			pinned |= (h->regions[j].flags & (RF_PINNED | RF_KPINNED)) || region_pinned_now(h, j);
+			pinned |= (h->regions[j].flags & (RF_PINNED | RF_KPINNED)) || kgci_region_pinned_now(h, j);
 		if (pinned)
 			continue;
 		for (uint32_t j = s; j < s + n; j++) {
 			freed += (size_t)(h->regions[j].top - h->regions[j].bottom);
-			region_free(h, &h->regions[j]);
+			kgci_region_free(h, &h->regions[j]);
 		}
 		nhum++;
 	}
@@ -865,11 +865,11 @@ static void cleanup(struct kgc_heap *h, struct cmark *cm)
 	}
 	h->st.bytes_freed += freed;
 	h->st.concurrent_cycles = cm->cycles;
-	log_line(h, LOG_GC, "Concurrent Cycle %.3fms (marker cpu: mark %.1fms, sweep %.1fms; "
+	kgci_log_line(h, LOG_GC, "Concurrent Cycle %.3fms (marker cpu: mark %.1fms, sweep %.1fms; "
 		 "allocation paced %.1fms): "
 		 "%lluM marked live, freed %u regions + %u humongous (%zuM), %zuM reusable in %zu gaps, "
 		 "%u mixed candidates",
-		 (now_ns() - cm->t_start) / 1e6, cm->mark_cpu / 1e6, cm->sweep_cpu / 1e6,
+		 (kgci_now_ns() - cm->t_start) / 1e6, cm->mark_cpu / 1e6, cm->sweep_cpu / 1e6,
 		 (atomic_load_explicit(&h->pace_ns, memory_order_relaxed) - cm->pace_ns0) / 1e6,
 		 (unsigned long long)(cm->marked_bytes >> 20), nfreed, nhum,
 		 freed >> 20, h->chunk_bytes >> 20, cm->nchunks, cm->ncand);
@@ -877,15 +877,15 @@ static void cleanup(struct kgc_heap *h, struct cmark *cm)
 }
 
 /* At the end of a young collection (pause, h->lock and cm->lock held). */
-const char *cm_after_young(struct kgc_heap *h)
+const char *kgci_cm_after_young(struct kgc_heap *h)
 {
 	const char *step;
 
 	if (h->opt.verify)
-		cm_verify_bits(h, "after young GC, before its cycle step");
+		kgci_cm_verify_bits(h, "after young GC, before its cycle step");
 	step = cycle_step(h);
 	if (h->opt.verify && step)
-		cm_verify_bits(h, step);
+		kgci_cm_verify_bits(h, step);
 	return step;
 }
 
@@ -893,7 +893,7 @@ static const char *cycle_step(struct kgc_heap *h)
 {
 	struct cmark *cm = h->cm;
 
-	if (cm->state != CM_IDLE && policy_cycle_urgent(h)) {
+	if (cm->state != CM_IDLE && kgci_policy_cycle_urgent(h)) {
 		/*
 		 * Old space runs out before the cycle would end: finish it in this
 		 * pause (a degenerated cycle: longer pause, but no compaction)
@@ -922,7 +922,7 @@ static const char *cycle_step(struct kgc_heap *h)
 		/* no new cycle while the last one's candidates or retained regions
 		 * are being evacuated, unless old space runs short (candidates are
 		 * dropped then; retained regions wait for the cycle's end) */
-		if (!policy_start_mark(h, cm->rebuilding || cm->cand_ready || h->retained_pending))
+		if (!kgci_policy_start_mark(h, cm->rebuilding || cm->cand_ready || h->retained_pending))
 			return NULL;
 		cand_clear(h, cm);
 		initial_mark(h, cm);
@@ -933,13 +933,13 @@ static const char *cycle_step(struct kgc_heap *h)
 }
 
 /* A cycle or its rebuild runs: old objects must not move. */
-bool cm_active(struct kgc_heap *h)
+bool kgci_cm_active(struct kgc_heap *h)
 {
 	return h->cm->state != CM_IDLE || h->cm->rebuilding;
 }
 
-/* Young collections during a cycle: do promoted objects need cm_mark_black? */
-bool cm_marking(struct kgc_heap *h)
+/* Young collections during a cycle: do promoted objects need kgci_cm_mark_black? */
+bool kgci_cm_marking(struct kgc_heap *h)
 {
 	int st = h->cm->state;
 
@@ -947,7 +947,7 @@ bool cm_marking(struct kgc_heap *h)
 }
 
 /* The marker thread marks or sweeps (not: waits for a pause, rebuilds cards). */
-bool cm_marker_busy(struct kgc_heap *h)
+bool kgci_cm_marker_busy(struct kgc_heap *h)
 {
 	int st = h->cm->state;
 
@@ -960,16 +960,16 @@ bool cm_marker_busy(struct kgc_heap *h)
  * marker traces (CM_MARKING, CM_REMARK_READY), not while it sweeps or
  * rebuilds cards (those walk old regions in place). Then:
  *  - mark stack and SATB entries into the region are roots of that young
- *    collection (cm_old_cset_refs): the objects they name were reachable at
+ *    collection (kgci_cm_old_cset_refs): the objects they name were reachable at
  *    the snapshot, so they survive it and the entries follow them;
- *  - every copy out of the region is traced again (cm_push_gray): a copy
+ *  - every copy out of the region is traced again (kgci_cm_push_gray): a copy
  *    above TAMS would otherwise never be scanned, and an object not yet
  *    scanned may be the only path to others the snapshot holds (any other
  *    path to it is a dirty card, an SATB entry or the mark stack, all of
  *    which the young collection updates);
- *  - the freed region is nothing below TAMS from then on (cm_region_evacuated).
+ *  - the freed region is nothing below TAMS from then on (kgci_cm_region_evacuated).
  */
-bool cm_retained_evac_ok(struct kgc_heap *h)
+bool kgci_cm_retained_evac_ok(struct kgc_heap *h)
 {
 	struct cmark *cm = h->cm;
 
@@ -996,7 +996,7 @@ static inline void old_cset_ref(struct kgc_heap *h, kgc_obj *slot, slot_fn fn, v
 		fn(h, slot, ctx);
 }
 
-void cm_old_cset_refs(struct kgc_heap *h, slot_fn fn, void *ctx)
+void kgci_cm_old_cset_refs(struct kgc_heap *h, slot_fn fn, void *ctx)
 {
 	struct cmark *cm = h->cm;
 
@@ -1016,7 +1016,7 @@ void cm_old_cset_refs(struct kgc_heap *h, slot_fn fn, void *ctx)
 }
 
 /* At the end of that young collection (the pause holds cm->lock): copies to trace. */
-void cm_push_gray(struct kgc_heap *h, const kgc_obj *v, size_t n)
+void kgci_cm_push_gray(struct kgc_heap *h, const kgc_obj *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		cm_stack_push(h->cm, v[i]);
@@ -1024,17 +1024,17 @@ void cm_push_gray(struct kgc_heap *h, const kgc_obj *v, size_t n)
 
 /* Test hook: while held, the marker thread does no work (a cycle started
  * meanwhile stays in CM_MARKING with its gray objects unscanned). */
-void cm_test_hold(struct kgc_heap *h, bool on)
+void kgci_cm_test_hold(struct kgc_heap *h, bool on)
 {
 	struct cmark *cm = h->cm;
 
-	cm_pause_begin(h);
+	kgci_cm_pause_begin(h);
 	cm->held = on;
-	cm_pause_end(h);
+	kgci_cm_pause_end(h);
 }
 
 /* Test hook: the cycle's state as a name ("idle", "marking", ...). */
-const char *cm_test_state(struct kgc_heap *h)
+const char *kgci_cm_test_state(struct kgc_heap *h)
 {
 	static const char *const names[] = { "idle", "marking", "remark-ready", "sweeping", "swept" };
 
@@ -1042,7 +1042,7 @@ const char *cm_test_state(struct kgc_heap *h)
 }
 
 /* Test hook: mark bits set in region idx. */
-size_t cm_test_bits(struct kgc_heap *h, uint32_t idx)
+size_t kgci_cm_test_bits(struct kgc_heap *h, uint32_t idx)
 {
 	struct cmark *cm = h->cm;
 	const struct region *r = &h->regions[idx];
@@ -1060,7 +1060,7 @@ size_t cm_test_bits(struct kgc_heap *h, uint32_t idx)
  * later object at a stale bit's address would count as marked in the next
  * cycle, never be scanned, and what only it reaches would be swept.
  */
-void cm_region_evacuated(struct kgc_heap *h, uint32_t idx)
+void kgci_cm_region_evacuated(struct kgc_heap *h, uint32_t idx)
 {
 	struct cmark *cm = h->cm;
 
@@ -1073,7 +1073,7 @@ void cm_region_evacuated(struct kgc_heap *h, uint32_t idx)
  * its region is swept is live: mark it (parallel GC workers: atomic). Its
  * references need no tracing: it is either new since the snapshot or a
  * survivor whose references the initial mark took. */
-void cm_mark_black(struct kgc_heap *h, const void *p)
+void kgci_cm_mark_black(struct kgc_heap *h, const void *p)
 {
 	struct cmark *cm = h->cm;
 	uint32_t i = region_index(h, p);
@@ -1092,7 +1092,7 @@ void cm_mark_black(struct kgc_heap *h, const void *p)
  * found dead? Its references may point into fillers made of other dead
  * objects, so the verifier must not follow them.
  */
-bool cm_obj_dead(struct kgc_heap *h, const void *p)
+bool kgci_cm_obj_dead(struct kgc_heap *h, const void *p)
 {
 	struct cmark *cm = h->cm;
 	uint32_t i;
@@ -1111,7 +1111,7 @@ bool cm_obj_dead(struct kgc_heap *h, const void *p)
 }
 
 /* Young collection: take a gap of at least min bytes for old-space promotion. */
-bool cm_chunk_take(struct kgc_heap *h, size_t min, struct gap *out)
+bool kgci_cm_chunk_take(struct kgc_heap *h, size_t min, struct gap *out)
 {
 	struct cmark *cm = h->cm;
 
@@ -1133,7 +1133,7 @@ bool cm_chunk_take(struct kgc_heap *h, size_t min, struct gap *out)
 }
 
 /* Young collection: a gap to promote into (taken but not used, or known dead). */
-void cm_chunk_give_back(struct kgc_heap *h, struct gap g)
+void kgci_cm_chunk_give_back(struct kgc_heap *h, struct gap g)
 {
 	struct cmark *cm = h->cm;
 
@@ -1142,7 +1142,7 @@ void cm_chunk_give_back(struct kgc_heap *h, struct gap g)
 
 /* Forget the gaps in regions to be evacuated and freed: in the collection
  * set (RF_CSET) or mixed candidates. */
-void cm_chunks_drop_evacuated(struct kgc_heap *h)
+void kgci_cm_chunks_drop_evacuated(struct kgc_heap *h)
 {
 	struct cmark *cm = h->cm;
 	size_t k = 0;
@@ -1165,7 +1165,7 @@ void cm_chunks_drop_evacuated(struct kgc_heap *h)
  * within its live byte budget and maximum. Pinned ones wait for a later
  * collection. Returns how many.
  */
-uint32_t cm_mixed_select(struct kgc_heap *h, size_t *live_bytes)
+uint32_t kgci_cm_mixed_select(struct kgc_heap *h, size_t *live_bytes)
 {
 	struct cmark *cm = h->cm;
 	uint32_t min, max, n = 0, w = 0;
@@ -1174,7 +1174,7 @@ uint32_t cm_mixed_select(struct kgc_heap *h, size_t *live_bytes)
 	*live_bytes = 0;
 	if (!cm->cand_ready)
 		return 0;
-	policy_mixed_limits(h, cm->ncand_cycle, &min, &max, &budget);
+	kgci_policy_mixed_limits(h, cm->ncand_cycle, &min, &max, &budget);
 	for (uint32_t j = 0; j < cm->ncand; j++) {
 		uint32_t idx = cm->cand[j].idx;
 		struct region *r = &h->regions[idx];
@@ -1199,7 +1199,7 @@ uint32_t cm_mixed_select(struct kgc_heap *h, size_t *live_bytes)
 }
 
 /* Verifier: are references into candidates all on dirty cards by now? */
-bool cm_candidates_tracked(struct kgc_heap *h)
+bool kgci_cm_candidates_tracked(struct kgc_heap *h)
 {
 	return h->cm->cand_ready;
 }
@@ -1212,7 +1212,7 @@ bool cm_candidates_tracked(struct kgc_heap *h)
  * none at all between cycles (so each initial mark starts from a clear
  * bitmap: a stale bit would hide an object from the next cycle).
  */
-void cm_verify_bits(struct kgc_heap *h, const char *when)
+void kgci_cm_verify_bits(struct kgc_heap *h, const char *when)
 {
 	struct cmark *cm = h->cm;
 
@@ -1224,8 +1224,8 @@ void cm_verify_bits(struct kgc_heap *h, const char *when)
 		if (tams < r->bottom || tams > r->end ||
 		    (tams > r->bottom && r->type != RT_OLD && r->type != RT_HUM_START) ||
 		    (r->type == RT_OLD && tams > r->top))
-			fatal("verify (%s, cycle %s): region %u (%s) has TAMS at +%#zx (top +%#zx)", when,
-			      cm_test_state(h), i, region_type_name(r->type),
+			kgci_fatal("verify (%s, cycle %s): region %u (%s) has TAMS at +%#zx (top +%#zx)", when,
+			      kgci_cm_test_state(h), i, kgci_region_type_name(r->type),
 			      (size_t)(tams - r->bottom), (size_t)(r->top - r->bottom));
 		if (cm->state == CM_IDLE || (cm->state >= CM_SWEEPING && cm->swept[i] != SW_NOT))
 			from = r->bottom;
@@ -1237,9 +1237,9 @@ void cm_verify_bits(struct kgc_heap *h, const char *when)
 				continue;
 			}
 			if (cm->bits[b / 64] >> (b % 64) & 1)
-				fatal("verify (%s, cycle %s): stale mark bit at %p in region %u (%s), "
-				      "TAMS +%#zx: nothing there may be marked", when, cm_test_state(h),
-				      (void *)(h->base + b * WORD), i, region_type_name(r->type),
+				kgci_fatal("verify (%s, cycle %s): stale mark bit at %p in region %u (%s), "
+				      "TAMS +%#zx: nothing there may be marked", when, kgci_cm_test_state(h),
+				      (void *)(h->base + b * WORD), i, kgci_region_type_name(r->type),
 				      (size_t)(tams - r->bottom));
 		}
 	}
@@ -1262,30 +1262,30 @@ static void vm_visit(struct kgc_heap *h, kgc_obj *slot, void *arg)
 		return;
 	h->mark_bits[b / 64] |= 1ull << (b % 64);
 	if (v->len == v->cap)
-		v->st = array_grow(v->st, &v->cap, sizeof(*v->st), "verify (remark) stack");
+		v->st = kgci_array_grow(v->st, &v->cap, sizeof(*v->st), "verify (remark) stack");
 	v->st[v->len++] = o;
 }
 
-void verify_marking(struct kgc_heap *h)
+void kgci_verify_marking(struct kgc_heap *h)
 {
 	struct cmark *cm = h->cm;
 	struct vm_ctx v = { .h = h };
 	size_t n = 0;
 
 	memset(h->mark_bits, 0, h->mark_words * sizeof(uint64_t));
-	roots_iterate(h, vm_visit, &v);
-	roots_iterate_critical(h, vm_visit, &v);
+	kgci_roots_iterate(h, vm_visit, &v);
+	kgci_roots_iterate_critical(h, vm_visit, &v);
 	while (v.len) {
 		kgc_obj o = v.st[--v.len];
 		uint32_t i = region_index(h, o);
 
 		n++;
 		if ((char *)o < cm->tams[i] && !cm_marked(cm, h, o))
-			fatal("verify (remark): reachable object %p in region %u (%s) below TAMS is not marked",
-			      (void *)o, i, region_type_name(h->regions[i].type));
-		obj_iterate_refs(h, o, vm_visit, &v);
+			kgci_fatal("verify (remark): reachable object %p in region %u (%s) below TAMS is not marked",
+			      (void *)o, i, kgci_region_type_name(h->regions[i].type));
+		kgci_obj_iterate_refs(h, o, vm_visit, &v);
 	}
 	free(v.st);
 	memset(h->mark_bits, 0, h->mark_words * sizeof(uint64_t));
-	log_line(h, LOG_HEAP, "verify (remark): %zu reachable objects, marking complete", n);
+	kgci_log_line(h, LOG_HEAP, "verify (remark): %zu reachable objects, marking complete", n);
 }

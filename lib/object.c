@@ -5,7 +5,7 @@
 
 /* A filler: one-word fillers for 8 bytes, else an array-shaped filler whose
  * length word holds its byte size. */
-void obj_fill(void *start, size_t bytes)
+void kgci_obj_fill(void *start, size_t bytes)
 {
 	uint64_t *p = start;
 
@@ -19,7 +19,7 @@ void obj_fill(void *start, size_t bytes)
 	p[1] = bytes;
 }
 
-size_t array_bytes(unsigned elem_shift, size_t length, bool *overflow)
+size_t kgci_array_bytes(unsigned elem_shift, size_t length, bool *overflow)
 {
 	if (length > ((SIZE_MAX >> 1) - 64) >> elem_shift) {
 		*overflow = true;

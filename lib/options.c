@@ -116,11 +116,11 @@ static int option_parse(struct kgc_options *o, const struct opt_desc *d, const c
 	}
 	if (!bad)
 		return 0;
-	err_set(EINVAL, "bad value for %s: '%s' (%s)", d->env, v, d->help);
+	kgci_err_set(EINVAL, "bad value for %s: '%s' (%s)", d->env, v, d->help);
 	return -EINVAL;
 }
 
-int options_from_env(struct kgc_options *o)
+int kgci_options_from_env(struct kgc_options *o)
 {
 	int ret = 0;
 
@@ -133,7 +133,7 @@ int options_from_env(struct kgc_options *o)
 	return ret;
 }
 
-void options_defaults(struct kgc_options *o)
+void kgci_options_defaults(struct kgc_options *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->size = sizeof(*o);
@@ -148,11 +148,11 @@ __attribute__((visibility("default"))) int kgc_options_init_size(struct kgc_opti
 	int ret;
 
 	if (!opts || size < offsetof(struct kgc_options, max_heap) || size > UINT32_MAX) {
-		err_set(EINVAL, "kgc_options_init: %s", opts ? "bad struct size" : "opts is NULL");
+		kgci_err_set(EINVAL, "kgc_options_init: %s", opts ? "bad struct size" : "opts is NULL");
 		return -EINVAL;
 	}
-	options_defaults(&o);
-	ret = options_from_env(&o);
+	kgci_options_defaults(&o);
+	ret = kgci_options_from_env(&o);
 	if (size > sizeof(o))
 		memset((char *)opts + sizeof(o), 0, size - sizeof(o));
 	memcpy(opts, &o, size < sizeof(o) ? size : sizeof(o));
@@ -161,18 +161,18 @@ __attribute__((visibility("default"))) int kgc_options_init_size(struct kgc_opti
 }
 
 /* kgc_heap_create: the caller's struct, whatever its size, as this library's. */
-int options_import(const struct kgc_options *caller, struct kgc_options *o)
+int kgci_options_import(const struct kgc_options *caller, struct kgc_options *o)
 {
 	size_t n = caller->size;
 
 	if (n < offsetof(struct kgc_options, max_heap)) {
-		err_set(EINVAL, "kgc_heap_create: options not initialized (size %zu): call kgc_options_init first", n);
+		kgci_err_set(EINVAL, "kgc_heap_create: options not initialized (size %zu): call kgc_options_init first", n);
 		return -EINVAL;
 	}
 	/* fields a smaller (older) caller does not have: defaults and environment */
-	options_defaults(o);
+	kgci_options_defaults(o);
 	if (n < sizeof(*o))
-		options_from_env(o);
+		kgci_options_from_env(o);
 	memcpy(o, caller, n < sizeof(*o) ? n : sizeof(*o));
 	o->size = sizeof(*o);
 	return 0;
@@ -182,7 +182,7 @@ __attribute__((visibility("default")))
 int kgc_options_set(struct kgc_options *opts, const char *key, const char *value)
 {
 	if (!opts || !key || !value) {
-		err_set(EINVAL, "kgc_options_set: NULL argument");
+		kgci_err_set(EINVAL, "kgc_options_set: NULL argument");
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < sizeof(opt_table) / sizeof(opt_table[0]); i++) {
@@ -196,11 +196,11 @@ int kgc_options_set(struct kgc_options *opts, const char *key, const char *value
 		if (!strcmp(key, d->env) || !strcasecmp(key, d->env + 4))
 			return option_parse(opts, d, value);
 	}
-	err_set(ENOENT, "kgc_options_set: no option '%s'", key);
+	kgci_err_set(ENOENT, "kgc_options_set: no option '%s'", key);
 	return -ENOENT;
 }
 
-unsigned log_parse(const char *spec)
+unsigned kgci_log_parse(const char *spec)
 {
 	unsigned m = 0;
 	char buf[128], *save, *tok;

@@ -14,9 +14,9 @@
 #define INITIAL_EDEN (4 * (size_t)MB)	/* before the first young pause is measured: all of
 					 * it may survive (~1.5 ms/MB copied + first touch here) */
 
-size_t policy_default_heap(void)
+size_t kgci_policy_default_heap(void)
 {
-	size_t h = os_phys_mem() / 4;
+	size_t h = kgci_os_phys_mem() / 4;
 
 	if (h < 64 * (size_t)MB)
 		h = 64 * (size_t)MB;
@@ -25,7 +25,7 @@ size_t policy_default_heap(void)
 	return h;
 }
 
-size_t policy_region_size(size_t max_heap)
+size_t kgci_policy_region_size(size_t max_heap)
 {
 	size_t r = MB;
 
@@ -41,7 +41,7 @@ static uint32_t reserve_regions(struct kgc_heap *h)
 	return r ? r : 1;
 }
 
-void policy_init(struct kgc_heap *h)
+void kgci_policy_init(struct kgc_heap *h)
 {
 	uint32_t young;
 
@@ -59,7 +59,7 @@ void policy_init(struct kgc_heap *h)
 		young = h->nregions / 2;
 	h->young_pause_cap = young;
 	if (!h->opt.young_size) {
-		/* no pause history yet: start small, policy_young_pause grows it */
+		/* no pause history yet: start small, kgci_policy_young_pause grows it */
 		uint32_t init = (uint32_t)(INITIAL_EDEN >> h->region_shift);
 
 		h->young_pause_cap = h->nregions;
@@ -79,13 +79,13 @@ void policy_init(struct kgc_heap *h)
 	h->tospace_need = h->young_target;	/* worst case: all of eden survives */
 }
 
-unsigned policy_tenure(struct kgc_heap *h)
+unsigned kgci_policy_tenure(struct kgc_heap *h)
 {
 	return h->tenure;
 }
 
 /* Survivor regions per young GC; beyond this objects are promoted early. */
-uint32_t policy_survivor_limit(struct kgc_heap *h)
+uint32_t kgci_policy_survivor_limit(struct kgc_heap *h)
 {
 	uint32_t s = h->young_target / 4;
 
@@ -104,7 +104,7 @@ static uint32_t eden_budget(struct kgc_heap *h)
 	return b;
 }
 
-bool policy_eden_available(struct kgc_heap *h)
+bool kgci_policy_eden_available(struct kgc_heap *h)
 {
 	if (h->eden_use_reserve)
 		return h->count[RT_FREE] > 0;
@@ -127,20 +127,20 @@ static uint32_t room_free(struct kgc_heap *h)
 }
 
 /* After a young collection: is old space so full that the next one cannot work? */
-bool policy_should_full(struct kgc_heap *h)
+bool kgci_policy_should_full(struct kgc_heap *h)
 {
 	return h->need_full || room_free(h) < room_needed(h);
 }
 
 /* During a concurrent cycle: would the next young collection leave so little
- * room that a full one follows (policy_should_full)? Then the cycle is
+ * room that a full one follows (kgci_policy_should_full)? Then the cycle is
  * finished in the current pause instead (mark.c). */
 static uint32_t cycle_margin(struct kgc_heap *h)
 {
 	return room_needed(h) + h->tospace_need + h->young_target / 4;
 }
 
-bool policy_cycle_urgent(struct kgc_heap *h)
+bool kgci_policy_cycle_urgent(struct kgc_heap *h)
 {
 	return room_free(h) < cycle_margin(h);
 }
@@ -148,7 +148,7 @@ bool policy_cycle_urgent(struct kgc_heap *h)
 /*
  * Allocation pacing (after Shenandoah's pacer), decided after each young
  * collection: while the marker thread marks or sweeps and old space gets
- * close to policy_cycle_urgent's margin, allocating threads sleep part of
+ * close to kgci_policy_cycle_urgent's margin, allocating threads sleep part of
  * their time (alloc.c). Where the marker shares CPUs with them, it gets
  * those CPUs; elsewhere promotion slows down. Either way the cycle is more
  * likely to end concurrently than in a long degenerated pause. From nothing
@@ -158,7 +158,7 @@ bool policy_cycle_urgent(struct kgc_heap *h)
 #define PACE_ZONE 3
 #define PACING_DEFAULT 50	/* KGC_PACING: at most half their time */
 
-unsigned policy_pace(struct kgc_heap *h, bool marking)
+unsigned kgci_policy_pace(struct kgc_heap *h, bool marking)
 {
 	uint64_t m = cycle_margin(h), room = room_free(h);
 	unsigned pct = h->opt.pacing_percent ? h->opt.pacing_percent : PACING_DEFAULT;
@@ -200,14 +200,14 @@ static double pause_goal_ns(const struct kgc_heap *h)
 #define MIXED_COUNT_TARGET 8
 #define MIXED_MAX_PERCENT 10
 
-bool policy_mixed_candidate(struct kgc_heap *h, size_t live)
+bool kgci_policy_mixed_candidate(struct kgc_heap *h, size_t live)
 {
 	unsigned pct = h->opt.mixed_live_percent ? h->opt.mixed_live_percent : MIXED_LIVE_DEFAULT;
 
 	return pct < 100 && live * 100 < h->region_size * pct;
 }
 
-bool policy_mixed_worth(struct kgc_heap *h, size_t reclaimable)
+bool kgci_policy_mixed_worth(struct kgc_heap *h, size_t reclaimable)
 {
 	return reclaimable * 100 >= ((size_t)h->nregions << h->region_shift) * MIXED_MIN_RECLAIM_PERCENT;
 }
@@ -224,7 +224,7 @@ static void old_evac_limits(struct kgc_heap *h, uint32_t *max, size_t *budget)
 				 : 2 * h->region_size;
 }
 
-void policy_mixed_limits(struct kgc_heap *h, uint32_t ncand_cycle, uint32_t *min, uint32_t *max,
+void kgci_policy_mixed_limits(struct kgc_heap *h, uint32_t ncand_cycle, uint32_t *min, uint32_t *max,
 			 size_t *budget)
 {
 
@@ -237,14 +237,14 @@ void policy_mixed_limits(struct kgc_heap *h, uint32_t ncand_cycle, uint32_t *min
 /*
  * Retained regions (old since a pinned evacuation failure, unpinned since):
  * a young collection evacuates them (not while a cycle sweeps or rebuilds
- * cards: cm_retained_evac_ok), most while their live
+ * cards: kgci_cm_retained_evac_ok), most while their live
  * bytes - counted when they failed, an upper bound - fit a quarter of the
  * pause goal, at least one, at most MIXED_MAX_PERCENT of the heap's regions.
  * A pinned eden region is mostly garbage: left in old space it would fill
  * it and start marking cycles that cannot free it (its few live objects
  * keep it from being empty); no cycle starts while some are pending.
  */
-void policy_retained_limits(struct kgc_heap *h, uint32_t *max, size_t *budget)
+void kgci_policy_retained_limits(struct kgc_heap *h, uint32_t *max, size_t *budget)
 {
 	old_evac_limits(h, max, budget);
 }
@@ -253,7 +253,7 @@ void policy_retained_limits(struct kgc_heap *h, uint32_t *max, size_t *budget)
  * humongous space (less swept gaps) passes KGC_IHOP % of the heap. While
  * the last cycle's mixed collections are pending (mixed_pending), only when
  * old space would run out before they end. */
-bool policy_start_mark(struct kgc_heap *h, bool mixed_pending)
+bool kgci_policy_start_mark(struct kgc_heap *h, bool mixed_pending)
 {
 	unsigned ihop = h->opt.ihop_percent ? h->opt.ihop_percent : IHOP_DEFAULT;
 	size_t old = (size_t)(h->count[RT_OLD] + h->count[RT_HUM_START] + h->count[RT_HUM_CONT])
@@ -262,13 +262,13 @@ bool policy_start_mark(struct kgc_heap *h, bool mixed_pending)
 
 	if (ihop >= 100)
 		return false;
-	if (mixed_pending)	/* twice policy_cycle_urgent's margin */
+	if (mixed_pending)	/* twice kgci_policy_cycle_urgent's margin */
 		return room_free(h) < 2 * cycle_margin(h);
 	old = old > h->chunk_bytes ? old - h->chunk_bytes : 0;
 	return old * 100 >= heap * ihop;
 }
 
-void policy_after_gc(struct kgc_heap *h, bool full)
+void kgci_policy_after_gc(struct kgc_heap *h, bool full)
 {
 	h->eden_regions = 0;
 	if (full)
@@ -295,7 +295,7 @@ void policy_after_gc(struct kgc_heap *h, bool full)
  * factors are running averages over the last collections; 3/4 of the goal
  * is given to copying, the rest is left for roots, cards and marking steps.
  */
-void policy_young_pause(struct kgc_heap *h, uint64_t evac_ns)
+void kgci_policy_young_pause(struct kgc_heap *h, uint64_t evac_ns)
 {
 	double goal = pause_goal_ns(h);
 	double eden;
@@ -325,7 +325,7 @@ void policy_young_pause(struct kgc_heap *h, uint64_t evac_ns)
 
 /* After a full collection: give free regions beyond what the next young
  * collections need back to the OS (the module refuses pinned ones: -EBUSY). */
-void policy_uncommit(struct kgc_heap *h)
+void kgci_policy_uncommit(struct kgc_heap *h)
 {
 	uint32_t keep = h->young_target * 2 + reserve_regions(h), seen = 0, done = 0;
 
@@ -337,7 +337,7 @@ void policy_uncommit(struct kgc_heap *h)
 			continue;
 		if (++seen <= keep)
 			continue;
-		err = backend_uncommit(h, i, 1);
+		err = kgci_backend_uncommit(h, i, 1);
 		if (err == 0) {
 			r->flags &= ~RF_COMMITTED;
 			r->flags |= RF_ZEROED;
@@ -345,7 +345,7 @@ void policy_uncommit(struct kgc_heap *h)
 		}
 	}
 	if (done)
-		log_line(h, LOG_HEAP, "uncommitted %u free regions", done);
+		kgci_log_line(h, LOG_HEAP, "uncommitted %u free regions", done);
 }
 
 /*
@@ -353,9 +353,9 @@ void policy_uncommit(struct kgc_heap *h)
  * young collection is the lowest age at which the survivors of that age and
  * younger exceed half the survivor budget; never above the configured one.
  */
-void policy_adapt_tenure(struct kgc_heap *h)
+void kgci_policy_adapt_tenure(struct kgc_heap *h)
 {
-	size_t desired = ((size_t)policy_survivor_limit(h) << h->region_shift) / 2, cum = 0;
+	size_t desired = ((size_t)kgci_policy_survivor_limit(h) << h->region_shift) / 2, cum = 0;
 	unsigned max = h->opt.tenure_threshold > HDR_AGE_MAX ? HDR_AGE_MAX : h->opt.tenure_threshold;
 	unsigned t = max;
 
@@ -367,13 +367,13 @@ void policy_adapt_tenure(struct kgc_heap *h)
 		}
 	}
 	if (t != h->tenure)
-		log_line(h, LOG_HEAP, "tenuring threshold %u -> %u (survivors %zuK, desired %zuK)",
+		kgci_log_line(h, LOG_HEAP, "tenuring threshold %u -> %u (survivors %zuK, desired %zuK)",
 			 h->tenure, t, cum >> 10, desired >> 10);
 	h->tenure = t;
 }
 
 /* Young GC workers: KGC_GC_THREADS, else one per CPU up to 4 (1 for tiny heaps). */
-unsigned policy_gc_threads(struct kgc_heap *h)
+unsigned kgci_policy_gc_threads(struct kgc_heap *h)
 {
 	unsigned n = h->opt.gc_threads;
 
@@ -388,7 +388,7 @@ unsigned policy_gc_threads(struct kgc_heap *h)
 }
 
 /* How long a safepoint waits for a thread before it warns (ms; 0: never). */
-unsigned policy_safepoint_warn_ms(struct kgc_heap *h)
+unsigned kgci_policy_safepoint_warn_ms(struct kgc_heap *h)
 {
 	unsigned ms = h->opt.safepoint_warn_ms;
 

@@ -6,7 +6,7 @@ static const char *const names[RT_COUNT] = {
 	"free", "eden", "survivor", "old", "humongous-start", "humongous-continues",
 };
 
-const char *region_type_name(int t)
+const char *kgci_region_type_name(int t)
 {
 	return t >= 0 && t < RT_COUNT ? names[t] : "?";
 }
@@ -21,13 +21,13 @@ static const uint8_t allowed[RT_COUNT] = {
 	[RT_HUM_CONT] = 1 << RT_FREE,
 };
 
-void region_set_type(struct kgc_heap *h, struct region *r, int type)
+void kgci_region_set_type(struct kgc_heap *h, struct region *r, int type)
 {
 	if (type == r->type)
 		return;
 	if (!(allowed[r->type] & (1u << type)))
-		fatal("region %u: illegal transition %s -> %s", (unsigned)(r - h->regions),
-		      region_type_name(r->type), region_type_name(type));
+		kgci_fatal("region %u: illegal transition %s -> %s", (unsigned)(r - h->regions),
+		      kgci_region_type_name(r->type), kgci_region_type_name(type));
 	h->count[r->type]--;
 	h->count[type]++;
 	r->type = (uint8_t)type;
@@ -35,7 +35,7 @@ void region_set_type(struct kgc_heap *h, struct region *r, int type)
 
 static void region_take(struct kgc_heap *h, struct region *r, int type)
 {
-	region_set_type(h, r, type);
+	kgci_region_set_type(h, r, type);
 	r->top = r->bottom;
 	r->flags |= RF_COMMITTED;
 	r->flags &= ~(RF_CSET | RF_FAILED | RF_PINNED | RF_KPINNED);
@@ -45,7 +45,7 @@ static void region_take(struct kgc_heap *h, struct region *r, int type)
 }
 
 /* With h->lock held (or at a safepoint). Prefers low addresses (compaction). */
-long region_alloc_free(struct kgc_heap *h, int type)
+long kgci_region_alloc_free(struct kgc_heap *h, int type)
 {
 	uint32_t n = h->nregions;
 
@@ -70,8 +70,8 @@ long region_alloc_free(struct kgc_heap *h, int type)
 		}
 	}
 	if (first < 0 && h->nquarantine) {
-		stale_release(h, true);	/* KGC_STALE_CHECK: quarantine gives way */
-		return region_alloc_free(h, type);
+		kgci_stale_release(h, true);	/* KGC_STALE_CHECK: quarantine gives way */
+		return kgci_region_alloc_free(h, type);
 	}
 	if (first < 0)
 		return -1;
@@ -81,7 +81,7 @@ long region_alloc_free(struct kgc_heap *h, int type)
 	return first;
 }
 
-long region_alloc_contig(struct kgc_heap *h, uint32_t cnt)
+long kgci_region_alloc_contig(struct kgc_heap *h, uint32_t cnt)
 {
 	uint32_t run = 0;
 
@@ -89,7 +89,7 @@ long region_alloc_contig(struct kgc_heap *h, uint32_t cnt)
 		return -1;
 	/* from the top of the heap: keeps humongous objects out of the way of compaction */
 	if (h->nquarantine)
-		stale_release(h, true);	/* humongous: rare, wants contiguous space */
+		kgci_stale_release(h, true);	/* humongous: rare, wants contiguous space */
 	for (long i = (long)h->nregions - 1; i >= 0; i--) {
 		if (h->regions[i].type != RT_FREE) {
 			run = 0;
@@ -109,11 +109,11 @@ long region_alloc_contig(struct kgc_heap *h, uint32_t cnt)
 	return -1;
 }
 
-void region_free(struct kgc_heap *h, struct region *r)
+void kgci_region_free(struct kgc_heap *h, struct region *r)
 {
 	uint32_t idx = (uint32_t)(r - h->regions);
 
-	region_set_type(h, r, RT_FREE);
+	kgci_region_set_type(h, r, RT_FREE);
 	r->flags &= ~RF_ZEROED;
 	if (idx < h->next_free_hint)
 		h->next_free_hint = idx;
@@ -124,5 +124,5 @@ void region_free(struct kgc_heap *h, struct region *r)
 	r->live_bytes = 0;
 	r->retained = 0;
 	r->candidate = 0;
-	cards_clear_region(h, r);
+	kgci_cards_clear_region(h, r);
 }

@@ -11,7 +11,7 @@ API void kgc_frame_push(kgc_thread *t, struct kgc_frame *f, kgc_obj *slots,
 			uint32_t nslots, const uint64_t *refmap)
 {
 	if (unlikely(t->pub.checked))
-		thread_check_managed(t, "kgc_frame_push");
+		kgci_thread_check_managed(t, "kgc_frame_push");
 	f->prev = t->frames;
 	f->slots = slots;
 	f->nslots = nslots;
@@ -24,12 +24,12 @@ API void kgc_frame_push(kgc_thread *t, struct kgc_frame *f, kgc_obj *slots,
 API int kgc_frame_pop(kgc_thread *t, struct kgc_frame *f)
 {
 	if (unlikely(t->pub.checked))
-		thread_check(t, "kgc_frame_pop");
+		kgci_thread_check(t, "kgc_frame_pop");
 	if (unlikely(!f || t->frames != f || f->magic != FRAME_MAGIC)) {
 		if (t->heap->opt.check)
-			fatal("kgc_frame_pop: thread '%s': frame %p popped out of order (top is %p)",
+			kgci_fatal("kgc_frame_pop: thread '%s': frame %p popped out of order (top is %p)",
 			      t->name, (void *)f, (void *)t->frames);
-		err_set(EINVAL, "kgc_frame_pop: thread '%s': frame %p is not the top frame (%p)",
+		kgci_err_set(EINVAL, "kgc_frame_pop: thread '%s': frame %p is not the top frame (%p)",
 			t->name, (void *)f, (void *)t->frames);
 		return -EINVAL;
 	}
@@ -45,14 +45,14 @@ API kgc_handle kgc_handle_new(kgc_thread *t, kgc_obj obj)
 	struct kgc_handle_cell *c;
 
 	if (t->pub.checked)
-		thread_check_managed(t, "kgc_handle_new");
+		kgci_thread_check_managed(t, "kgc_handle_new");
 	pthread_mutex_lock(&h->lock);
 	if (!h->hfree) {
 		struct handle_block *b = malloc(sizeof(*b));
 
 		if (!b) {
 			pthread_mutex_unlock(&h->lock);
-			err_set(ENOMEM, "kgc_handle_new: out of memory");
+			kgci_err_set(ENOMEM, "kgc_handle_new: out of memory");
 			return NULL;
 		}
 		b->next = h->hblocks;
@@ -79,7 +79,7 @@ API void kgc_handle_free(kgc_thread *t, kgc_handle c)
 	if ((uintptr_t)c->obj & HANDLE_FREE_TAG) {
 		pthread_mutex_unlock(&h->lock);
 		if (h->opt.check)
-			fatal("kgc_handle_free: thread '%s': handle %p freed twice", t->name, (void *)c);
+			kgci_fatal("kgc_handle_free: thread '%s': handle %p freed twice", t->name, (void *)c);
 		return;
 	}
 	c->obj = (kgc_obj)((uintptr_t)h->hfree | HANDLE_FREE_TAG);
@@ -87,7 +87,7 @@ API void kgc_handle_free(kgc_thread *t, kgc_handle c)
 	pthread_mutex_unlock(&h->lock);
 }
 
-void handles_destroy(struct kgc_heap *h)
+void kgci_handles_destroy(struct kgc_heap *h)
 {
 	while (h->hblocks) {
 		struct handle_block *b = h->hblocks;
@@ -98,7 +98,7 @@ void handles_destroy(struct kgc_heap *h)
 	h->hfree = NULL;
 }
 
-void roots_iterate(struct kgc_heap *h, slot_fn fn, void *ctx)
+void kgci_roots_iterate(struct kgc_heap *h, slot_fn fn, void *ctx)
 {
 	for (struct kgc_thread *t = h->threads; t; t = t->next) {
 		for (struct kgc_frame *f = t->frames; f; f = f->prev) {
@@ -133,11 +133,11 @@ static void pinned_root(struct kgc_heap *h, struct kgc_thread *t, kgc_obj o, con
 		return;
 	fn(h, &c, ctx);
 	if (c != o)
-		fatal("%s %p of thread '%s' was moved (region %u not pinned)",
+		kgci_fatal("%s %p of thread '%s' was moved (region %u not pinned)",
 		      what, (void *)o, t->name, region_index(h, o));
 }
 
-void roots_iterate_critical(struct kgc_heap *h, slot_fn fn, void *ctx)
+void kgci_roots_iterate_critical(struct kgc_heap *h, slot_fn fn, void *ctx)
 {
 	for (struct kgc_thread *t = h->threads; t; t = t->next) {
 		uint32_t top = __atomic_load_n(&t->pub.crit_top, __ATOMIC_ACQUIRE);
@@ -150,7 +150,7 @@ void roots_iterate_critical(struct kgc_heap *h, slot_fn fn, void *ctx)
 	}
 }
 
-void obj_iterate_refs(struct kgc_heap *h, kgc_obj o, slot_fn fn, void *ctx)
+void kgci_obj_iterate_refs(struct kgc_heap *h, kgc_obj o, slot_fn fn, void *ctx)
 {
 	/* atomic: during a parallel young GC another worker may CAS the header of
 	 * an object kept in place (evacuation failure) while this one scans it */
@@ -185,7 +185,7 @@ void obj_iterate_refs(struct kgc_heap *h, kgc_obj o, slot_fn fn, void *ctx)
 }
 
 /* Only the reference slots of o that lie in [lo, hi). */
-void obj_iterate_refs_range(struct kgc_heap *h, kgc_obj o, char *lo, char *hi, slot_fn fn, void *ctx)
+void kgci_obj_iterate_refs_range(struct kgc_heap *h, kgc_obj o, char *lo, char *hi, slot_fn fn, void *ctx)
 {
 	/* atomic: during a parallel young GC another worker may CAS the header of
 	 * an object kept in place (evacuation failure) while this one scans it */

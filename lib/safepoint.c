@@ -44,12 +44,12 @@ static void stop_world(struct kgc_heap *h, struct kgc_thread *self)
 {
 	unsigned n = 0;
 	bool all;
-	uint64_t t0 = now_ns(), warned = 0;
-	uint64_t warn_ns = (uint64_t)policy_safepoint_warn_ms(h) * 1000000ull;
+	uint64_t t0 = kgci_now_ns(), warned = 0;
+	uint64_t warn_ns = (uint64_t)kgci_policy_safepoint_warn_ms(h) * 1000000ull;
 	const char *last = NULL;
 
 	atomic_store_explicit(&h->poll_word, 1, memory_order_seq_cst);
-	os_membarrier(h);
+	kgci_os_membarrier(h);
 	do {
 		all = true;
 		pthread_mutex_lock(&h->lock);
@@ -57,8 +57,8 @@ static void stop_world(struct kgc_heap *h, struct kgc_thread *self)
 			if (t != self && __atomic_load_n(&t->pub.state, __ATOMIC_SEQ_CST) == TS_MANAGED) {
 				all = false;
 				last = t->name;
-				if (warn_ns && now_ns() - t0 > (warned ? 2 * warned : warn_ns)) {
-					warned = now_ns() - t0;
+				if (warn_ns && kgci_now_ns() - t0 > (warned ? 2 * warned : warn_ns)) {
+					warned = kgci_now_ns() - t0;
 					warn_late(h, t, warned);
 				}
 				break;
@@ -67,8 +67,8 @@ static void stop_world(struct kgc_heap *h, struct kgc_thread *self)
 		if (!all)
 			backoff(&n);
 	} while (!all);
-	log_line(h, LOG_SAFEPOINT, "safepoint: all threads stopped after %.3fms%s%s%s",
-		 (now_ns() - t0) / 1e6, last ? " (last: '" : "", last ? last : "", last ? "')" : "");
+	kgci_log_line(h, LOG_SAFEPOINT, "safepoint: all threads stopped after %.3fms%s%s%s",
+		 (kgci_now_ns() - t0) / 1e6, last ? " (last: '" : "", last ? last : "", last ? "')" : "");
 }
 
 static void resume_world(struct kgc_heap *h)
@@ -79,10 +79,10 @@ static void resume_world(struct kgc_heap *h)
 	pthread_mutex_unlock(&h->sp_lock);
 }
 
-void sp_retire_tlabs(struct kgc_heap *h)
+void kgci_sp_retire_tlabs(struct kgc_heap *h)
 {
 	for (struct kgc_thread *t = h->threads; t; t = t->next)
-		alloc_retire_tlab(t);
+		kgci_alloc_retire_tlab(t);
 }
 
 static void gclocker_wait(struct kgc_heap *h)
@@ -92,7 +92,7 @@ static void gclocker_wait(struct kgc_heap *h)
 	atomic_store_explicit(&h->locker_needs_gc, 1, memory_order_seq_cst);
 	if (!atomic_load_explicit(&h->locker_count, memory_order_seq_cst))
 		return;
-	t0 = now_ns();
+	t0 = kgci_now_ns();
 	pthread_mutex_lock(&h->sp_lock);
 	while (atomic_load_explicit(&h->locker_count, memory_order_seq_cst)) {
 		struct timespec ts;
@@ -103,10 +103,10 @@ static void gclocker_wait(struct kgc_heap *h)
 	pthread_mutex_unlock(&h->sp_lock);
 	pthread_mutex_lock(&h->lock);
 	h->st.gclocker_stalls++;
-	h->st.gclocker_stall_ns += now_ns() - t0;
+	h->st.gclocker_stall_ns += kgci_now_ns() - t0;
 	pthread_mutex_unlock(&h->lock);
-	log_line(h, LOG_PIN, "GCLocker: collection stalled %.3fms for critical sections",
-		 (now_ns() - t0) / 1e6);
+	kgci_log_line(h, LOG_PIN, "GCLocker: collection stalled %.3fms for critical sections",
+		 (kgci_now_ns() - t0) / 1e6);
 }
 
 static void gclocker_done(struct kgc_heap *h)
@@ -124,14 +124,14 @@ static void gclocker_done(struct kgc_heap *h)
  * then after a full one) and its result returned in *out. Returns 1 if this
  * call collected, 0 if another thread collected in the meantime.
  */
-int sp_collect_alloc(struct kgc_thread *t, int kind, int reason, uint64_t epoch,
+int kgci_sp_collect_alloc(struct kgc_thread *t, int kind, int reason, uint64_t epoch,
 		     size_t alloc_size, char **out, size_t *zero)
 {
 	struct kgc_heap *h = t->heap;
 	bool gclocker = h->opt.pin_mode == KGC_PIN_MODE_GCLOCKER;
 	int did = 0;
 
-	pin_flush_cache(t);
+	kgci_pin_flush_cache(t);
 	thread_set_native(t, TS_BLOCKED);
 	pthread_mutex_lock(&h->gc_lock);
 	if (epoch == UINT64_MAX || atomic_load(&h->gc_count) == epoch) {
@@ -141,25 +141,25 @@ int sp_collect_alloc(struct kgc_thread *t, int kind, int reason, uint64_t epoch,
 		pthread_mutex_lock(&h->lock);
 		uint64_t full_before = h->st.full_gcs;
 
-		collect_run(h, kind, reason);
+		kgci_collect_run(h, kind, reason);
 		if (alloc_size) {
-			*out = alloc_locked(t, alloc_size, zero);
+			*out = kgci_alloc_locked(t, alloc_size, zero);
 			if (!*out && h->st.full_gcs == full_before) {
 				/* the young collection was not enough */
-				collect_run(h, KGC_GC_FULL, reason);
-				*out = alloc_locked(t, alloc_size, zero);
+				kgci_collect_run(h, KGC_GC_FULL, reason);
+				*out = kgci_alloc_locked(t, alloc_size, zero);
 			}
 			if (!*out) {
 				/* last resort: the survivor reserve (a later young GC may fail evacuation) */
 				h->eden_use_reserve = true;
-				*out = alloc_locked(t, alloc_size, zero);
+				*out = kgci_alloc_locked(t, alloc_size, zero);
 				h->eden_use_reserve = false;
 			}
 			if (*out) {
 				/* clear it now and keep the heap parsable: another collection may
 				 * run before this thread is back (then the caller retries) */
 				memset(*out, 0, *zero);
-				obj_fill(*out, alloc_size);
+				kgci_obj_fill(*out, alloc_size);
 				*zero = alloc_size < 16 ? alloc_size : 16;	/* the filler header */
 			}
 		}
@@ -180,9 +180,9 @@ int sp_collect_alloc(struct kgc_thread *t, int kind, int reason, uint64_t epoch,
 	return did;
 }
 
-int sp_collect(struct kgc_thread *t, int kind, int reason, uint64_t epoch)
+int kgci_sp_collect(struct kgc_thread *t, int kind, int reason, uint64_t epoch)
 {
-	return sp_collect_alloc(t, kind, reason, epoch, 0, NULL, NULL);
+	return kgci_sp_collect_alloc(t, kind, reason, epoch, 0, NULL, NULL);
 }
 
 /*
@@ -198,7 +198,7 @@ int sp_collect(struct kgc_thread *t, int kind, int reason, uint64_t epoch)
 static void let_blocked_run(struct kgc_thread *self)
 {
 	struct kgc_heap *h = self->heap;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = kgci_now_ns();
 	unsigned n = 0;
 
 	thread_set_native(self, TS_NATIVE);
@@ -209,7 +209,7 @@ static void let_blocked_run(struct kgc_thread *self)
 		for (struct kgc_thread *t = h->threads; t && !blocked; t = t->next)
 			blocked = t != self && thread_state(t) == TS_BLOCKED;
 		pthread_mutex_unlock(&h->lock);
-		if (!blocked || now_ns() - t0 > FAIR_WAIT_NS)
+		if (!blocked || kgci_now_ns() - t0 > FAIR_WAIT_NS)
 			break;
 		backoff(&n);
 	}
@@ -218,13 +218,13 @@ static void let_blocked_run(struct kgc_thread *self)
 
 API int kgc_collect(kgc_thread *t, int kind)
 {
-	if (!thread_check_managed(t, "kgc_collect"))
+	if (!kgci_thread_check_managed(t, "kgc_collect"))
 		return -EPERM;
 	if (kind != KGC_GC_YOUNG && kind != KGC_GC_FULL) {
-		err_set(EINVAL, "kgc_collect: bad kind %d", kind);
+		kgci_err_set(EINVAL, "kgc_collect: bad kind %d", kind);
 		return -EINVAL;
 	}
 	let_blocked_run(t);
-	sp_collect(t, kind, GCR_EXPLICIT, UINT64_MAX);
+	kgci_sp_collect(t, kind, GCR_EXPLICIT, UINT64_MAX);
 	return 0;
 }

@@ -64,7 +64,7 @@ static void stale_segv(int sig, siginfo_t *si, void *uc)
 	}
 }
 
-int stale_init(struct kgc_heap *h)
+int kgci_stale_init(struct kgc_heap *h)
 {
 	int k;
 
@@ -75,7 +75,7 @@ int stale_init(struct kgc_heap *h)
 		;
 	if (k == STALE_HEAPS) {
 		pthread_mutex_unlock(&stale_lock);
-		err_set(EMFILE, "kgc_heap_create: KGC_STALE_CHECK: at most %d heaps at once", STALE_HEAPS);
+		kgci_err_set(EMFILE, "kgc_heap_create: KGC_STALE_CHECK: at most %d heaps at once", STALE_HEAPS);
 		return -EMFILE;
 	}
 	if (!stale_installed) {
@@ -93,11 +93,11 @@ int stale_init(struct kgc_heap *h)
 	return 0;
 }
 
-void stale_destroy(struct kgc_heap *h)
+void kgci_stale_destroy(struct kgc_heap *h)
 {
 	if (!h->opt.stale_check)
 		return;
-	stale_release(h, true);
+	kgci_stale_release(h, true);
 	pthread_mutex_lock(&stale_lock);
 	for (int k = 0; k < STALE_HEAPS; k++)
 		if (atomic_load(&stale_heaps[k]) == h)
@@ -106,11 +106,11 @@ void stale_destroy(struct kgc_heap *h)
 }
 
 /* Young GC: region r was evacuated and freed: quarantine it. */
-void stale_quarantine(struct kgc_heap *h, struct region *r)
+void kgci_stale_quarantine(struct kgc_heap *h, struct region *r)
 {
 	if (!h->opt.stale_check || h->nquarantine >= h->nregions / 4)
 		return;
-	if (backend_protect(h, r->bottom, h->region_size, false))
+	if (kgci_backend_protect(h, r->bottom, h->region_size, false))
 		return;		/* cannot protect: reuse as usual */
 	r->quarantined = 1;
 	r->quarantine_gc = h->gc_id;
@@ -118,7 +118,7 @@ void stale_quarantine(struct kgc_heap *h, struct region *r)
 }
 
 /* Back to use: regions quarantined STALE_KEEP_GCS collections ago (all). */
-void stale_release(struct kgc_heap *h, bool all)
+void kgci_stale_release(struct kgc_heap *h, bool all)
 {
 	if (!h->nquarantine)
 		return;
@@ -128,15 +128,15 @@ void stale_release(struct kgc_heap *h, bool all)
 		if (!r->quarantined ||
 		    (!all && r->quarantine_gc + STALE_KEEP_GCS > h->gc_id))
 			continue;
-		if (backend_protect(h, r->bottom, h->region_size, true))
-			fatal("KGC_STALE_CHECK: cannot unprotect region %u", i);
+		if (kgci_backend_protect(h, r->bottom, h->region_size, true))
+			kgci_fatal("KGC_STALE_CHECK: cannot unprotect region %u", i);
 		r->quarantined = 0;
 		h->nquarantine--;
 	}
 }
 
 /* Allocation: a young collection every opt.stale_check allocations. */
-void stale_alloc_tick(struct kgc_thread *t)
+void kgci_stale_alloc_tick(struct kgc_thread *t)
 {
 	if (++t->stale_allocs % t->heap->opt.stale_check == 0)
 		kgc_collect(t, KGC_GC_YOUNG);

@@ -6,7 +6,7 @@
 #include <time.h>
 #include "gc_internal.h"
 
-uint64_t now_ns(void)
+uint64_t kgci_now_ns(void)
 {
 	struct timespec ts;
 
@@ -14,7 +14,7 @@ uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void stats_pause(struct kgc_heap *h, bool full, uint64_t ns)
+void kgci_stats_pause(struct kgc_heap *h, bool full, uint64_t ns)
 {
 	uint64_t us = ns / 1000;
 	int b = 0;
@@ -34,10 +34,10 @@ void stats_pause(struct kgc_heap *h, bool full, uint64_t ns)
 }
 
 /* Called with h->lock held. */
-void stats_refresh(struct kgc_heap *h)
+void kgci_stats_refresh(struct kgc_heap *h)
 {
 	uint32_t pinned = 0;
-	int kp = backend_kernel_pins(h, h->kpin_bits);	/* kmod; < 0: unknown, not counted */
+	int kp = kgci_backend_kernel_pins(h, h->kpin_bits);	/* kmod; < 0: unknown, not counted */
 
 	h->st.region_size = (uint32_t)h->region_size;
 	h->st.regions_total = h->nregions;
@@ -52,7 +52,7 @@ void stats_refresh(struct kgc_heap *h)
 		/* pins still in a thread's pin cache, critical native arrays count too */
 		for (struct kgc_thread *t = h->threads; t && !p; t = t->next) {
 			uint32_t idx[2];
-			unsigned n = pins_private(h, t, idx);
+			unsigned n = kgci_pins_private(h, t, idx);
 
 			for (unsigned k = 0; k < n && !p; k++)
 				p = idx[k] == i;
@@ -63,7 +63,7 @@ void stats_refresh(struct kgc_heap *h)
 	}
 	h->st.regions_pinned = pinned;
 	h->st.heap_capacity = (uint64_t)h->nregions * h->region_size;
-	h->st.heap_used = heap_used_bytes(h);
+	h->st.heap_used = kgci_heap_used_bytes(h);
 	h->st.heap_committed = (uint64_t)(h->nregions - h->count[RT_FREE]) * h->region_size;
 	for (uint32_t i = 0; i < h->nregions; i++)
 		if (h->regions[i].type == RT_FREE && (h->regions[i].flags & RF_COMMITTED))
@@ -83,11 +83,11 @@ int kgc_stats_get(kgc_heap *h, struct kgc_stats *out, size_t size)
 	struct kgc_stats s;
 
 	if (!h || !out || !size) {
-		err_set(EINVAL, "kgc_stats_get: %s", !h ? "heap is NULL" : !out ? "out is NULL" : "size is 0");
+		kgci_err_set(EINVAL, "kgc_stats_get: %s", !h ? "heap is NULL" : !out ? "out is NULL" : "size is 0");
 		return -EINVAL;
 	}
 	pthread_mutex_lock(&h->lock);
-	stats_refresh(h);
+	kgci_stats_refresh(h);
 	s = h->st;
 	/* live threads' TLAB bytes are added at detach; report them now too */
 	for (struct kgc_thread *t = h->threads; t; t = t->next)

@@ -25,7 +25,7 @@ static void wait_gc_end(struct kgc_heap *h)
 	pthread_mutex_unlock(&h->sp_lock);
 }
 
-void thread_to_managed_slow(struct kgc_thread *t, int prev)
+void kgci_thread_to_managed_slow(struct kgc_thread *t, int prev)
 {
 	struct kgc_heap *h = t->heap;
 
@@ -38,9 +38,9 @@ void thread_to_managed_slow(struct kgc_thread *t, int prev)
 }
 
 /* Safepoint: the thread is managed and a collection is pending. */
-void sp_block(struct kgc_thread *t)
+void kgci_sp_block(struct kgc_thread *t)
 {
-	pin_flush_cache(t);
+	kgci_pin_flush_cache(t);
 	thread_set_native(t, TS_BLOCKED);
 	wait_gc_end(t->heap);
 	thread_to_managed(t);
@@ -48,18 +48,18 @@ void sp_block(struct kgc_thread *t)
 
 API void kgc__safepoint_slow(kgc_thread *t)
 {
-	sp_block(t);
+	kgci_sp_block(t);
 }
 
 API void kgc_safepoint_poll(kgc_thread *t)
 {
-	thread_check(t, "kgc_safepoint_poll");
+	kgci_thread_check(t, "kgc_safepoint_poll");
 	if (unlikely(atomic_load_explicit(&t->heap->poll_word, memory_order_acquire))) {
 		if (thread_state(t) != TS_MANAGED) {
-			thread_check_managed(t, "kgc_safepoint_poll");
+			kgci_thread_check_managed(t, "kgc_safepoint_poll");
 			return;
 		}
-		sp_block(t);
+		kgci_sp_block(t);
 	}
 }
 
@@ -76,34 +76,34 @@ static kgc_obj first_critical(struct kgc_thread *t)
 	return NULL;
 }
 
-void thread_check(struct kgc_thread *t, const char *what)
+void kgci_thread_check(struct kgc_thread *t, const char *what)
 {
 	if (unlikely(!t || t->magic != THREAD_MAGIC)) {
 		if (t && t->magic == THREAD_DEAD)
-			fatal("%s: thread '%s' used after kgc_thread_detach", what, t->name);
-		fatal("%s: %p is not an attached kgc thread", what, (void *)t);
+			kgci_fatal("%s: thread '%s' used after kgc_thread_detach", what, t->name);
+		kgci_fatal("%s: %p is not an attached kgc thread", what, (void *)t);
 	}
 }
 
 /* Managed calls (allocation, frames, collections): not in native state,
  * in particular not inside a critical section. */
-bool thread_check_managed(struct kgc_thread *t, const char *what)
+bool kgci_thread_check_managed(struct kgc_thread *t, const char *what)
 {
-	thread_check(t, what);
+	kgci_thread_check(t, what);
 	if (likely(thread_state(t) == TS_MANAGED))
 		return true;
 	if (t->pub.crit_open) {
 		if (t->heap->opt.check)
-			fatal("%s inside a critical section: thread '%s', array %p (%u open); "
+			kgci_fatal("%s inside a critical section: thread '%s', array %p (%u open); "
 			      "release critical arrays before managed calls", what, t->name,
 			      (void *)first_critical(t), t->pub.crit_open);
-		err_set(EPERM, "%s inside a critical section: thread '%s', array %p (%u open)",
+		kgci_err_set(EPERM, "%s inside a critical section: thread '%s', array %p (%u open)",
 			what, t->name, (void *)first_critical(t), t->pub.crit_open);
 		return false;
 	}
 	if (t->heap->opt.check)
-		fatal("%s in native state: thread '%s' must kgc_leave_native first", what, t->name);
-	err_set(EPERM, "%s in native state: thread '%s'", what, t->name);
+		kgci_fatal("%s in native state: thread '%s' must kgc_leave_native first", what, t->name);
+	kgci_err_set(EPERM, "%s in native state: thread '%s'", what, t->name);
 	return false;
 }
 
@@ -112,11 +112,11 @@ API int kgc_thread_attach_abi(kgc_heap *h, const char *name, kgc_thread **out, u
 	struct kgc_thread *t;
 
 	if (!h || !out) {
-		err_set(EINVAL, "kgc_thread_attach: NULL argument");
+		kgci_err_set(EINVAL, "kgc_thread_attach: NULL argument");
 		return -EINVAL;
 	}
 	if (abi != KGC_ABI_VERSION) {
-		err_set(EPROTO, "kgc_thread_attach: the program's kgc.h has thread layout version %u, "
+		kgci_err_set(EPROTO, "kgc_thread_attach: the program's kgc.h has thread layout version %u, "
 			"this libkgc %u: rebuild the program against this library's kgc.h", abi,
 			KGC_ABI_VERSION);
 		return -EPROTO;
@@ -155,29 +155,29 @@ API int kgc_thread_detach(kgc_thread *t)
 {
 	struct kgc_heap *h;
 
-	thread_check(t, "kgc_thread_detach");
+	kgci_thread_check(t, "kgc_thread_detach");
 	h = t->heap;
 	if (t->pub.crit_open) {
 		if (h->opt.check)
-			fatal("kgc_thread_detach: thread '%s' has %u critical section(s) open (array %p)",
+			kgci_fatal("kgc_thread_detach: thread '%s' has %u critical section(s) open (array %p)",
 			      t->name, t->pub.crit_open, (void *)first_critical(t));
-		err_set(EBUSY, "kgc_thread_detach: thread '%s' has %u critical section(s) open (array %p)",
+		kgci_err_set(EBUSY, "kgc_thread_detach: thread '%s' has %u critical section(s) open (array %p)",
 			t->name, t->pub.crit_open, (void *)first_critical(t));
 		return -EBUSY;
 	}
 	if (t->frames) {
 		if (h->opt.check)
-			fatal("kgc_thread_detach: thread '%s' still has %u frame(s) pushed", t->name,
+			kgci_fatal("kgc_thread_detach: thread '%s' still has %u frame(s) pushed", t->name,
 			      t->frame_depth);
-		err_set(EBUSY, "kgc_thread_detach: thread '%s' still has %u frame(s) pushed", t->name,
+		kgci_err_set(EBUSY, "kgc_thread_detach: thread '%s' still has %u frame(s) pushed", t->name,
 			t->frame_depth);
 		return -EBUSY;
 	}
 	if (thread_state(t) != TS_MANAGED)
 		thread_to_managed(t);
-	ext_thread_detach(t);	/* layered libraries' data dies with t (kgc_ext.h) */
-	alloc_retire_tlab(t);
-	pin_flush_cache(t);
+	kgci_ext_thread_detach(t);	/* layered libraries' data dies with t (kgc_ext.h) */
+	kgci_alloc_retire_tlab(t);
+	kgci_pin_flush_cache(t);
 	thread_set_native(t, TS_BLOCKED);
 	pthread_mutex_lock(&h->lock);
 	if (t->prev)
@@ -187,8 +187,8 @@ API int kgc_thread_detach(kgc_thread *t)
 	if (t->next)
 		t->next->prev = t->prev;
 	h->nthreads--;
-	alloc_pretouch_end(t);
-	cm_thread_detach(t);
+	kgci_alloc_pretouch_end(t);
+	kgci_cm_thread_detach(t);
 	h->st.bytes_allocated += t->bytes_allocated;
 	atomic_fetch_add(&h->critical_gets, __atomic_load_n(&t->pub.crit_gets, __ATOMIC_RELAXED));
 	t->magic = THREAD_DEAD;
@@ -206,9 +206,9 @@ API int kgc_thread_detach(kgc_thread *t)
 
 API void kgc_enter_native(kgc_thread *t)
 {
-	thread_check(t, "kgc_enter_native");
+	kgci_thread_check(t, "kgc_enter_native");
 	if (t->heap->opt.check)
-		thread_check_managed(t, "kgc_enter_native");
+		kgci_thread_check_managed(t, "kgc_enter_native");
 	thread_set_native(t, TS_NATIVE);
 }
 
@@ -224,10 +224,10 @@ API void *kgc_do_blocking(kgc_thread *t, void *(*fn)(void *arg), void *arg)
 
 API void kgc_leave_native(kgc_thread *t)
 {
-	thread_check(t, "kgc_leave_native");
+	kgci_thread_check(t, "kgc_leave_native");
 	if (t->pub.crit_open) {
 		if (t->heap->opt.check)
-			fatal("kgc_leave_native inside a critical section: thread '%s', array %p",
+			kgci_fatal("kgc_leave_native inside a critical section: thread '%s', array %p",
 			      t->name, (void *)first_critical(t));
 		return;
 	}

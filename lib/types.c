@@ -44,7 +44,7 @@ static int types_add(struct kgc_heap *h, struct type_info *ti, uint32_t *id)
 	return 0;
 }
 
-int types_init(struct kgc_heap *h)
+int kgci_types_init(struct kgc_heap *h)
 {
 	uint32_t id;
 	int err;
@@ -74,7 +74,7 @@ int types_init(struct kgc_heap *h)
 	return 0;
 }
 
-void types_destroy(struct kgc_heap *h)
+void kgci_types_destroy(struct kgc_heap *h)
 {
 	struct type_table *tt = &h->types;
 	struct type_info **s = atomic_load(&tt->slots);
@@ -92,7 +92,7 @@ void types_destroy(struct kgc_heap *h)
 	pthread_mutex_destroy(&tt->lock);
 }
 
-bool type_valid(struct kgc_heap *h, uint32_t id)
+bool kgci_type_valid(struct kgc_heap *h, uint32_t id)
 {
 	return id > 0 && id < atomic_load_explicit(&h->types.count, memory_order_acquire);
 }
@@ -106,12 +106,12 @@ int kgc_type_register(kgc_heap *h, const struct kgc_type_desc *d, kgc_type_id *o
 	int err;
 
 	if (!h || !d || !out || (d->nrefs && !d->ref_offsets)) {
-		err_set(EINVAL, "kgc_type_register: NULL argument");
+		kgci_err_set(EINVAL, "kgc_type_register: NULL argument");
 		return -EINVAL;
 	}
 	words = (KGC_HEADER_SIZE + (uint64_t)d->payload_size + WORD - 1) / WORD;
 	if (words > INSTANCE_MAX_WORDS || words * WORD >= h->humongous_threshold) {
-		err_set(EINVAL, "kgc_type_register: '%s': instance of %u bytes is too large",
+		kgci_err_set(EINVAL, "kgc_type_register: '%s': instance of %u bytes is too large",
 			d->name ? d->name : "?", d->payload_size);
 		return -EINVAL;
 	}
@@ -120,7 +120,7 @@ int kgc_type_register(kgc_heap *h, const struct kgc_type_desc *d, kgc_type_id *o
 
 		if (off < KGC_HEADER_SIZE || off % WORD ||
 		    (uint64_t)off + WORD > KGC_HEADER_SIZE + (uint64_t)d->payload_size) {
-			err_set(EINVAL, "kgc_type_register: '%s': bad reference offset %u",
+			kgci_err_set(EINVAL, "kgc_type_register: '%s': bad reference offset %u",
 				d->name ? d->name : "?", off);
 			return -EINVAL;
 		}
@@ -148,7 +148,7 @@ int kgc_type_register(kgc_heap *h, const struct kgc_type_desc *d, kgc_type_id *o
 		free(ti->name);
 		free(ti->ref_offsets);
 		free(ti);
-		err_set(-err, "kgc_type_register: type table full");
+		kgci_err_set(-err, "kgc_type_register: type table full");
 		return err;
 	}
 	*out = id;
@@ -158,7 +158,7 @@ int kgc_type_register(kgc_heap *h, const struct kgc_type_desc *d, kgc_type_id *o
 __attribute__((visibility("default")))
 const char *kgc_type_name(const kgc_heap *h, kgc_type_id type)
 {
-	if (!h || !type_valid((struct kgc_heap *)h, type))
+	if (!h || !kgci_type_valid((struct kgc_heap *)h, type))
 		return type == TYPE_FILLER ? "<filler>" : NULL;
 	return type_get((struct kgc_heap *)h, type)->name;
 }

@@ -33,19 +33,19 @@ static void check_header(struct kgc_heap *h, const char *when, const char *p, co
 	size_t sz;
 
 	if (hd & HDR_TAG_MASK)
-		fatal("verify (%s): object %p in region %u has a stale GC tag (header %#llx)", when,
+		kgci_fatal("verify (%s): object %p in region %u has a stale GC tag (header %#llx)", when,
 		      (void *)p, region_index(h, p), (unsigned long long)hd);
 	if (hdr_kind(hd) == KIND_FILLER) {
 		if (hdr_type(hd) != TYPE_FILLER)
-			fatal("verify (%s): bad filler at %p (header %#llx)", when, (void *)p,
+			kgci_fatal("verify (%s): bad filler at %p (header %#llx)", when, (void *)p,
 			      (unsigned long long)hd);
-	} else if (!type_valid(h, hdr_type(hd)) || type_get(h, hdr_type(hd))->kind != hdr_kind(hd)) {
-		fatal("verify (%s): object %p in region %u (%s): bad header %#llx", when, (void *)p,
-		      region_index(h, p), region_type_name(region_of(h, p)->type), (unsigned long long)hd);
+	} else if (!kgci_type_valid(h, hdr_type(hd)) || type_get(h, hdr_type(hd))->kind != hdr_kind(hd)) {
+		kgci_fatal("verify (%s): object %p in region %u (%s): bad header %#llx", when, (void *)p,
+		      region_index(h, p), kgci_region_type_name(region_of(h, p)->type), (unsigned long long)hd);
 	}
 	sz = obj_size_h(p, hd);
 	if (sz < WORD || sz % WORD || (size_t)(lim - p) < sz)
-		fatal("verify (%s): object %p (type %u) has bad size %zu (limit %p)", when, (void *)p,
+		kgci_fatal("verify (%s): object %p (type %u) has bad size %zu (limit %p)", when, (void *)p,
 		      hdr_type(hd), sz, (void *)lim);
 }
 
@@ -56,33 +56,33 @@ static void check_ref(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 	struct region *r;
 
 	if (!in_heap(h, o))
-		fatal("verify (%s): slot %p (object %p) holds %p, outside the heap", v->when,
+		kgci_fatal("verify (%s): slot %p (object %p) holds %p, outside the heap", v->when,
 		      (void *)slot, v->obj, (void *)o);
 	r = region_of(h, o);
 	if (r->type == RT_FREE || r->type == RT_HUM_CONT || (char *)o >= r->top || !is_start(h, o))
-		fatal("verify (%s): slot %p (object %p) holds %p: not an object start (a filler, i.e. "
+		kgci_fatal("verify (%s): slot %p (object %p) holds %p: not an object start (a filler, i.e. "
 		      "freed space, or inside an object; region %u %s)",
 		      v->when, (void *)slot, v->obj, (void *)o, region_index(h, o),
-		      region_type_name(r->type));
+		      kgci_region_type_name(r->type));
 	if (v->src && !region_is_young(v->src) && region_is_young(r) &&
 	    *card_for(h, slot) != CARD_DIRTY)
-		fatal("verify (%s): old->young reference without a dirty card (missing write barrier?): "
+		kgci_fatal("verify (%s): old->young reference without a dirty card (missing write barrier?): "
 		      "slot %p in %s region %u (object %p) -> %p in %s region %u", v->when,
-		      (void *)slot, region_type_name(v->src->type), (unsigned)(v->src - h->regions),
-		      v->obj, (void *)o, region_type_name(r->type), region_index(h, o));
+		      (void *)slot, kgci_region_type_name(v->src->type), (unsigned)(v->src - h->regions),
+		      v->obj, (void *)o, kgci_region_type_name(r->type), region_index(h, o));
 	/* retained regions and (once rebuilt) mixed candidates: the card table
 	 * is their remembered set */
 	if (v->src && !region_is_young(v->src) && v->src != r &&
-	    (r->retained || (r->candidate && cm_candidates_tracked(h))) &&
+	    (r->retained || (r->candidate && kgci_cm_candidates_tracked(h))) &&
 	    *card_for(h, slot) != CARD_DIRTY)
-		fatal("verify (%s): reference into %s region %u without a dirty card: "
+		kgci_fatal("verify (%s): reference into %s region %u without a dirty card: "
 		      "slot %p in %s region %u (object %p) -> %p", v->when,
 		      r->retained ? "retained" : "mixed candidate", region_index(h, o),
-		      (void *)slot, region_type_name(v->src->type), (unsigned)(v->src - h->regions),
+		      (void *)slot, kgci_region_type_name(v->src->type), (unsigned)(v->src - h->regions),
 		      v->obj, (void *)o);
 }
 
-void verify_heap(struct kgc_heap *h, const char *when)
+void kgci_verify_heap(struct kgc_heap *h, const char *when)
 {
 	uint32_t count[RT_COUNT] = { 0 };
 	struct vctx v = { .when = when };
@@ -92,28 +92,28 @@ void verify_heap(struct kgc_heap *h, const char *when)
 		struct region *r = &h->regions[i];
 
 		if (r->type >= RT_COUNT)
-			fatal("verify (%s): region %u has bad type %u", when, i, r->type);
+			kgci_fatal("verify (%s): region %u has bad type %u", when, i, r->type);
 		count[r->type]++;
 		/* the bitmap is clear here (invariant outside collections) */
 		if (r->top < r->bottom || r->top > r->end)
-			fatal("verify (%s): region %u top %p out of bounds", when, i, (void *)r->top);
+			kgci_fatal("verify (%s): region %u top %p out of bounds", when, i, (void *)r->top);
 		if (r->type == RT_FREE) {
 			if (atomic_load(region_pins(h, i)))
-				fatal("verify (%s): free region %u is pinned", when, i);
+				kgci_fatal("verify (%s): free region %u is pinned", when, i);
 			continue;
 		}
 		if (r->type == RT_HUM_CONT) {
 			struct region *s = &h->regions[r->hum_start];
 
 			if (r->hum_start >= i || s->type != RT_HUM_START || i >= r->hum_start + s->hum_count)
-				fatal("verify (%s): humongous continues region %u has no start (%u)", when, i,
+				kgci_fatal("verify (%s): humongous continues region %u has no start (%u)", when, i,
 				      r->hum_start);
 			continue;
 		}
 		if (r->type == RT_HUM_START) {
 			check_header(h, when, r->bottom, r->bottom + ((size_t)r->hum_count << h->region_shift));
 			if (r->hum_count != (obj_size(r->bottom) + h->region_size - 1) >> h->region_shift)
-				fatal("verify (%s): humongous region %u spans %u regions for %zu bytes", when,
+				kgci_fatal("verify (%s): humongous region %u spans %u regions for %zu bytes", when,
 				      i, r->hum_count, obj_size(r->bottom));
 			h->mark_bits[bit_index(h, r->bottom) / 64] |= 1;
 			continue;
@@ -130,8 +130,8 @@ void verify_heap(struct kgc_heap *h, const char *when)
 	}
 	for (int t = 0; t < RT_COUNT; t++)
 		if (count[t] != h->count[t])
-			fatal("verify (%s): %u %s regions counted, accounting says %u", when, count[t],
-			      region_type_name(t), h->count[t]);
+			kgci_fatal("verify (%s): %u %s regions counted, accounting says %u", when, count[t],
+			      kgci_region_type_name(t), h->count[t]);
 	/* pass 2: references */
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
@@ -141,18 +141,18 @@ void verify_heap(struct kgc_heap *h, const char *when)
 		v.src = r;
 		for (char *p = r->bottom; p < r->top; p += obj_size(p)) {
 			v.obj = p;
-			if (cm_obj_dead(h, p))
+			if (kgci_cm_obj_dead(h, p))
 				continue;	/* garbage awaiting the sweep: may point into fillers */
-			obj_iterate_refs(h, (kgc_obj)p, check_ref, &v);
+			kgci_obj_iterate_refs(h, (kgc_obj)p, check_ref, &v);
 			if (r->type == RT_HUM_START)
 				break;
 		}
 	}
 	v.src = NULL;
 	v.obj = NULL;
-	roots_iterate(h, check_ref, &v);
-	roots_iterate_critical(h, check_ref, &v);
-	weak_iterate(h, check_ref, &v);	/* a cleared referent is NULL, never a filler */
+	kgci_roots_iterate(h, check_ref, &v);
+	kgci_roots_iterate_critical(h, check_ref, &v);
+	kgci_weak_iterate(h, check_ref, &v);	/* a cleared referent is NULL, never a filler */
 	/* leave the bitmap clear for the full collector */
 	for (uint32_t i = 0; i < h->nregions; i++)
 		if (h->regions[i].type != RT_FREE)

@@ -5,7 +5,7 @@
  *
  * All three are weak cells outside the heap: the cell names an object but
  * does not keep it alive. Each collection that decides liveness asks
- * weak_process() to settle every cell it is responsible for, with a function
+ * kgci_weak_process() to settle every cell it is responsible for, with a function
  * that tells, for one referent, its address after the collection or NULL if
  * it died:
  *   young GC      referents in the collection set (forwarded, kept in place
@@ -76,7 +76,7 @@ struct weak {
 	uint64_t running;		/* jobs taken but not finished */
 };
 
-int weak_init(struct kgc_heap *h)
+int kgci_weak_init(struct kgc_heap *h)
 {
 	struct weak *w = calloc(1, sizeof(*w));
 
@@ -104,7 +104,7 @@ static void run_jobs(struct kgc_heap *h, struct cleaner_job *j)
 
 /* Heap destroy: the queued cleaners run (their objects are dead); cleaners
  * of objects still alive do not. */
-void weak_destroy(struct kgc_heap *h)
+void kgci_weak_destroy(struct kgc_heap *h)
 {
 	struct weak *w = h->weak;
 	struct cleaner_job *j;
@@ -171,12 +171,12 @@ static void cell_free(struct weak *w, struct weak_cell *c)
 
 static bool weak_arg_ok(kgc_thread *t, kgc_obj o, const char *what)
 {
-	if (!thread_check_managed(t, what))
+	if (!kgci_thread_check_managed(t, what))
 		return false;
 	if (!o || !in_heap(t->heap, o)) {
 		if (t->heap->opt.check)
-			fatal("%s: thread '%s': %p is not a heap object", what, t->name, (void *)o);
-		err_set(EINVAL, "%s: thread '%s': %p is not a heap object", what, t->name, (void *)o);
+			kgci_fatal("%s: thread '%s': %p is not a heap object", what, t->name, (void *)o);
+		kgci_err_set(EINVAL, "%s: thread '%s': %p is not a heap object", what, t->name, (void *)o);
 		return false;
 	}
 	return true;
@@ -187,7 +187,7 @@ API kgc_weak kgc_weak_new(kgc_thread *t, kgc_obj o)
 	struct weak *w;
 	struct weak_cell *c;
 
-	thread_check(t, "kgc_weak_new");
+	kgci_thread_check(t, "kgc_weak_new");
 	if (!weak_arg_ok(t, o, "kgc_weak_new"))
 		return NULL;
 	w = t->heap->weak;
@@ -195,7 +195,7 @@ API kgc_weak kgc_weak_new(kgc_thread *t, kgc_obj o)
 	c = cell_new(w, o, WK_WEAK);
 	pthread_mutex_unlock(&w->lock);
 	if (!c)
-		err_set(ENOMEM, "kgc_weak_new: out of memory");
+		kgci_err_set(ENOMEM, "kgc_weak_new: out of memory");
 	return (kgc_weak)c;
 }
 
@@ -205,9 +205,9 @@ API kgc_obj kgc_weak_get(kgc_thread *t, kgc_weak ref)
 	kgc_obj o;
 
 	if (unlikely(t->pub.checked)) {
-		thread_check_managed(t, "kgc_weak_get");
+		kgci_thread_check_managed(t, "kgc_weak_get");
 		if (!c || c->kind != WK_WEAK)
-			fatal("kgc_weak_get: thread '%s': %p is not a live weak reference", t->name,
+			kgci_fatal("kgc_weak_get: thread '%s': %p is not a live weak reference", t->name,
 			      (void *)ref);
 	}
 	o = c->obj;
@@ -229,7 +229,7 @@ API void kgc_weak_free(kgc_thread *t, kgc_weak ref)
 	if (c->kind != WK_WEAK) {
 		pthread_mutex_unlock(&w->lock);
 		if (t->heap->opt.check)
-			fatal("kgc_weak_free: thread '%s': %p freed twice or not a weak reference", t->name,
+			kgci_fatal("kgc_weak_free: thread '%s': %p freed twice or not a weak reference", t->name,
 			      (void *)ref);
 		return;
 	}
@@ -272,11 +272,11 @@ API int kgc_cleaner_register(kgc_thread *t, kgc_obj o, void (*fn)(void *arg), vo
 	struct weak_cell *c;
 	int err = 0;
 
-	thread_check(t, "kgc_cleaner_register");
+	kgci_thread_check(t, "kgc_cleaner_register");
 	if (!weak_arg_ok(t, o, "kgc_cleaner_register"))
 		return -EINVAL;
 	if (!fn) {
-		err_set(EINVAL, "kgc_cleaner_register: fn is NULL");
+		kgci_err_set(EINVAL, "kgc_cleaner_register: fn is NULL");
 		return -EINVAL;
 	}
 	w = t->heap->weak;
@@ -290,7 +290,7 @@ API int kgc_cleaner_register(kgc_thread *t, kgc_obj o, void (*fn)(void *arg), vo
 	}
 	pthread_mutex_unlock(&w->cleaner_lock);
 	if (err) {
-		err_set(err, "kgc_cleaner_register: cannot start the cleaner thread");
+		kgci_err_set(err, "kgc_cleaner_register: cannot start the cleaner thread");
 		return -err;
 	}
 	pthread_mutex_lock(&w->lock);
@@ -301,7 +301,7 @@ API int kgc_cleaner_register(kgc_thread *t, kgc_obj o, void (*fn)(void *arg), vo
 	}
 	pthread_mutex_unlock(&w->lock);
 	if (!c) {
-		err_set(ENOMEM, "kgc_cleaner_register: out of memory");
+		kgci_err_set(ENOMEM, "kgc_cleaner_register: out of memory");
 		return -ENOMEM;
 	}
 	return 0;
@@ -312,7 +312,7 @@ API int kgc_cleaners_drain(kgc_thread *t)
 {
 	struct weak *w = t->heap->weak;
 
-	thread_check(t, "kgc_cleaners_drain");
+	kgci_thread_check(t, "kgc_cleaners_drain");
 	if (!w->cleaner_started)
 		return 0;
 	kgc_enter_native(t);
@@ -370,7 +370,7 @@ static void index_rebuild(struct weak *w)
 	for (struct weak_block *b = w->blocks; b; b = b->next)
 		for (int i = 0; i < WEAK_BLOCK; i++)
 			if (b->cells[i].kind == WK_HASH && index_put(w, &b->cells[i]))
-				fatal("identity hash: out of memory for its index");
+				kgci_fatal("identity hash: out of memory for its index");
 	w->index_stale = false;
 }
 
@@ -380,7 +380,7 @@ API uint32_t kgc_identity_hash(kgc_thread *t, kgc_obj o)
 	struct weak_cell *c = NULL;
 	uint32_t hash;
 
-	thread_check(t, "kgc_identity_hash");
+	kgci_thread_check(t, "kgc_identity_hash");
 	if (!weak_arg_ok(t, o, "kgc_identity_hash"))
 		return 0;
 	w = t->heap->weak;
@@ -401,7 +401,7 @@ API uint32_t kgc_identity_hash(kgc_thread *t, kgc_obj o)
 		hash = (uint32_t)(z ^ (z >> 31)) | 1;	/* never 0 */
 		c = cell_new(w, o, WK_HASH);
 		if (!c || index_put(w, c))
-			fatal("kgc_identity_hash: out of memory");
+			kgci_fatal("kgc_identity_hash: out of memory");
 		c->hash = hash;
 	}
 	hash = c->hash;
@@ -416,7 +416,7 @@ API uint32_t kgc_identity_hash(kgc_thread *t, kgc_obj o)
  * address after this collection, the referent itself if this collection does
  * not decide about it, or NULL if it is dead.
  */
-void weak_process(struct kgc_heap *h, kgc_obj (*alive)(struct kgc_heap *h, kgc_obj o, void *ctx),
+void kgci_weak_process(struct kgc_heap *h, kgc_obj (*alive)(struct kgc_heap *h, kgc_obj o, void *ctx),
 		  void *ctx)
 {
 	struct weak *w = h->weak;
@@ -449,7 +449,7 @@ void weak_process(struct kgc_heap *h, kgc_obj (*alive)(struct kgc_heap *h, kgc_o
 				struct cleaner_job *j = malloc(sizeof(*j));
 
 				if (!j)
-					fatal("cleaner: out of memory for a job");
+					kgci_fatal("cleaner: out of memory for a job");
 				j->fn = c->fn;
 				j->arg = c->arg;
 				j->next = NULL;
@@ -470,7 +470,7 @@ void weak_process(struct kgc_heap *h, kgc_obj (*alive)(struct kgc_heap *h, kgc_o
 }
 
 /* Verifier: every cell's referent (fn as for a root, on a copy). */
-void weak_iterate(struct kgc_heap *h, slot_fn fn, void *ctx)
+void kgci_weak_iterate(struct kgc_heap *h, slot_fn fn, void *ctx)
 {
 	struct weak *w = h->weak;
 

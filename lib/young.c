@@ -75,7 +75,7 @@ struct ygc {
 static void push(struct yworker *w, kgc_obj o)
 {
 	if (unlikely(w->len == w->cap))
-		w->stack = array_grow(w->stack, &w->cap, sizeof(*w->stack), "young GC work stack");
+		w->stack = kgci_array_grow(w->stack, &w->cap, sizeof(*w->stack), "young GC work stack");
 	w->stack[w->len++] = o;
 }
 
@@ -99,7 +99,7 @@ static char *region_carve(struct yworker *w, size_t min, size_t want, bool old, 
 		__atomic_store_n(&y->surv_full, true, __ATOMIC_RELAXED);
 		return NULL;
 	}
-	idx = region_alloc_free(h, old ? RT_OLD : RT_SURVIVOR);
+	idx = kgci_region_alloc_free(h, old ? RT_OLD : RT_SURVIVOR);
 	if (idx < 0) {
 		__atomic_store_n(&y->surv_full, true, __ATOMIC_RELAXED);
 		y->old_full = true;
@@ -110,9 +110,9 @@ static char *region_carve(struct yworker *w, size_t min, size_t want, bool old, 
 		struct region *pr = &h->regions[*cur];
 
 		if (pr->top < pr->end) {
-			obj_fill(pr->top, (size_t)(pr->end - pr->top));
+			kgci_obj_fill(pr->top, (size_t)(pr->end - pr->top));
 			if (old)
-				bot_record(h, pr, pr->top, (size_t)(pr->end - pr->top));
+				kgci_bot_record(h, pr, pr->top, (size_t)(pr->end - pr->top));
 			pr->top = pr->end;
 		}
 	}
@@ -135,9 +135,9 @@ static void plab_retire(struct yworker *w, int k)
 	char *p = w->plab_top[k], *e = w->plab_end[k];
 
 	if (p && p < e) {
-		obj_fill(p, (size_t)(e - p));
+		kgci_obj_fill(p, (size_t)(e - p));
 		if (k)
-			bot_record(w->y->h, region_of(w->y->h, p), p, (size_t)(e - p));
+			kgci_bot_record(w->y->h, region_of(w->y->h, p), p, (size_t)(e - p));
 	}
 	w->plab_top[k] = w->plab_end[k] = NULL;
 }
@@ -180,13 +180,13 @@ static char *gc_alloc(struct yworker *w, size_t size, bool old)
 		plab_retire(w, k);
 		/* promotion refills from swept gaps of old regions first, a batch
 		 * of them per lock round trip */
-		if (old && w->y->use_gaps && cm_chunk_take(w->y->h, size, &c)) {
+		if (old && w->y->use_gaps && kgci_cm_chunk_take(w->y->h, size, &c)) {
 			size_t batch = c.size;
 
 			w->plab_top[k] = c.start + size;
 			w->plab_end[k] = c.start + c.size;
 			while (w->nchunks < CHUNK_BATCH && batch < PLAB_SIZE &&
-			       cm_chunk_take(w->y->h, 1, &w->chunks[w->nchunks]))
+			       kgci_cm_chunk_take(w->y->h, 1, &w->chunks[w->nchunks]))
 				batch += w->chunks[w->nchunks++].size;
 			pthread_mutex_unlock(&w->y->lock);
 			return c.start;
@@ -208,9 +208,9 @@ static void gc_unalloc(struct yworker *w, char *p, size_t size, bool old)
 		w->plab_top[old] = p;
 		return;
 	}
-	obj_fill(p, size);
+	kgci_obj_fill(p, size);
 	if (old)
-		bot_record(w->y->h, region_of(w->y->h, p), p, size);
+		kgci_bot_record(w->y->h, region_of(w->y->h, p), p, size);
 }
 
 static inline uint64_t hdr_load(kgc_obj o)
@@ -262,12 +262,12 @@ static kgc_obj evacuate(struct yworker *w, kgc_obj o, uint64_t hd, const struct 
 		return resolved(o, hd);
 	}
 	if (old) {
-		bot_record(h, region_of(h, dst), dst, size);
+		kgci_bot_record(h, region_of(h, dst), dst, size);
 		if (unlikely(w->y->black)) {
-			cm_mark_black(h, dst);
+			kgci_cm_mark_black(h, dst);
 			if (from_old) {	/* the marker traces it again (mark.c) */
 				if (w->ngray == w->gray_cap)
-					w->gray = array_grow(w->gray, &w->gray_cap, sizeof(*w->gray),
+					w->gray = kgci_array_grow(w->gray, &w->gray_cap, sizeof(*w->gray),
 							     "young GC gray list");
 				w->gray[w->ngray++] = (kgc_obj)dst;
 			}
@@ -345,7 +345,7 @@ static void heap_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 		__atomic_store_n(card_for(h, slot), CARD_DIRTY, __ATOMIC_RELAXED);
 }
 
-void (*young_test_drain_hook)(void);	/* test hook: every 64 objects copied */
+void (*kgci_young_test_drain_hook)(void);	/* test hook: every 64 objects copied */
 
 /*
  * Give half of the local stack to idle workers: the oldest half, nearest the
@@ -368,7 +368,7 @@ static void maybe_donate(struct yworker *w)
 		kgc_obj *nq = realloc(y->q, nc * sizeof(*nq));
 
 		if (!nq)
-			fatal("young GC: out of memory for the shared queue");
+			kgci_fatal("young GC: out of memory for the shared queue");
 		y->q = nq;
 		y->qcap = nc;
 	}
@@ -394,10 +394,10 @@ static void drain_local(struct yworker *w)
 	while (w->len) {
 		kgc_obj o = w->stack[--w->len];
 
-		obj_iterate_refs(h, o, heap_slot, w);
+		kgci_obj_iterate_refs(h, o, heap_slot, w);
 		if ((++k & 63) == 0) {
-			if (unlikely(young_test_drain_hook != NULL))
-				young_test_drain_hook();
+			if (unlikely(kgci_young_test_drain_hook != NULL))
+				kgci_young_test_drain_hook();
 			maybe_donate(w);
 		}
 	}
@@ -455,7 +455,7 @@ static void card_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 		return;
 	}
 	if (unlikely(w->nslots == w->slots_cap))
-		w->slots = array_grow(w->slots, &w->slots_cap, sizeof(*w->slots), "young GC card slots");
+		w->slots = kgci_array_grow(w->slots, &w->slots_cap, sizeof(*w->slots), "young GC card slots");
 	w->slots[w->nslots++] = slot;
 }
 
@@ -469,14 +469,14 @@ static void scan_card(struct yworker *w, struct region *r, char *cs)
 	if (r->type == RT_HUM_START || r->type == RT_HUM_CONT) {
 		kgc_obj o = (kgc_obj)h->regions[r->hum_start].bottom;
 
-		obj_iterate_refs_range(h, o, cs, ce, card_slot, w);
+		kgci_obj_iterate_refs_range(h, o, cs, ce, card_slot, w);
 		return;
 	}
-	for (char *p = bot_block_start(h, r, cs); p < ce && p < top;) {
+	for (char *p = kgci_bot_block_start(h, r, cs); p < ce && p < top;) {
 		size_t sz = obj_size(p);
 
 		if (p + sz > cs)
-			obj_iterate_refs_range(h, (kgc_obj)p, cs, ce, card_slot, w);
+			kgci_obj_iterate_refs_range(h, (kgc_obj)p, cs, ce, card_slot, w);
 		p += sz;
 	}
 }
@@ -520,7 +520,7 @@ static void scan_cards(struct yworker *w)
  */
 #define SLOT_BATCH 64
 
-void (*young_test_batch_hook)(bool own);	/* test hook: before each batch */
+void (*kgci_young_test_batch_hook)(bool own);	/* test hook: before each batch */
 
 static void evac_slots(struct yworker *w)
 {
@@ -536,8 +536,8 @@ static void evac_slots(struct yworker *w)
 			e = i + SLOT_BATCH < v->nslots ? i + SLOT_BATCH : v->nslots;
 			if (v != w)
 				w->slots_taken += e - i;
-			if (unlikely(young_test_batch_hook != NULL))
-				young_test_batch_hook(v == w);
+			if (unlikely(kgci_young_test_batch_hook != NULL))
+				kgci_young_test_batch_hook(v == w);
 			for (; i < e; i++) {
 				if (i + 8 < e)
 					__builtin_prefetch(*v->slots[i + 8]);
@@ -568,10 +568,10 @@ static void worker_run(struct yworker *w, bool first)
 		pthread_cond_wait(&y->cond, &y->lock);
 	pthread_mutex_unlock(&y->lock);
 	if (first) {
-		roots_iterate(y->h, root_slot, w);
-		roots_iterate_critical(y->h, root_slot, w);
+		kgci_roots_iterate(y->h, root_slot, w);
+		kgci_roots_iterate_critical(y->h, root_slot, w);
 		if (y->old_cset)	/* marking: its stack and SATB entries into them */
-			cm_old_cset_refs(y->h, root_slot, w);
+			kgci_cm_old_cset_refs(y->h, root_slot, w);
 		drain_local(w);
 	}
 	evac_slots(w);
@@ -581,7 +581,7 @@ static void worker_run(struct yworker *w, bool first)
 	if (w->nchunks) {
 		pthread_mutex_lock(&y->lock);
 		while (w->nchunks)
-			cm_chunk_give_back(y->h, w->chunks[--w->nchunks]);
+			kgci_cm_chunk_give_back(y->h, w->chunks[--w->nchunks]);
 		pthread_mutex_unlock(&y->lock);
 	}
 }
@@ -655,7 +655,7 @@ static struct gc_pool *pool_get(struct kgc_heap *h, unsigned n)
 	return p;
 }
 
-void young_pool_destroy(struct kgc_heap *h)
+void kgci_young_pool_destroy(struct kgc_heap *h)
 {
 	struct gc_pool *p = h->gc_pool;
 
@@ -716,7 +716,7 @@ static size_t fixup_failed(struct kgc_heap *h, struct region *r)
 		}
 		if ((hd & HDR_TAG_MASK) == HDR_TAG_FAILED) {
 			if (dead) {
-				obj_fill(dead, (size_t)(p - dead));
+				kgci_obj_fill(dead, (size_t)(p - dead));
 				dead = NULL;
 			}
 			/* atomic: native code may read a pinned array's header (kgc_obj_type) */
@@ -728,7 +728,7 @@ static size_t fixup_failed(struct kgc_heap *h, struct region *r)
 		p += sz;
 	}
 	if (dead) {
-		obj_fill(dead, (size_t)(r->top - dead));
+		kgci_obj_fill(dead, (size_t)(r->top - dead));
 		if (h->opt.poison && r->top - dead > 16)
 			memset(dead + 16, 0xde, (size_t)(r->top - dead) - 16);
 	}
@@ -754,7 +754,7 @@ static kgc_obj weak_alive_young(struct kgc_heap *h, kgc_obj o, void *ctx)
  * A region whose evacuation failed for lack of to-space becomes old in
  * place; its dead objects (fillers now) are known dead already: promotion
  * may reuse them at once rather than after the next concurrent sweep.
- * (Pinned regions are retained instead; cm_chunk_take skips kernel pins.)
+ * (Pinned regions are retained instead; kgci_cm_chunk_take skips kernel pins.)
  */
 static void failed_gaps(struct kgc_heap *h, struct region *r)
 {
@@ -762,11 +762,11 @@ static void failed_gaps(struct kgc_heap *h, struct region *r)
 		uint64_t hd = *obj_hdr(p);
 
 		if (hdr_kind(hd) == KIND_FILLER && obj_size_h(p, hd) >= CM_CHUNK_MIN)
-			cm_chunk_give_back(h, (struct gap){ p, obj_size_h(p, hd) });
+			kgci_cm_chunk_give_back(h, (struct gap){ p, obj_size_h(p, hd) });
 	}
 }
 
-void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
+void kgci_young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 {
 	struct ygc y = { .h = h };
 	size_t freed = 0, copied = 0, promoted = 0, cset_bytes = 0;
@@ -776,17 +776,17 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 	size_t mixed_live;
 
 	y.old_list = malloc(h->nregions * sizeof(uint32_t));
-	y.nworkers = policy_gc_threads(h);
+	y.nworkers = kgci_policy_gc_threads(h);
 	y.w = calloc(y.nworkers, sizeof(*y.w));
 	if (!y.old_list || !y.w)
-		fatal("young GC: out of memory");
+		kgci_fatal("young GC: out of memory");
 	pthread_mutex_init(&y.lock, NULL);
 	pthread_cond_init(&y.cond, NULL);
 	for (unsigned i = 0; i < y.nworkers; i++)
 		y.w[i].y = &y;
-	y.tenure = policy_tenure(h);
-	y.black = cm_marking(h);
-	y.surv_limit = policy_survivor_limit(h);
+	y.tenure = kgci_policy_tenure(h);
+	y.black = kgci_cm_marking(h);
+	y.surv_limit = kgci_policy_survivor_limit(h);
 	if (h->evac_fail_inject > 0) {
 		y.inject = true;
 		h->evac_fail_inject--;
@@ -803,15 +803,15 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 		r->evac_alloc_failed = 0;
 	}
 	/* a mixed collection: old candidates of the last cycle join the cset */
-	nmixed = cm_active(h) ? 0 : cm_mixed_select(h, &mixed_live);
-	policy_retained_limits(h, &rmax, &rbudget);
+	nmixed = kgci_cm_active(h) ? 0 : kgci_cm_mixed_select(h, &mixed_live);
+	kgci_policy_retained_limits(h, &rmax, &rbudget);
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
 
 		if (region_is_young(r)) {
 			r->flags |= RF_CSET;
 			cset_bytes += (size_t)(r->top - r->bottom);
-			cards_clear_region(h, r);
+			kgci_cards_clear_region(h, r);
 			if (r->flags & (RF_PINNED | RF_KPINNED)) {
 				r->flags |= RF_FAILED;
 				r->fail_cause = (r->flags & RF_PINNED) ? FAIL_PINNED : FAIL_KPINNED;
@@ -819,9 +819,9 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 			}
 		} else if (r->flags & RF_CSET) {
 			cset_bytes += (size_t)(r->top - r->bottom);	/* mixed candidate */
-			cards_clear_region(h, r);
+			kgci_cards_clear_region(h, r);
 		} else if (r->type == RT_OLD && r->retained && !(r->flags & (RF_PINNED | RF_KPINNED)) &&
-			   cm_retained_evac_ok(h) && nretained < rmax &&
+			   kgci_cm_retained_evac_ok(h) && nretained < rmax &&
 			   (!nretained || rlive + r->live_bytes <= rbudget)) {
 			/* unpinned since it failed evacuation: collect it now */
 			r->flags |= RF_CSET;
@@ -838,7 +838,7 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 	}
 	h->retained_pending = rleft;
 	if (nretained)
-		cm_chunks_drop_evacuated(h);	/* their gaps are no promotion space now */
+		kgci_cm_chunks_drop_evacuated(h);	/* their gaps are no promotion space now */
 	y.old_cset = nretained && y.black;
 	run_workers(&y);
 
@@ -860,10 +860,10 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 		free(w->stack);
 		free(w->slots);
 		if (w->ngray)
-			cm_push_gray(h, w->gray, w->ngray);
+			kgci_cm_push_gray(h, w->gray, w->ngray);
 		free(w->gray);
 	}
-	weak_process(h, weak_alive_young, NULL);
+	kgci_weak_process(h, weak_alive_young, NULL);
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
 
@@ -878,7 +878,7 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 
 				/* the unused rest of the region is a gap like the dead objects */
 				if (r->top < r->end) {
-					obj_fill(r->top, (size_t)(r->end - r->top));
+					kgci_obj_fill(r->top, (size_t)(r->end - r->top));
 					r->top = r->end;
 				}
 				live = fixup_failed(h, r);
@@ -886,13 +886,13 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 				fails[r->fail_cause]++;
 				*fail_mask |= 1u << r->fail_cause;
 				freed += used > live ? used - live : 0;
-				region_set_type(h, r, RT_OLD);
-				bot_rebuild(h, r);
+				kgci_region_set_type(h, r, RT_OLD);
+				kgci_bot_rebuild(h, r);
 				if (r->fail_cause == FAIL_ALLOC)
 					failed_gaps(h, r);	/* reused in place */
 				else
 					r->retained = 1;	/* evacuated once unpinned */
-				log_line(h, LOG_PIN, "region %u: evacuation failed (%s), %zuK live kept in place",
+				kgci_log_line(h, LOG_PIN, "region %u: evacuation failed (%s), %zuK live kept in place",
 					 i, r->fail_cause == FAIL_ALLOC ? "allocation" :
 					 r->fail_cause == FAIL_PINNED ? "pinned" : "kernel pinned", live >> 10);
 			} else {
@@ -900,9 +900,9 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 				if (h->opt.poison)
 					memset(r->bottom, 0xde, (size_t)(r->top - r->bottom));
 				if (r->type == RT_OLD)
-					cm_region_evacuated(h, i);
-				region_free(h, r);
-				stale_quarantine(h, r);	/* KGC_STALE_CHECK */
+					kgci_cm_region_evacuated(h, i);
+				kgci_region_free(h, r);
+				kgci_stale_quarantine(h, r);	/* KGC_STALE_CHECK */
 			}
 		}
 		r->flags &= ~(RF_CSET | RF_FAILED | RF_GC_ALLOC);
@@ -914,22 +914,22 @@ void young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
 	if (nmixed) {
 		h->st.mixed_gcs++;
 		h->st.mixed_regions += nmixed;
-		log_line(h, LOG_HEAP, "mixed: %u old regions evacuated (%zuK live estimated)", nmixed,
+		kgci_log_line(h, LOG_HEAP, "mixed: %u old regions evacuated (%zuK live estimated)", nmixed,
 			 mixed_live >> 10);
 	}
 	if (nretained)
-		log_line(h, LOG_PIN | LOG_HEAP, "retained: %u formerly pinned regions evacuated (%zuK live at most)%s, %u left",
+		kgci_log_line(h, LOG_PIN | LOG_HEAP, "retained: %u formerly pinned regions evacuated (%zuK live at most)%s, %u left",
 			 nretained, rlive >> 10, y.old_cset ? " while marking" : "", rleft);
 	h->last_cset_bytes = cset_bytes;
 	h->last_copied = copied;
-	policy_adapt_tenure(h);
+	kgci_policy_adapt_tenure(h);
 	h->st.bytes_copied += copied;
 	h->st.bytes_promoted += promoted;
 	h->st.bytes_freed += freed > copied ? freed - copied : 0;
 	h->st.evac_fail_pinned += fails[FAIL_PINNED];
 	h->st.evac_fail_kernel_pinned += fails[FAIL_KPINNED];
 	h->st.evac_fail_alloc += fails[FAIL_ALLOC];
-	log_line(h, LOG_HEAP, "copied %zuK promoted %zuK by %u worker(s) (at most %zuK by one; "
+	kgci_log_line(h, LOG_HEAP, "copied %zuK promoted %zuK by %u worker(s) (at most %zuK by one; "
 		 "card slots %zu, %zu taken from another worker); "
 		 "regions: eden %u survivor %u old %u humongous %u free %u",
 		 copied >> 10, promoted >> 10, y.nworkers, h->last_copied_max >> 10,

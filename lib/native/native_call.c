@@ -2,7 +2,7 @@
 /*
  * native_call.c - calling native methods.
  *
- * native_method_prepare (once per method) turns the parsed signature into a
+ * kgcn_method_prepare (once per method) turns the parsed signature into a
  * call plan: one op per Java parameter saying where its value goes (integer
  * register i, fp register i, a handle to frame slot k, or - critical - a
  * (length, pointer) pair), the number of frame slots a regular call needs,
@@ -20,7 +20,7 @@
  * integer-class and fp-class arguments are assigned to their register files
  * independently, in order, and that surplus argument registers are ignored by
  * the callee - the same reasoning a JIT's signature handler uses. Elsewhere
- * every method uses libffi. Setting native_force_ffi (tests) makes every
+ * every method uses libffi. Setting kgcn_force_ffi (tests) makes every
  * method prepared afterwards use libffi, to check both paths agree.
  *
  * The invoker (regular / critical, and specialised ones for hot shapes) is
@@ -44,7 +44,7 @@
 #define NINT 6
 #define NFP 8
 
-int native_force_ffi;
+int kgcn_force_ffi;
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -124,7 +124,7 @@ static uint8_t entry_kind_of(const struct kgc_method *m)
 	return EK_NONE;
 }
 
-int native_method_prepare(struct kgc_method *m, char *err, size_t errsz)
+int kgcn_method_prepare(struct kgc_method *m, char *err, size_t errsz)
 {
 	const struct native_sig *s = &m->sig;
 	bool crit = m->flags & KGC_NATIVE_CRITICAL;
@@ -203,9 +203,9 @@ int native_method_prepare(struct kgc_method *m, char *err, size_t errsz)
 	m->narr = (uint8_t)narr;
 	m->nrefs = (uint16_t)nrefs;
 	m->ncargs = (uint16_t)nc;
-	if (NATIVE_DIRECT && !native_force_ffi && ni <= NINT && nf == 0)
+	if (NATIVE_DIRECT && !kgcn_force_ffi && ni <= NINT && nf == 0)
 		m->call_kind = NC_INT6;
-	else if (NATIVE_DIRECT && !native_force_ffi && ni <= NINT && nf <= NFP)
+	else if (NATIVE_DIRECT && !kgcn_force_ffi && ni <= NINT && nf <= NFP)
 		m->call_kind = NC_REG;
 	else
 		m->call_kind = NC_FFI;
@@ -230,7 +230,7 @@ int native_method_prepare(struct kgc_method *m, char *err, size_t errsz)
 	return 0;
 }
 
-void native_method_unprepare(struct kgc_method *m)
+void kgcn_method_unprepare(struct kgc_method *m)
 {
 	free(m->ops);
 	free(m->atypes);
@@ -384,7 +384,7 @@ static int invoke_regular(kgc_thread *t, struct kgc_method *m, kgc_obj recv,
 	int rc = 0;
 
 	if (!(m->flags & KGC_NATIVE_STATIC) && unlikely(!recv)) {
-		native_error("native %s.%s%s: null receiver", m->owner->name, m->name, m->desc);
+		kgcn_error("native %s.%s%s: null receiver", m->owner->name, m->name, m->desc);
 		return -EINVAL;
 	}
 	slots[0] = (m->flags & KGC_NATIVE_STATIC) ? NULL : recv;
@@ -393,7 +393,7 @@ static int invoke_regular(kgc_thread *t, struct kgc_method *m, kgc_obj recv,
 			slots[m->ops[i].slot] = args[i].l;
 	slots[m->nrefs] = NULL;		/* pending exception */
 
-	env.fns = &native_env_fns;
+	env.fns = &kgcn_env_fns;
 	env.t = t;
 	env.m = m;
 	env.frame = &frame;
@@ -442,12 +442,12 @@ static int invoke_regular(kgc_thread *t, struct kgc_method *m, kgc_obj recv,
 	}
 	if (unlikely(env.exc_pending)) {
 		/* still rooted by the frame while the handle is made */
-		native_exception_set(t, slots[env.exc_slot], env.exc_msg);
+		kgcn_exception_set(t, slots[env.exc_slot], env.exc_msg);
 		env.exc_msg = NULL;
 		rc = -EPROTO;
 	}
 	free(env.exc_msg);
-	native_env_pop_locals(&env);
+	kgcn_env_pop_locals(&env);
 	kgc_frame_pop(t, &frame);
 	return rc;
 }
@@ -456,7 +456,7 @@ static int invoke_regular(kgc_thread *t, struct kgc_method *m, kgc_obj recv,
 
 static int crit_fail(kgc_thread *t, struct kgc_method *m, unsigned k, const char *why)
 {
-	native_error("critical native %s.%s%s: array argument %u: %s", m->owner->name,
+	kgcn_error("critical native %s.%s%s: array argument %u: %s", m->owner->name,
 		     m->name, m->desc, k + 1, why);
 	return -EINVAL;
 }
@@ -652,7 +652,7 @@ static int native_check_args(kgc_thread *t, struct kgc_method *m, kgc_obj recv,
 		want = ty == NT_PARR ? KGC_TYPE_PRIM_ARRAY(m->sig.elems[i]) : KGC_TYPE_REF_ARRAY;
 		got = kgc_obj_type(o);
 		if (got != want) {
-			native_error("native %s.%s%s: argument %u is a %s, the descriptor wants %s",
+			kgcn_error("native %s.%s%s: argument %u is a %s, the descriptor wants %s",
 				     m->owner->name, m->name, m->desc, i + 1,
 				     tname(m, got), tname(m, want));
 			return -EINVAL;
@@ -669,7 +669,7 @@ static __attribute__((noinline)) int native_call_slow(kgc_thread *t, kgc_method 
 	void *fn = __atomic_load_n(&m->fn, __ATOMIC_ACQUIRE);
 
 	if (unlikely(!fn)) {
-		int rc = native_method_link(m);
+		int rc = kgcn_method_link(m);
 
 		if (rc)
 			return rc;
@@ -735,10 +735,10 @@ static __attribute__((noinline, cold)) int entry_wrong_method(struct kgc_method 
 							      unsigned shape)
 {
 	if (!m) {
-		native_error("native entry %s: NULL method", shape_name(shape));
+		kgcn_error("native entry %s: NULL method", shape_name(shape));
 		return -EINVAL;
 	}
-	native_error("native %s.%s%s: called through a %s entry; the method has %s%s",
+	kgcn_error("native %s.%s%s: called through a %s entry; the method has %s%s",
 		     m->owner->name, m->name, m->desc, shape_name(shape),
 		     shape_name(shape_of(m->ekind)),
 		     m->flags & KGC_NATIVE_STATIC ? "" : " (instance method)");
@@ -794,7 +794,7 @@ reg_entry_call(kgc_thread *t, struct kgc_method *m, void *fn, bool one_ref, kgc_
 	slots[0] = NULL;
 	slots[1] = arg;
 	slots[nrefs] = NULL;		/* pending exception (overwrites arg if none) */
-	env.fns = &native_env_fns;
+	env.fns = &kgcn_env_fns;
 	env.t = t;
 	env.m = m;
 	env.frame = &frame;
@@ -815,14 +815,14 @@ reg_entry_call(kgc_thread *t, struct kgc_method *m, void *fn, bool one_ref, kgc_
 	if (res)
 		*res = v;
 	if (unlikely(env.exc_pending)) {
-		native_exception_set(t, slots[env.exc_slot], env.exc_msg);
+		kgcn_exception_set(t, slots[env.exc_slot], env.exc_msg);
 		env.exc_msg = NULL;
 		rc = -EPROTO;
 	}
 	if (unlikely(env.exc_msg))
 		free(env.exc_msg);
 	if (unlikely(env.chunks))
-		native_env_pop_locals(&env);
+		kgcn_env_pop_locals(&env);
 	kgc_frame_pop(t, &frame);
 	return rc;
 }
@@ -900,23 +900,23 @@ NATIVE_API int kgc_native_entry(kgc_method *m, enum kgc_native_shape shape,
 	int rc;
 
 	if (!m || !out) {
-		native_error("kgc_native_entry: NULL %s", m ? "out" : "method");
+		kgcn_error("kgc_native_entry: NULL %s", m ? "out" : "method");
 		return -EINVAL;
 	}
 	if (shape != KGC_NATIVE_SHAPE_V && shape != KGC_NATIVE_SHAPE_L_I) {
-		native_error("native %s.%s%s: kgc_native_entry: unknown shape %d",
+		kgcn_error("native %s.%s%s: kgc_native_entry: unknown shape %d",
 			     m->owner->name, m->name, m->desc, (int)shape);
 		return -EINVAL;
 	}
 	have = shape_of(m->ekind);
 	if (have != (unsigned)shape) {
-		native_error("native %s.%s%s: kgc_native_entry: asked for %s; the method has %s%s",
+		kgcn_error("native %s.%s%s: kgc_native_entry: asked for %s; the method has %s%s",
 			     m->owner->name, m->name, m->desc, shape_name(shape), shape_name(have),
 			     m->flags & KGC_NATIVE_STATIC ? "" : " (instance method)");
 		return -EINVAL;
 	}
 	if (!__atomic_load_n(&m->fn, __ATOMIC_ACQUIRE)) {
-		rc = native_method_link(m);
+		rc = kgcn_method_link(m);
 		if (rc)
 			return rc;
 	}
@@ -940,8 +940,8 @@ NATIVE_API int kgc_native_entry(kgc_method *m, enum kgc_native_shape shape,
 
 /*
  * The pending exception of a kgc_thread: allocated on its first exception,
- * kept as the thread's data in native_ext's slot (kgc_ext.h), freed by
- * kgc_native_exception_clear or by native_ext's thread_detach hook, which
+ * kept as the thread's data in kgcn_ext's slot (kgc_ext.h), freed by
+ * kgc_native_exception_clear or by kgcn_ext's thread_detach hook, which
  * kgc_thread_detach runs from whichever OS thread detaches t.
  */
 struct native_exc {
@@ -950,13 +950,13 @@ struct native_exc {
 	bool pending;
 };
 
-int native_exception_set(kgc_thread *t, kgc_obj exc, char *msg)
+int kgcn_exception_set(kgc_thread *t, kgc_obj exc, char *msg)
 {
-	struct native_exc *e = kgc_ext_thread_get(t, &native_ext);
+	struct native_exc *e = kgc_ext_thread_get(t, &kgcn_ext);
 
 	if (!e) {
 		e = calloc(1, sizeof(*e));
-		if (!e || kgc_ext_thread_set(t, &native_ext, e)) {
+		if (!e || kgc_ext_thread_set(t, &kgcn_ext, e)) {
 			free(e);
 			free(msg);
 			return -ENOMEM;
@@ -979,7 +979,7 @@ int native_exception_set(kgc_thread *t, kgc_obj exc, char *msg)
 
 NATIVE_API kgc_obj kgc_native_exception(kgc_thread *t)
 {
-	const struct native_exc *e = t ? kgc_ext_thread_get(t, &native_ext) : NULL;
+	const struct native_exc *e = t ? kgc_ext_thread_get(t, &kgcn_ext) : NULL;
 
 	if (!e || !e->pending)
 		return NULL;
@@ -988,14 +988,14 @@ NATIVE_API kgc_obj kgc_native_exception(kgc_thread *t)
 
 NATIVE_API const char *kgc_native_exception_message(kgc_thread *t)
 {
-	const struct native_exc *e = t ? kgc_ext_thread_get(t, &native_ext) : NULL;
+	const struct native_exc *e = t ? kgc_ext_thread_get(t, &kgcn_ext) : NULL;
 
 	if (!e || !e->pending)
 		return NULL;
 	return e->msg;
 }
 
-void native_exception_free(kgc_thread *t, void *data)
+void kgcn_exception_free(kgc_thread *t, void *data)
 {
 	struct native_exc *e = data;
 
@@ -1007,10 +1007,10 @@ void native_exception_free(kgc_thread *t, void *data)
 
 NATIVE_API void kgc_native_exception_clear(kgc_thread *t)
 {
-	struct native_exc *e = t ? kgc_ext_thread_get(t, &native_ext) : NULL;
+	struct native_exc *e = t ? kgc_ext_thread_get(t, &kgcn_ext) : NULL;
 
 	if (!e)
 		return;
-	kgc_ext_thread_set(t, &native_ext, NULL);
-	native_exception_free(t, e);
+	kgc_ext_thread_set(t, &kgcn_ext, NULL);
+	kgcn_exception_free(t, e);
 }

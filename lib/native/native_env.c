@@ -49,7 +49,7 @@ static const char *mname(struct native_env *n)
 
 /* ------------------------------------------------------------- local refs */
 
-kgc_jobject native_env_new_local(struct native_env *env, kgc_obj obj)
+kgc_jobject kgcn_env_new_local(struct native_env *env, kgc_obj obj)
 {
 	struct native_lchunk *c;
 	uint32_t i;
@@ -66,7 +66,7 @@ kgc_jobject native_env_new_local(struct native_env *env, kgc_obj obj)
 	if (!c || c->frame.nslots == CHUNK_SLOTS) {
 		c = malloc(sizeof(*c));
 		if (!c) {
-			native_error("native %s: out of memory for a local reference", mname(env));
+			kgcn_error("native %s: out of memory for a local reference", mname(env));
 			return NULL;
 		}
 		c->slots[0] = obj;
@@ -81,7 +81,7 @@ kgc_jobject native_env_new_local(struct native_env *env, kgc_obj obj)
 	return &c->slots[i];
 }
 
-void native_env_pop_locals(struct native_env *env)
+void kgcn_env_pop_locals(struct native_env *env)
 {
 	while (env->chunks) {
 		struct native_lchunk *c = env->chunks;
@@ -108,7 +108,7 @@ static kgc_jobject AllocObject(kgc_env *e, kgc_type_id type)
 {
 	kgc_thread *t = in(e);
 	kgc_obj o = kgc_alloc(t, type);
-	kgc_jobject r = o ? native_env_new_local(ENV(e), o) : NULL;
+	kgc_jobject r = o ? kgcn_env_new_local(ENV(e), o) : NULL;
 
 	out(e);
 	return r;
@@ -118,7 +118,7 @@ static kgc_jobject NewArray(kgc_env *e, kgc_type_id type, size_t length)
 {
 	kgc_thread *t = in(e);
 	kgc_obj o = kgc_alloc_array(t, type, length);
-	kgc_jobject r = o ? native_env_new_local(ENV(e), o) : NULL;
+	kgc_jobject r = o ? kgcn_env_new_local(ENV(e), o) : NULL;
 
 	out(e);
 	return r;
@@ -132,7 +132,7 @@ static kgc_type_id GetObjectType(kgc_env *e, kgc_jobject h)
 	if (deref(h))
 		ty = kgc_obj_type(*h);
 	else
-		native_error("GetObjectType: null reference");
+		kgcn_error("GetObjectType: null reference");
 	out(e);
 	return ty;
 }
@@ -150,9 +150,9 @@ static size_t GetArrayLength(kgc_env *e, kgc_jobject h)
 	in(e);
 	a = deref(h);
 	if (!a)
-		native_error("GetArrayLength: null reference");
+		kgcn_error("GetArrayLength: null reference");
 	else if (!is_array_type(kgc_obj_type(a)))
-		native_error("GetArrayLength: not an array");
+		kgcn_error("GetArrayLength: not an array");
 	else
 		n = kgc_array_length(a);
 	out(e);
@@ -167,16 +167,16 @@ static int field_check(const char *fn, kgc_obj o, size_t off, size_t size)
 	size_t osz;
 
 	if (!o) {
-		native_error("%s: null reference", fn);
+		kgcn_error("%s: null reference", fn);
 		return -EINVAL;
 	}
 	if (!size) {
-		native_error("%s: bad field type", fn);
+		kgcn_error("%s: bad field type", fn);
 		return -EINVAL;
 	}
 	osz = kgc_obj_size(o);
 	if (off < KGC_HEADER_SIZE || off > osz || size > osz - off || (off & (size - 1))) {
-		native_error("%s: field offset %zu (size %zu) outside object of %zu bytes "
+		kgcn_error("%s: field offset %zu (size %zu) outside object of %zu bytes "
 			     "or misaligned", fn, off, size, osz);
 		return -EINVAL;
 	}
@@ -185,7 +185,7 @@ static int field_check(const char *fn, kgc_obj o, size_t off, size_t size)
 
 static int GetField(kgc_env *e, kgc_jobject h, size_t off, char type, union kgc_value *v)
 {
-	size_t sz = native_prim_size(native_prim_of_char(type));
+	size_t sz = kgcn_prim_size(kgcn_prim_of_char(type));
 	kgc_obj o;
 	int rc;
 
@@ -202,7 +202,7 @@ static int GetField(kgc_env *e, kgc_jobject h, size_t off, char type, union kgc_
 
 static int SetField(kgc_env *e, kgc_jobject h, size_t off, char type, union kgc_value v)
 {
-	size_t sz = native_prim_size(native_prim_of_char(type));
+	size_t sz = kgcn_prim_size(kgcn_prim_of_char(type));
 	kgc_obj o;
 	int rc;
 
@@ -223,7 +223,7 @@ static kgc_jobject GetObjectField(kgc_env *e, kgc_jobject h, size_t off)
 	in(e);
 	o = deref(h);
 	if (!field_check("GetObjectField", o, off, sizeof(kgc_obj)))
-		r = native_env_new_local(ENV(e), kgc_get_ref(o, off));
+		r = kgcn_env_new_local(ENV(e), kgc_get_ref(o, off));
 	out(e);
 	return r;
 }
@@ -245,24 +245,24 @@ static int SetObjectField(kgc_env *e, kgc_jobject h, size_t off, kgc_jobject val
 static int region_check(const char *fn, kgc_obj a, char type, size_t start, size_t len,
 			size_t *esz)
 {
-	int prim = native_prim_of_char(type);
+	int prim = kgcn_prim_of_char(type);
 	size_t n;
 
 	if (!a) {
-		native_error("%s: null array", fn);
+		kgcn_error("%s: null array", fn);
 		return -EINVAL;
 	}
 	if (prim < 0 || kgc_obj_type(a) != KGC_TYPE_PRIM_ARRAY(prim)) {
-		native_error("%s: not a %c[] array", fn, type);
+		kgcn_error("%s: not a %c[] array", fn, type);
 		return -EINVAL;
 	}
 	n = kgc_array_length(a);
 	if (start > n || len > n - start) {
-		native_error("%s: region [%zu, %zu+%zu) outside array of %zu", fn, start,
+		kgcn_error("%s: region [%zu, %zu+%zu) outside array of %zu", fn, start,
 			     start, len, n);
 		return -ERANGE;
 	}
-	*esz = native_prim_size(prim);
+	*esz = kgcn_prim_size(prim);
 	return 0;
 }
 
@@ -301,15 +301,15 @@ static int SetArrayRegion(kgc_env *e, kgc_jobject h, char type, size_t start, si
 static int ref_elem_check(const char *fn, kgc_obj a, size_t i)
 {
 	if (!a) {
-		native_error("%s: null array", fn);
+		kgcn_error("%s: null array", fn);
 		return -EINVAL;
 	}
 	if (kgc_obj_type(a) != KGC_TYPE_REF_ARRAY) {
-		native_error("%s: not a reference array", fn);
+		kgcn_error("%s: not a reference array", fn);
 		return -EINVAL;
 	}
 	if (i >= kgc_array_length(a)) {
-		native_error("%s: index %zu outside array of %zu", fn, i, kgc_array_length(a));
+		kgcn_error("%s: index %zu outside array of %zu", fn, i, kgc_array_length(a));
 		return -ERANGE;
 	}
 	return 0;
@@ -323,7 +323,7 @@ static kgc_jobject GetObjectArrayElement(kgc_env *e, kgc_jobject h, size_t i)
 	in(e);
 	a = deref(h);
 	if (!ref_elem_check("GetObjectArrayElement", a, i))
-		r = native_env_new_local(ENV(e), kgc_array_get_ref(a, i));
+		r = kgcn_env_new_local(ENV(e), kgc_array_get_ref(a, i));
 	out(e);
 	return r;
 }
@@ -349,7 +349,7 @@ static int SetObjectArrayElement(kgc_env *e, kgc_jobject h, size_t i, kgc_jobjec
 static void *GetPrimitiveArrayCritical(kgc_env *e, kgc_jobject h, size_t *length)
 {
 	if (!h || !*h) {
-		native_error("GetPrimitiveArrayCritical: null array");
+		kgcn_error("GetPrimitiveArrayCritical: null array");
 		return NULL;
 	}
 	return kgc_critical_get(ENV(e)->t, h, length);
@@ -371,7 +371,7 @@ static int Throw(kgc_env *e, kgc_jobject h)
 
 	in(e);
 	if (!deref(h)) {
-		native_error("Throw: null exception");
+		kgcn_error("Throw: null exception");
 		rc = -EINVAL;
 	} else {
 		n->slots[n->exc_slot] = *h;
@@ -417,7 +417,7 @@ static kgc_jobject ExceptionOccurred(kgc_env *e)
 	if (!n->exc_pending)
 		return NULL;
 	in(e);
-	r = native_env_new_local(n, n->slots[n->exc_slot]);
+	r = kgcn_env_new_local(n, n->slots[n->exc_slot]);
 	out(e);
 	return r;
 }
@@ -465,7 +465,7 @@ static kgc_jobject NewLocalRef(kgc_env *e, kgc_jobject h)
 	kgc_jobject r;
 
 	in(e);
-	r = native_env_new_local(ENV(e), deref(h));
+	r = kgcn_env_new_local(ENV(e), deref(h));
 	out(e);
 	return r;
 }
@@ -489,7 +489,7 @@ static int IsSameObject(kgc_env *e, kgc_jobject a, kgc_jobject b)
 	return same;
 }
 
-const struct kgc_env_fns native_env_fns = {
+const struct kgc_env_fns kgcn_env_fns = {
 	.version = KGC_ENV_VERSION,
 	.GetThread = GetThread,
 	.GetClassName = GetClassName,

@@ -4,7 +4,7 @@
  * (lib/native/). It is built on the public core API (kgc.h) and the core's
  * extension hooks (kgc_ext.h) only - never gc_internal.h:
  *   - the per-heap registry is the bridge's data in the heap's extension
- *     slot (native_ext); kgc_heap_destroy runs its heap_destroy hook;
+ *     slot (kgcn_ext); kgc_heap_destroy runs its heap_destroy hook;
  *   - a thread's pending exception is its data in the thread's slot; the
  *     thread_detach hook frees it;
  *   - critical natives with one array pin it with kgc_ext_cn_enter/_exit.
@@ -16,7 +16,7 @@
  *                      regular and critical invokers, pending exceptions
  *   native_env.c       kgc_env_fns: the callbacks a regular native receives
  *
- * Binding happens once per method (native_method_prepare): the signature is
+ * Binding happens once per method (kgcn_method_prepare): the signature is
  * parsed into a struct native_sig, a per-parameter call plan and, when no
  * direct trampoline fits, a prepared ffi_cif. The call path only reads these.
  */
@@ -79,14 +79,14 @@ struct native_sig {
 /*
  * Parse a JNI method descriptor. On error returns -EINVAL and writes a
  * message ("bad syntax at column 4: expected ';' ...") into err.
- * Free with native_sig_free.
+ * Free with kgcn_sig_free.
  */
-int native_sig_parse(const char *desc, struct native_sig *out, char *err, size_t errsz);
-void native_sig_free(struct native_sig *sig);
-uint64_t native_sig_fingerprint(const struct native_sig *sig);
+int kgcn_sig_parse(const char *desc, struct native_sig *out, char *err, size_t errsz);
+void kgcn_sig_free(struct native_sig *sig);
+uint64_t kgcn_sig_fingerprint(const struct native_sig *sig);
 /* Type char -> enum kgc_prim, or -1. */
-int native_prim_of_char(char c);
-size_t native_prim_size(int prim);
+int kgcn_prim_of_char(char c);
+size_t kgcn_prim_size(int prim);
 
 /*
  * JNI short / long mangled names ("Java_" prefix included, or prefix
@@ -94,7 +94,7 @@ size_t native_prim_size(int prim);
  * (modified) UTF-8. Returns the length it needs (like snprintf) or -EINVAL
  * on malformed UTF-8.
  */
-int native_mangle(char *buf, size_t size, const char *prefix, const char *owner,
+int kgcn_mangle(char *buf, size_t size, const char *prefix, const char *owner,
 		  const char *name, const char *desc /* NULL = short form */);
 
 /* --------------------------------------------------------------- registry */
@@ -197,25 +197,25 @@ struct native_registry {
 };
 
 /* Set kgc_last_error for the native bridge (printf-style). */
-void native_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Reads back the message native_error set on this thread. */
-const char *native_error_msg(void);
+void kgcn_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Reads back the message kgcn_error set on this thread. */
+const char *kgcn_error_msg(void);
 
 /* The bridge's extension (kgc_ext.h): its hooks free the heap's registry
  * and a detached thread's pending exception. */
-extern const struct kgc_ext native_ext;
+extern const struct kgc_ext kgcn_ext;
 
 /* Tests: registries alive (kgc_native_heap_release / kgc_heap_destroy free them). */
-unsigned native_registry_count(void);
+unsigned kgcn_registry_count(void);
 
 /* Tests/bench: methods prepared while set use libffi for every call. */
-extern int native_force_ffi;
+extern int kgcn_force_ffi;
 
 /* Builds the call plan + cif of m from m->sig and m->flags. -errno. */
-int native_method_prepare(struct kgc_method *m, char *err, size_t errsz);
-void native_method_unprepare(struct kgc_method *m);
+int kgcn_method_prepare(struct kgc_method *m, char *err, size_t errsz);
+void kgcn_method_unprepare(struct kgc_method *m);
 /* Lazy lookup (dlsym) and cache in m->fn. 0 / -ENOENT. */
-int native_method_link(struct kgc_method *m);
+int kgcn_method_link(struct kgc_method *m);
 
 /* ----------------------------------------------------------------- env */
 
@@ -235,17 +235,17 @@ struct native_env {
 
 #define NATIVE_LOCAL_CAPACITY	16	/* JNI: at least 16 local refs */
 
-extern const struct kgc_env_fns native_env_fns;
+extern const struct kgc_env_fns kgcn_env_fns;
 
 /* New local ref for obj in env (managed state). NULL obj -> NULL ref. */
-kgc_jobject native_env_new_local(struct native_env *env, kgc_obj obj);
+kgc_jobject kgcn_env_new_local(struct native_env *env, kgc_obj obj);
 /* Pops spilled local chunks (managed state). */
-void native_env_pop_locals(struct native_env *env);
+void kgcn_env_pop_locals(struct native_env *env);
 
 /* Sets the pending exception of t after a native call (-EPROTO); it is t's
- * data in native_ext's thread slot. */
-int native_exception_set(kgc_thread *t, kgc_obj exc, char *msg /* owned */);
-/* native_ext's thread_detach hook: frees the pending exception e of t. */
-void native_exception_free(kgc_thread *t, void *e);
+ * data in kgcn_ext's thread slot. */
+int kgcn_exception_set(kgc_thread *t, kgc_obj exc, char *msg /* owned */);
+/* kgcn_ext's thread_detach hook: frees the pending exception e of t. */
+void kgcn_exception_free(kgc_thread *t, void *e);
 
 #endif

@@ -5,8 +5,8 @@
  * lazy lookup of JNI-mangled symbols with dlsym, loaded libraries.
  *
  * The registry of a heap is the bridge's data in the heap's extension slot
- * (kgc_ext.h, native_ext): created on first use, freed by
- * kgc_native_heap_release or, through native_ext's heap_destroy hook, by
+ * (kgc_ext.h, kgcn_ext): created on first use, freed by
+ * kgc_native_heap_release or, through kgcn_ext's heap_destroy hook, by
  * kgc_heap_destroy. Touched only by register/find/load/release, never by
  * calls. Methods live until then, so a kgc_method * stays valid across
  * unregistration; its binding (fn) is the only field that changes after
@@ -24,7 +24,7 @@
 
 static __thread char native_errbuf[512];
 
-void native_error(const char *fmt, ...)
+void kgcn_error(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -34,22 +34,22 @@ void native_error(const char *fmt, ...)
 	kgc_ext_error("%s", native_errbuf);
 }
 
-const char *native_error_msg(void)
+const char *kgcn_error_msg(void)
 {
 	return native_errbuf;
 }
 
 static void registry_free(struct native_registry *r);
 
-static void ext_heap_destroy(kgc_heap *heap, void *data)
+static void kgci_ext_heap_destroy(kgc_heap *heap, void *data)
 {
 	registry_free(data);
 }
 
-const struct kgc_ext native_ext = {
+const struct kgc_ext kgcn_ext = {
 	.name = "libkgc-native",
-	.thread_detach = native_exception_free,
-	.heap_destroy = ext_heap_destroy,
+	.thread_detach = kgcn_exception_free,
+	.heap_destroy = kgci_ext_heap_destroy,
 };
 
 static unsigned nregs;	/* registries alive (tests) */
@@ -57,7 +57,7 @@ static unsigned nregs;	/* registries alive (tests) */
 /* heap's registry (the bridge's data in the heap's extension slot). */
 static struct native_registry *registry_get(kgc_heap *heap, bool create)
 {
-	struct native_registry *r = kgc_ext_heap_get(heap, &native_ext), *cur;
+	struct native_registry *r = kgc_ext_heap_get(heap, &kgcn_ext), *cur;
 
 	if (r || !create)
 		return r;
@@ -69,7 +69,7 @@ static struct native_registry *registry_get(kgc_heap *heap, bool create)
 	pthread_mutex_init(&r->lock, NULL);
 	r->libs_tail = &r->libs;
 	__atomic_fetch_add(&nregs, 1, __ATOMIC_RELAXED);
-	cur = kgc_ext_heap_install(heap, &native_ext, r);
+	cur = kgc_ext_heap_install(heap, &kgcn_ext, r);
 	if (cur != r)		/* another thread's first, or no free slot */
 		registry_free(r);
 	return cur;
@@ -157,8 +157,8 @@ static void method_free(struct kgc_method *m)
 {
 	if (!m)
 		return;
-	native_method_unprepare(m);
-	native_sig_free(&m->sig);
+	kgcn_method_unprepare(m);
+	kgcn_sig_free(&m->sig);
 	free(m->name);
 	free(m->desc);
 	free(m);
@@ -190,15 +190,15 @@ static int method_new(struct kgc_native_class *c, const char *name, const char *
 
 	*out = NULL;
 	if (!name || !*name) {
-		native_error("native %s: method without a name", c->name);
+		kgcn_error("native %s: method without a name", c->name);
 		return -EINVAL;
 	}
 	if (!desc) {
-		native_error("native %s.%s: no signature", c->name, name);
+		kgcn_error("native %s.%s: no signature", c->name, name);
 		return -EINVAL;
 	}
 	if (flags & ~(KGC_NATIVE_STATIC | KGC_NATIVE_CRITICAL)) {
-		native_error("native %s.%s%s: unknown flags %#x", c->name, name, desc, flags);
+		kgcn_error("native %s.%s%s: unknown flags %#x", c->name, name, desc, flags);
 		return -EINVAL;
 	}
 	m = calloc(1, sizeof(*m));
@@ -210,11 +210,11 @@ static int method_new(struct kgc_native_class *c, const char *name, const char *
 	m->desc = strdup(desc);
 	if (!m->name || !m->desc)
 		goto nomem;
-	rc = native_sig_parse(desc, &m->sig, err, sizeof(err));
+	rc = kgcn_sig_parse(desc, &m->sig, err, sizeof(err));
 	if (!rc)
-		rc = native_method_prepare(m, err, sizeof(err));
+		rc = kgcn_method_prepare(m, err, sizeof(err));
 	if (rc) {
-		native_error("native %s.%s%s: %s", c->name, name, desc, err);
+		kgcn_error("native %s.%s%s: %s", c->name, name, desc, err);
 		method_free(m);
 		return rc;
 	}
@@ -222,7 +222,7 @@ static int method_new(struct kgc_native_class *c, const char *name, const char *
 	return 0;
 nomem:
 	method_free(m);
-	native_error("native %s.%s: out of memory", c->name, name);
+	kgcn_error("native %s.%s: out of memory", c->name, name);
 	return -ENOMEM;
 }
 
@@ -235,13 +235,13 @@ NATIVE_API int kgc_native_register(kgc_heap *heap, const char *owner,
 	int rc = 0;
 
 	if (!heap || !owner || !*owner || (n && !table)) {
-		native_error("kgc_native_register: %s", !heap ? "no heap" :
+		kgcn_error("kgc_native_register: %s", !heap ? "no heap" :
 			     (!owner || !*owner) ? "no owner class" : "no table");
 		return -EINVAL;
 	}
 	r = registry_get(heap, true);
 	if (!r) {
-		native_error("kgc_native_register: out of memory");
+		kgcn_error("kgc_native_register: out of memory");
 		return -ENOMEM;
 	}
 	fresh = calloc(n + 1, sizeof(*fresh));
@@ -249,14 +249,14 @@ NATIVE_API int kgc_native_register(kgc_heap *heap, const char *owner,
 	if (!fresh || !target) {
 		free(fresh);
 		free(target);
-		native_error("kgc_native_register: out of memory");
+		kgcn_error("kgc_native_register: out of memory");
 		return -ENOMEM;
 	}
 	pthread_mutex_lock(&r->lock);
 	c = class_get(r, owner, true);
 	if (!c) {
 		rc = -ENOMEM;
-		native_error("kgc_native_register: out of memory");
+		kgcn_error("kgc_native_register: out of memory");
 		goto out;
 	}
 	/* Pass 1: validate everything, bind nothing. */
@@ -270,7 +270,7 @@ NATIVE_API int kgc_native_register(kgc_heap *heap, const char *owner,
 				if (table[k].name && table[k].signature &&
 				    !strcmp(table[k].name, e->name) &&
 				    !strcmp(table[k].signature, e->signature)) {
-					native_error("native %s.%s%s: duplicate registration "
+					kgcn_error("native %s.%s%s: duplicate registration "
 						     "(entries %zu and %zu of the table)",
 						     owner, e->name, e->signature, k, i);
 					rc = -EEXIST;
@@ -278,14 +278,14 @@ NATIVE_API int kgc_native_register(kgc_heap *heap, const char *owner,
 				}
 		}
 		if (e->flags & ~(KGC_NATIVE_STATIC | KGC_NATIVE_CRITICAL)) {
-			native_error("native %s.%s%s: unknown flags %#x", owner,
+			kgcn_error("native %s.%s%s: unknown flags %#x", owner,
 				     e->name ? e->name : "?", e->signature ? e->signature : "",
 				     e->flags);
 			rc = -EINVAL;
 			goto out;
 		}
 		if (!e->fnptr) {
-			native_error("native %s.%s%s: NULL function pointer", owner,
+			kgcn_error("native %s.%s%s: NULL function pointer", owner,
 				     e->name ? e->name : "?", e->signature ? e->signature : "");
 			rc = -EINVAL;
 			goto out;
@@ -293,13 +293,13 @@ NATIVE_API int kgc_native_register(kgc_heap *heap, const char *owner,
 		m = (e->name && e->signature) ? method_lookup(r, owner, e->name, e->signature) : NULL;
 		if (m) {
 			if (m->registered) {
-				native_error("native %s.%s%s: duplicate registration "
+				kgcn_error("native %s.%s%s: duplicate registration "
 					     "(already registered)", owner, e->name, e->signature);
 				rc = -EEXIST;
 				goto out;
 			}
 			if (m->flags != fl) {
-				native_error("native %s.%s%s: registered as %s but known as %s",
+				kgcn_error("native %s.%s%s: registered as %s but known as %s",
 					     owner, e->name, e->signature, flag_str(fl),
 					     flag_str(m->flags));
 				rc = -EINVAL;
@@ -319,7 +319,7 @@ NATIVE_API int kgc_native_register(kgc_heap *heap, const char *owner,
 			rc = method_insert(r, fresh[i]);
 			if (rc) {
 				/* only possible failure: hash growth; undo nothing bound yet */
-				native_error("kgc_native_register: out of memory");
+				kgcn_error("kgc_native_register: out of memory");
 				goto out;
 			}
 			fresh[i] = NULL;
@@ -343,7 +343,7 @@ NATIVE_API int kgc_native_unregister(kgc_heap *heap, const char *owner)
 	struct native_registry *r = heap ? registry_get(heap, false) : NULL;
 
 	if (!heap || !owner) {
-		native_error("kgc_native_unregister: no %s", heap ? "owner" : "heap");
+		kgcn_error("kgc_native_unregister: no %s", heap ? "owner" : "heap");
 		return -EINVAL;
 	}
 	if (!r)
@@ -370,7 +370,7 @@ NATIVE_API int kgc_native_method_find(kgc_heap *heap, const char *owner, const c
 	if (out)
 		*out = NULL;
 	if (!heap || !owner || !*owner || !name || !sig || !out) {
-		native_error("kgc_native_method_find: missing %s", !heap ? "heap" :
+		kgcn_error("kgc_native_method_find: missing %s", !heap ? "heap" :
 			     (!owner || !*owner) ? "owner" : !name ? "name" :
 			     !sig ? "signature" : "out");
 		return -EINVAL;
@@ -378,14 +378,14 @@ NATIVE_API int kgc_native_method_find(kgc_heap *heap, const char *owner, const c
 	flags = norm_flags(flags);
 	r = registry_get(heap, true);
 	if (!r) {
-		native_error("kgc_native_method_find: out of memory");
+		kgcn_error("kgc_native_method_find: out of memory");
 		return -ENOMEM;
 	}
 	pthread_mutex_lock(&r->lock);
 	m = method_lookup(r, owner, name, sig);
 	if (m) {
 		if (m->flags != flags) {
-			native_error("native %s.%s%s: looked up as %s but known as %s",
+			kgcn_error("native %s.%s%s: looked up as %s but known as %s",
 				     owner, name, sig, flag_str(flags), flag_str(m->flags));
 			rc = -EINVAL;
 		} else {
@@ -395,7 +395,7 @@ NATIVE_API int kgc_native_method_find(kgc_heap *heap, const char *owner, const c
 	}
 	c = class_get(r, owner, true);
 	if (!c) {
-		native_error("kgc_native_method_find: out of memory");
+		kgcn_error("kgc_native_method_find: out of memory");
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -405,7 +405,7 @@ NATIVE_API int kgc_native_method_find(kgc_heap *heap, const char *owner, const c
 	rc = method_insert(r, m);
 	if (rc) {
 		method_free(m);
-		native_error("kgc_native_method_find: out of memory");
+		kgcn_error("kgc_native_method_find: out of memory");
 		goto out;
 	}
 	*out = m;
@@ -419,16 +419,16 @@ out:
 static char *mangled(const char *prefix, struct kgc_method *m, bool long_form)
 {
 	const char *d = long_form ? m->desc : NULL;
-	int n = native_mangle(NULL, 0, prefix, m->owner->name, m->name, d);
+	int n = kgcn_mangle(NULL, 0, prefix, m->owner->name, m->name, d);
 	char *s;
 
 	if (n < 0 || !(s = malloc((size_t)n + 1)))
 		return NULL;
-	native_mangle(s, (size_t)n + 1, prefix, m->owner->name, m->name, d);
+	kgcn_mangle(s, (size_t)n + 1, prefix, m->owner->name, m->name, d);
 	return s;
 }
 
-int native_method_link(struct kgc_method *m)
+int kgcn_method_link(struct kgc_method *m)
 {
 	struct native_registry *r = m->owner->reg;
 	const char *prefix = (m->flags & KGC_NATIVE_CRITICAL) ? "JavaCritical_" : "Java_";
@@ -441,7 +441,7 @@ int native_method_link(struct kgc_method *m)
 	names[0] = mangled(prefix, m, false);
 	names[1] = mangled(prefix, m, true);
 	if (!names[0] || !names[1]) {
-		native_error("native %s.%s%s: cannot mangle the name (bad UTF-8?)",
+		kgcn_error("native %s.%s%s: cannot mangle the name (bad UTF-8?)",
 			     m->owner->name, m->name, m->desc);
 		rc = -EINVAL;
 		goto out;
@@ -464,7 +464,7 @@ int native_method_link(struct kgc_method *m)
 
 		for (struct native_library *l = r->libs; l; l = l->next)
 			nlib++;
-		native_error("native %s.%s%s: not registered and no symbol %s or %s "
+		kgcn_error("native %s.%s%s: not registered and no symbol %s or %s "
 			     "in the process or %u loaded librar%s", m->owner->name,
 			     m->name, m->desc, names[0], names[1], nlib, nlib == 1 ? "y" : "ies");
 		rc = -ENOENT;
@@ -479,10 +479,10 @@ out:
 NATIVE_API int kgc_native_method_link(kgc_method *m)
 {
 	if (!m) {
-		native_error("kgc_native_method_link: no method");
+		kgcn_error("kgc_native_method_link: no method");
 		return -EINVAL;
 	}
-	return native_method_link(m);
+	return kgcn_method_link(m);
 }
 
 NATIVE_API uint64_t kgc_native_method_fingerprint(const kgc_method *m)
@@ -502,19 +502,19 @@ NATIVE_API int kgc_native_load_library(kgc_heap *heap, const char *path)
 	void *dl;
 
 	if (!heap || !path) {
-		native_error("kgc_native_load_library: no %s", heap ? "path" : "heap");
+		kgcn_error("kgc_native_load_library: no %s", heap ? "path" : "heap");
 		return -EINVAL;
 	}
 	r = registry_get(heap, true);
 	if (!r) {
-		native_error("kgc_native_load_library: out of memory");
+		kgcn_error("kgc_native_load_library: out of memory");
 		return -ENOMEM;
 	}
 	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!dl) {
 		const char *e = dlerror();
 
-		native_error("kgc_native_load_library: %s", e ? e : path);
+		kgcn_error("kgc_native_load_library: %s", e ? e : path);
 		return -ENOENT;
 	}
 	pthread_mutex_lock(&r->lock);
@@ -531,7 +531,7 @@ NATIVE_API int kgc_native_load_library(kgc_heap *heap, const char *path)
 		pthread_mutex_unlock(&r->lock);
 		free(l);
 		dlclose(dl);
-		native_error("kgc_native_load_library: out of memory");
+		kgcn_error("kgc_native_load_library: out of memory");
 		return -ENOMEM;
 	}
 	l->dl = dl;
@@ -542,7 +542,7 @@ NATIVE_API int kgc_native_load_library(kgc_heap *heap, const char *path)
 }
 
 /* Tests: registries alive (one per heap that used the bridge). */
-unsigned native_registry_count(void)
+unsigned kgcn_registry_count(void)
 {
 	return __atomic_load_n(&nregs, __ATOMIC_RELAXED);
 }
@@ -583,5 +583,5 @@ static void registry_free(struct native_registry *r)
 NATIVE_API void kgc_native_heap_release(kgc_heap *heap)
 {
 	if (heap)
-		registry_free(kgc_ext_heap_take(heap, &native_ext));
+		registry_free(kgc_ext_heap_take(heap, &kgcn_ext));
 }

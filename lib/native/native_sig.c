@@ -16,7 +16,7 @@
 
 #include "native_internal.h"
 
-int native_prim_of_char(char c)
+int kgcn_prim_of_char(char c)
 {
 	switch (c) {
 	case 'Z': return KGC_PRIM_BOOLEAN;
@@ -31,7 +31,7 @@ int native_prim_of_char(char c)
 	}
 }
 
-size_t native_prim_size(int prim)
+size_t kgcn_prim_size(int prim)
 {
 	static const uint8_t sz[KGC_PRIM_COUNT] = {
 		[KGC_PRIM_BOOLEAN] = 1, [KGC_PRIM_BYTE] = 1, [KGC_PRIM_CHAR] = 2,
@@ -155,14 +155,14 @@ static int parse_field(struct parser *p, bool allow_void, uint8_t *type, uint8_t
 		*type = (uint8_t)t;
 	else if (dims == 1) {
 		*type = NT_PARR;
-		*elem = (uint8_t)native_prim_of_char(c);
+		*elem = (uint8_t)kgcn_prim_of_char(c);
 	} else {
 		*type = NT_RARR;
 	}
 	return 0;
 }
 
-uint64_t native_sig_fingerprint(const struct native_sig *sig)
+uint64_t kgcn_sig_fingerprint(const struct native_sig *sig)
 {
 	uint64_t fp;
 
@@ -174,7 +174,7 @@ uint64_t native_sig_fingerprint(const struct native_sig *sig)
 	return fp;
 }
 
-int native_sig_parse(const char *desc, struct native_sig *out, char *err, size_t errsz)
+int kgcn_sig_parse(const char *desc, struct native_sig *out, char *err, size_t errsz)
 {
 	struct parser p = { .s = desc, .err = err, .errsz = errsz };
 	uint8_t types[NATIVE_MAX_SLOTS + 1], elems[NATIVE_MAX_SLOTS + 1];
@@ -221,18 +221,18 @@ int native_sig_parse(const char *desc, struct native_sig *out, char *err, size_t
 	out->types = malloc(n + 1);
 	out->elems = malloc(n + 1);
 	if (!out->types || !out->elems) {
-		native_sig_free(out);
+		kgcn_sig_free(out);
 		if (err && errsz)
 			snprintf(err, errsz, "out of memory");
 		return -ENOMEM;
 	}
 	memcpy(out->types, types, n);
 	memcpy(out->elems, elems, n);
-	out->fingerprint = native_sig_fingerprint(out);
+	out->fingerprint = kgcn_sig_fingerprint(out);
 	return 0;
 }
 
-void native_sig_free(struct native_sig *sig)
+void kgcn_sig_free(struct native_sig *sig)
 {
 	free(sig->types);
 	free(sig->elems);
@@ -334,7 +334,7 @@ static int mangle_part(struct sbuf *b, const char *s, const char *end)
 	return 0;
 }
 
-int native_mangle(char *buf, size_t size, const char *prefix, const char *owner,
+int kgcn_mangle(char *buf, size_t size, const char *prefix, const char *owner,
 		  const char *name, const char *desc)
 {
 	struct sbuf b = { buf, size, 0 };

@@ -5,6 +5,9 @@
 #   libkgc-native   NEEDED libkgc.so.0, libffi (libdl, or libc's dlopen on
 #                   glibc >= 2.34); exports kgc_native_* only;
 #                   its sources include no collector internals
+#   static link   every global in libkgc.a carries kgc_ (API, kgc__ inline
+#                   helpers) or kgci_ (internal), in libkgc-native.a kgc_ or
+#                   kgcn_: nothing clashes with a program's own fatal() or log_line()
 #   a program linked against both shared libraries (test/so/native_so.c)
 #                   registers and calls natives and destroys its heap.
 # usage: check_deps.sh BUILD_DIR "CC CFLAGS LDFLAGS"
@@ -29,6 +32,12 @@ exp=$(nm -D --defined-only "$b/libkgc.so" | awk '{print $NF}' | grep '^kgc_nativ
 [ -n "$exp" ] && bad "libkgc.so exports $(echo $exp)"
 objs=$(ar t "$b/libkgc.a" | grep '^native')
 [ -n "$objs" ] && bad "libkgc.a holds $(echo $objs)"
+
+unprefixed() { nm -g --defined-only "$1" | awk 'NF == 3 {print $3}' | grep -Ev "^($2)" | sort -u; }
+u=$(unprefixed "$b/libkgc.a" 'kgc_|kgci_')
+[ -n "$u" ] && bad "libkgc.a defines globals without a kgc prefix: $(echo $u)"
+u=$(unprefixed "$b/libkgc-native.a" 'kgc_|kgcn_')
+[ -n "$u" ] && bad "libkgc-native.a defines globals without a kgc prefix: $(echo $u)"
 
 nat_needed=$(needed "$b/libkgc-native.so")
 echo "check-deps: libkgc-native.so NEEDED: $(echo $nat_needed)"

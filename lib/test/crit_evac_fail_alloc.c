@@ -23,7 +23,7 @@ int main(void)
 		T_ASSERT(kgc_alloc(t, node));	/* garbage in between */
 	}
 	first = slots[0];
-	evac_test_inject_failure(h, 1);
+	kgci_evac_test_inject_failure(h, 1);
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);
 	s = t_stats(h);
 	T_ASSERT(s.evac_fail_alloc >= 1);

@@ -57,7 +57,7 @@ int main(void)
 	}
 	s0 = t_stats(h);
 
-	pins_test_fail_kernel_query(h, 2);
+	kgci_pins_test_fail_kernel_query(h, 2);
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);
 	check_list(slots[0], addr, "young GC, pin query failing");
 	s = t_stats(h);

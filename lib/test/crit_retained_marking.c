@@ -93,7 +93,7 @@ int main(void)
 
 	/* pinned across a young GC run elsewhere: R fails evacuation; the cycle
 	 * starts at its end and, held, traces nothing */
-	cm_test_hold(h, true);
+	kgci_cm_test_hold(h, true);
 	p = kgc_critical_get(t, &slots[1], &len);
 	T_ASSERT(p);
 	t_collect_elsewhere(h, KGC_GC_YOUNG, 1, NODE);
@@ -101,7 +101,7 @@ int main(void)
 	slots[1] = NULL;
 	T_ASSERT_EQ(h->regions[ridx].type, RT_OLD);
 	T_ASSERT_EQ(h->regions[ridx].retained, 1);
-	T_ASSERT(!strcmp(cm_test_state(h), "marking"));
+	T_ASSERT(!strcmp(kgci_cm_test_state(h), "marking"));
 
 	/* X_0: its only reference overwritten (SATB logs it); Y_0 into a root */
 	slots[3] = KGC_FIELD(kgc_array_get_ref(slots[0], 0), N_LEFT, kgc_obj);
@@ -111,12 +111,12 @@ int main(void)
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);
 	if (h->regions[ridx].retained)
 		T_FAIL("region %u still retained: not evacuated during marking", ridx);
-	T_ASSERT(!strcmp(cm_test_state(h), "marking"));
+	T_ASSERT(!strcmp(kgci_cm_test_state(h), "marking"));
 	check(slots[0], slots[3]);
 
 	/* let the cycle finish: remark verifies marking completeness */
-	cm_test_hold(h, false);
-	while (strcmp(cm_test_state(h), "idle") && gcs < 2000) {
+	kgci_cm_test_hold(h, false);
+	while (strcmp(kgci_cm_test_state(h), "idle") && gcs < 2000) {
 		struct timespec ts = { 0, 2000000 };
 
 		T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);
@@ -125,7 +125,7 @@ int main(void)
 		nanosleep(&ts, NULL);
 		kgc_leave_native(t);
 	}
-	T_ASSERT(!strcmp(cm_test_state(h), "idle"));
+	T_ASSERT(!strcmp(kgci_cm_test_state(h), "idle"));
 	T_ASSERT_EQ(t_stats(h).concurrent_cycles, 1);
 	T_ASSERT_EQ(t_stats(h).full_gcs, 1);	/* only the one above */
 	check(slots[0], slots[3]);

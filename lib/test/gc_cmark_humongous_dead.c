@@ -4,7 +4,7 @@
  * pause (issue 14, defect 2). The array and the old nodes it holds die
  * together; the sweep turns the nodes into one filler run and lists the
  * array for cleanup. A young GC in that window verifies the heap first: the
- * verifier must see the array as garbage (cm_obj_dead) and not follow its
+ * verifier must see the array as garbage (kgci_cm_obj_dead) and not follow its
  * references into the filler. Cleanup then frees its regions.
  */
 #include <time.h>
@@ -18,7 +18,7 @@ static kgc_type_id NODE;
 
 static void wait_state(kgc_thread *t, kgc_heap *h, const char *want, bool collect)
 {
-	for (int i = 0; strcmp(cm_test_state(h), want) && i < 5000; i++) {
+	for (int i = 0; strcmp(kgci_cm_test_state(h), want) && i < 5000; i++) {
 		struct timespec ts = { 0, 1000000 };
 
 		if (collect)
@@ -27,8 +27,8 @@ static void wait_state(kgc_thread *t, kgc_heap *h, const char *want, bool collec
 		nanosleep(&ts, NULL);
 		kgc_leave_native(t);
 	}
-	if (strcmp(cm_test_state(h), want))
-		T_FAIL("cycle state %s, waited for %s", cm_test_state(h), want);
+	if (strcmp(kgci_cm_test_state(h), want))
+		T_FAIL("cycle state %s, waited for %s", kgci_cm_test_state(h), want);
 }
 
 int main(void)
@@ -67,14 +67,14 @@ int main(void)
 	slots[0] = NULL;
 	hum_before = h->count[RT_HUM_START];
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);
-	T_ASSERT(!strcmp(cm_test_state(h), "marking") || !strcmp(cm_test_state(h), "remark-ready"));
+	T_ASSERT(!strcmp(kgci_cm_test_state(h), "marking") || !strcmp(kgci_cm_test_state(h), "remark-ready"));
 	wait_state(t, h, "remark-ready", false);
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);	/* remark */
 	wait_state(t, h, "swept", false);
 	/* swept, not cleaned up: this young GC's verifier walks the dead array */
-	T_ASSERT(cm_obj_dead(h, h->regions[hidx].bottom));
+	T_ASSERT(kgci_cm_obj_dead(h, h->regions[hidx].bottom));
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);	/* cleanup */
-	T_ASSERT(!strcmp(cm_test_state(h), "idle"));
+	T_ASSERT(!strcmp(kgci_cm_test_state(h), "idle"));
 	T_ASSERT_EQ(h->count[RT_HUM_START], hum_before - 1);
 	T_ASSERT_EQ(h->regions[hidx].type, RT_FREE);
 	printf("dead humongous ref array in region %u: garbage for the verifier between sweep and "

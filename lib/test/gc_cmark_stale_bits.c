@@ -20,7 +20,7 @@ static kgc_type_id NODE;
 
 static void finish_cycle(kgc_thread *t, kgc_heap *h)
 {
-	for (int gcs = 0; strcmp(cm_test_state(h), "idle") && gcs < 4000; gcs++) {
+	for (int gcs = 0; strcmp(kgci_cm_test_state(h), "idle") && gcs < 4000; gcs++) {
 		struct timespec ts = { 0, 1000000 };
 
 		T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);
@@ -28,7 +28,7 @@ static void finish_cycle(kgc_thread *t, kgc_heap *h)
 		nanosleep(&ts, NULL);
 		kgc_leave_native(t);
 	}
-	T_ASSERT(!strcmp(cm_test_state(h), "idle"));
+	T_ASSERT(!strcmp(kgci_cm_test_state(h), "idle"));
 }
 
 /* Another thread: a young GC (the array pinned: R stays, a cycle starts),
@@ -40,7 +40,7 @@ static void *cycle_elsewhere(void *arg)
 
 	T_ASSERT_EQ(kgc_thread_attach(h, "gc-helper", &t), 0);
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);
-	T_ASSERT(strcmp(cm_test_state(h), "idle"));	/* the cycle started */
+	T_ASSERT(strcmp(kgci_cm_test_state(h), "idle"));	/* the cycle started */
 	finish_cycle(t, h);
 	T_ASSERT_EQ(kgc_thread_detach(t), 0);
 	return NULL;
@@ -78,22 +78,22 @@ int main(void)
 	T_ASSERT(slots[1]);
 	ridx = region_index(h, slots[1]);
 	at = (char *)slots[1];
-	cm_test_hold(h, true);
+	kgci_cm_test_hold(h, true);
 	p = kgc_critical_get(t, &slots[1], &len);
 	T_ASSERT(p);
 	t_collect_elsewhere(h, KGC_GC_YOUNG, 1, NODE);
 	T_ASSERT_EQ(kgc_critical_release(t, &slots[1], p, 0), 0);
 	T_ASSERT_EQ(h->regions[ridx].retained, 1);
-	T_ASSERT(!strcmp(cm_test_state(h), "marking"));
-	T_ASSERT(cm_test_bits(h, ridx) > 0);	/* the root array, marked */
+	T_ASSERT(!strcmp(kgci_cm_test_state(h), "marking"));
+	T_ASSERT(kgci_cm_test_bits(h, ridx) > 0);	/* the root array, marked */
 
 	/* unpinned: the next young GC evacuates R during marking and frees it */
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);
 	T_ASSERT_EQ(h->regions[ridx].type, RT_FREE);
-	bits = cm_test_bits(h, ridx);
+	bits = kgci_cm_test_bits(h, ridx);
 	if (bits)
 		T_FAIL("free region %u still has %zu mark bit(s) of the cycle that evacuated it", ridx, bits);
-	cm_test_hold(h, false);
+	kgci_cm_test_hold(h, false);
 	finish_cycle(t, h);
 
 	/* reuse: a node N lands where the array was, in eden, the only path to an old

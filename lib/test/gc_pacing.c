@@ -45,8 +45,8 @@ static uint64_t run(unsigned pacing_percent)
 	T_ASSERT(slots[0]);
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_FULL), 0);
 
-	cm_test_hold(h, true);
-	t0 = now_ns();
+	kgci_cm_test_hold(h, true);
+	t0 = kgci_now_ns();
 	for (int i = 0; t_stats(h).degenerated_cycles == 0; i++) {
 		T_ASSERT(i < 1000000);
 		kgc_array_set_ref(t, slots[0], (size_t)i % NLISTS, t_list(t, node, &slots[1], LEN, v));
@@ -54,7 +54,7 @@ static uint64_t run(unsigned pacing_percent)
 		if (i % 64 == 0)
 			paced = t_stats(h).pacing_stalls;
 	}
-	wall = now_ns() - t0;
+	wall = kgci_now_ns() - t0;
 	s = t_stats(h);
 	printf("KGC_PACING=%u: degenerated after %.1f ms, %llu pacing sleeps before (%.1f ms), %llu young GCs\n",
 	       pacing_percent, wall / 1e6, (unsigned long long)paced, s.pacing_stall_ns / 1e6,
@@ -63,7 +63,7 @@ static uint64_t run(unsigned pacing_percent)
 	T_ASSERT_EQ(s.full_gcs, 1);
 	check_lists(slots[0]);
 
-	cm_test_hold(h, false);
+	kgci_cm_test_hold(h, false);
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_FULL), 0);
 	T_ASSERT_EQ(atomic_load(&h->pace_permille), 0);
 	s = t_stats(h);

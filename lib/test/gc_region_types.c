@@ -7,9 +7,9 @@ static kgc_heap *h;
 
 static void illegal(void)
 {
-	long i = region_alloc_free(h, RT_OLD);
+	long i = kgci_region_alloc_free(h, RT_OLD);
 
-	region_set_type(h, &h->regions[i], RT_EDEN);	/* old -> eden: never */
+	kgci_region_set_type(h, &h->regions[i], RT_EDEN);	/* old -> eden: never */
 }
 
 int main(void)
@@ -18,22 +18,22 @@ int main(void)
 
 	h = t_heap(16, 2, NULL);
 	T_ASSERT_EQ(h->count[RT_FREE], 16);
-	a = region_alloc_free(h, RT_EDEN);
-	b = region_alloc_free(h, RT_SURVIVOR);
+	a = kgci_region_alloc_free(h, RT_EDEN);
+	b = kgci_region_alloc_free(h, RT_SURVIVOR);
 	T_ASSERT(a >= 0 && b >= 0 && a != b);
 	T_ASSERT_EQ(h->count[RT_EDEN], 1);
 	T_ASSERT_EQ(h->count[RT_SURVIVOR], 1);
-	region_set_type(h, &h->regions[a], RT_OLD);	/* evacuation failure */
+	kgci_region_set_type(h, &h->regions[a], RT_OLD);	/* evacuation failure */
 	T_ASSERT_EQ(h->count[RT_OLD], 1);
-	region_free(h, &h->regions[a]);
-	region_free(h, &h->regions[b]);
+	kgci_region_free(h, &h->regions[a]);
+	kgci_region_free(h, &h->regions[b]);
 	T_ASSERT_EQ(h->count[RT_FREE], 16);
-	c = region_alloc_contig(h, 3);
+	c = kgci_region_alloc_contig(h, 3);
 	T_ASSERT(c >= 0);
 	T_ASSERT_EQ(h->regions[c].type, RT_HUM_START);
 	T_ASSERT_EQ(h->regions[c + 2].type, RT_HUM_CONT);
 	T_ASSERT_EQ(h->regions[c + 2].hum_start, c);
-	T_ASSERT_EQ(region_alloc_contig(h, 14), -1);
+	T_ASSERT_EQ(kgci_region_alloc_contig(h, 14), -1);
 	T_ASSERT_EQ(h->count[RT_FREE], 13);
 	t_expect_death(illegal, "illegal transition old -> eden");
 	T_ASSERT_EQ(kgc_heap_destroy(h), 0);

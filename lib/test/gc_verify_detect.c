@@ -77,7 +77,7 @@ static void ref_to_filler(void)
 	slot = kgc_alloc(t, node);
 	kgc_set_ref(t, slot, N_LEFT, kgc_alloc(t, node));
 	kgc_collect(t, KGC_GC_FULL);			/* both old */
-	obj_fill((char *)kgc_get_ref(slot, N_LEFT), 32);	/* "swept" */
+	kgci_obj_fill((char *)kgc_get_ref(slot, N_LEFT), 32);	/* "swept" */
 	kgc_collect(t, KGC_GC_YOUNG);
 }
 

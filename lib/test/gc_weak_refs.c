@@ -24,7 +24,7 @@ static kgc_obj node(kgc_thread *t, int64_t v)
 
 static void finish_cycle(kgc_thread *t, kgc_heap *h)
 {
-	for (int i = 0; strcmp(cm_test_state(h), "idle") && i < 5000; i++) {
+	for (int i = 0; strcmp(kgci_cm_test_state(h), "idle") && i < 5000; i++) {
 		struct timespec ts = { 0, 1000000 };
 
 		T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);
@@ -32,7 +32,7 @@ static void finish_cycle(kgc_thread *t, kgc_heap *h)
 		nanosleep(&ts, NULL);
 		kgc_leave_native(t);
 	}
-	T_ASSERT(!strcmp(cm_test_state(h), "idle"));
+	T_ASSERT(!strcmp(kgci_cm_test_state(h), "idle"));
 }
 
 int main(void)
@@ -74,14 +74,14 @@ int main(void)
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);	/* r[1] old too */
 	T_ASSERT(region_of(h, r[1])->type == RT_OLD);
 	r[0] = r[1] = NULL;
-	cm_test_hold(h, true);
+	kgci_cm_test_hold(h, true);
 	h->opt.ihop_percent = 1;
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);	/* Concurrent Start */
 	h->opt.ihop_percent = 100;
-	T_ASSERT(!strcmp(cm_test_state(h), "marking"));
+	T_ASSERT(!strcmp(kgci_cm_test_state(h), "marking"));
 	r[1] = kgc_weak_get(t, fetched);	/* strong again: must survive the cycle */
 	T_ASSERT(r[1]);
-	cm_test_hold(h, false);
+	kgci_cm_test_hold(h, false);
 	finish_cycle(t, h);
 	T_ASSERT(kgc_weak_get(t, old_dead) == NULL);
 	T_ASSERT(kgc_weak_get(t, fetched) == r[1]);

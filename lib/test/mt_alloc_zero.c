@@ -139,7 +139,7 @@ int main(void)
 	/* a collection in the middle of clearing one array */
 	T_ASSERT_EQ(pthread_create(&th, NULL, collector, NULL), 0);
 	gcs0 = t_stats(heap).young_gcs;
-	alloc_test_zero_hook = hold_until_poll;
+	kgci_alloc_test_zero_hook = hold_until_poll;
 	atomic_store(&armed, 1);
 	do {
 		slots[0] = kgc_alloc_array(t, KGC_TYPE_PRIM_ARRAY(KGC_PRIM_INT), LEN);
@@ -162,7 +162,7 @@ int main(void)
 	kgc_enter_native(t);
 	T_ASSERT_EQ(pthread_join(th, NULL), 0);
 	kgc_leave_native(t);
-	alloc_test_zero_hook = NULL;
+	kgci_alloc_test_zero_hook = NULL;
 	printf("%llu young GCs, %llu allocations redone after a collection during clearing\n",
 	       (unsigned long long)(t_stats(heap).young_gcs - gcs0),
 	       (unsigned long long)heap->alloc_zero_retries);

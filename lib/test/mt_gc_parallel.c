@@ -2,7 +2,7 @@
  * a pinned array and a forced to-space failure keeps its exact shape. */
 #include "tgc.h"
 
-void evac_test_inject_failure(kgc_heap *h, int ngcs);
+void kgci_evac_test_inject_failure(kgc_heap *h, int ngcs);
 
 #define N 60000
 
@@ -63,7 +63,7 @@ int main(void)
 	T_ASSERT_EQ(kgc_critical_release(t, &slots[2], p, 0), 0);
 	T_ASSERT_EQ(shape(slots[0]), want);
 	T_ASSERT(t_stats(h).evac_fail_pinned >= 1);
-	evac_test_inject_failure(h, 1);
+	kgci_evac_test_inject_failure(h, 1);
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);
 	T_ASSERT_EQ(shape(slots[0]), want);
 	t_churn(t, h, node, 4);

@@ -56,9 +56,9 @@ int main(void)
 	slots[1] = NULL;
 	T_ASSERT_EQ(t_stats(h).young_gcs, 0);
 
-	young_test_batch_hook = slow_own;
+	kgci_young_test_batch_hook = slow_own;
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);
-	young_test_batch_hook = NULL;
+	kgci_young_test_batch_hook = NULL;
 
 	copied = h->last_copied;
 	max = h->last_copied_max;

@@ -66,9 +66,9 @@ int main(void)
 	build(t, &slots[0], &slots[1], 1, DEPTH);
 	T_ASSERT_EQ(t_stats(h).young_gcs, 0);
 
-	young_test_drain_hook = slow;
+	kgci_young_test_drain_hook = slow;
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);
-	young_test_drain_hook = NULL;
+	kgci_young_test_drain_hook = NULL;
 
 	copied = h->last_copied;
 	max = h->last_copied_max;

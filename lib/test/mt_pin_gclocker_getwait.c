@@ -29,7 +29,7 @@ static kgc_heap *heap;
 static atomic_int x_held, collector_started, reader_waiting, release_x, reader_done;
 static bool local_only;		/* the reader's array in no root */
 
-static uint64_t now_ns(void)
+static uint64_t kgci_now_ns(void)
 {
 	struct timespec ts;
 
@@ -39,10 +39,10 @@ static uint64_t now_ns(void)
 
 static int wait_flag(atomic_int *f, double secs)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = kgci_now_ns();
 
 	while (!atomic_load(f)) {
-		if (now_ns() - t0 > (uint64_t)(secs * 1e9))
+		if (kgci_now_ns() - t0 > (uint64_t)(secs * 1e9))
 			return 0;
 		usleep(1000);
 	}

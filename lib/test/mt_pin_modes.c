@@ -35,7 +35,7 @@ static atomic_ulong allocator_bytes;
 static atomic_int allocator_stop;
 static int mode;
 
-static uint64_t now_ns(void)
+static uint64_t kgci_now_ns(void)
 {
 	struct timespec ts;
 
@@ -53,10 +53,10 @@ static struct kgc_stats stats(void)
 
 static void wait_flag(atomic_int *f, const char *what)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = kgci_now_ns();
 
 	while (!atomic_load(f)) {
-		if (now_ns() - t0 > HANG_GUARD_NS)
+		if (kgci_now_ns() - t0 > HANG_GUARD_NS)
 			T_FAIL("hang guard: %s did not happen (pin mode %s)", what,
 			       mode == KGC_PIN_MODE_GCLOCKER ? "gclocker" : "pin");
 		usleep(1000);
@@ -212,10 +212,10 @@ static void gclocker_mode_stalls(void)
 	wait_flag(&collector_started, "collector start");
 	/* wait until the library reports a stall (or, if it counts stalls only
 	 * when they end, until the allocator had plenty of time to need a GC) */
-	t0 = now_ns();
+	t0 = kgci_now_ns();
 	for (;;) {
 		s1 = stats();
-		if (s1.gclocker_stalls > s0.gclocker_stalls || now_ns() - t0 > 2000000000ull)
+		if (s1.gclocker_stalls > s0.gclocker_stalls || kgci_now_ns() - t0 > 2000000000ull)
 			break;
 		usleep(1000);
 	}

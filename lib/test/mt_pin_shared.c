@@ -57,7 +57,7 @@ static struct shared_array shared[NSHARED];
 
 static atomic_ulong sections_total, sections_across_gc, gets_total;
 
-static uint64_t now_ns(void)
+static uint64_t kgci_now_ns(void)
 {
 	struct timespec ts;
 
@@ -115,7 +115,7 @@ static size_t rndn(struct pinner *p, size_t n) { return (size_t)(t_rand(&p->rng)
 static void hold(struct pinner *p, int wait_gc, unsigned char **elems, size_t *bytes,
 		 uint64_t *keys, int n)
 {
-	uint64_t g0 = gc_count(), t0 = now_ns();
+	uint64_t g0 = gc_count(), t0 = kgci_now_ns();
 	uint64_t limit = (SANITIZED ? 400 : 100) * 1000000ull;
 
 	for (;;) {
@@ -126,7 +126,7 @@ static void hold(struct pinner *p, int wait_gc, unsigned char **elems, size_t *b
 			atomic_fetch_add(&sections_across_gc, 1);
 			break;
 		}
-		if (now_ns() - t0 > limit || atomic_load(&stop_all))
+		if (kgci_now_ns() - t0 > limit || atomic_load(&stop_all))
 			break;
 	}
 	for (int i = 0; i < n; i++)
@@ -355,7 +355,7 @@ int main(void)
 	make_shared(mt);
 	T_ASSERT_EQ(kgc_thread_detach(mt), 0);
 
-	deadline_ns = now_ns() + (uint64_t)(secs * 1e9);
+	deadline_ns = kgci_now_ns() + (uint64_t)(secs * 1e9);
 	for (int i = 0; i < NPINNERS; i++) {
 		pin[i].id = i;
 		pin[i].rng = seed ^ (0x51ed27ull * (unsigned long long)(i + 1));
@@ -363,7 +363,7 @@ int main(void)
 	}
 	for (long i = 0; i < NALLOCATORS; i++)
 		T_ASSERT_EQ(pthread_create(&at[i], NULL, allocator_main, (void *)i), 0);
-	while (now_ns() < deadline_ns)
+	while (kgci_now_ns() < deadline_ns)
 		usleep(20000);
 	atomic_store(&stop_all, 1);
 	for (int i = 0; i < NPINNERS; i++)

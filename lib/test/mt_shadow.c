@@ -259,7 +259,7 @@ static struct kgc_stats t_stats(kgc_heap *h)
 	return s;
 }
 
-static uint64_t now_ns(void)
+static uint64_t kgci_now_ns(void)
 {
 	struct timespec ts;
 
@@ -1285,7 +1285,7 @@ static void *mutator(void *arg)
 	while (!atomic_load(&failing)) {
 		uint64_t r;
 
-		if ((T->ops & 31) == 0 && now_ns() > deadline_ns)
+		if ((T->ops & 31) == 0 && kgci_now_ns() > deadline_ns)
 			break;
 		if (max_ops && T->ops >= max_ops)
 			break;
@@ -1392,7 +1392,7 @@ static int run_one(const char *mode_name)
 	struct kgc_stats st;
 	struct mut *T, M;
 	pthread_t th[MAXTHREADS];
-	uint64_t t0 = now_ns();
+	uint64_t t0 = kgci_now_ns();
 	kgc_type_id ids[2];
 	struct kgc_type_desc dn = { .name = "shadow_node", .payload_size = N_PAYLOAD, .nrefs = 2,
 				    .ref_offsets = node_refs };
@@ -1460,7 +1460,7 @@ static int run_one(const char *mode_name)
 		if (!(tab[k].h = kgc_handle_new(M.t, NULL)))
 			fail(NULL, "kgc_handle_new(table) failed");
 
-	deadline_ns = now_ns() + (uint64_t)(run_secs * 1e9);
+	deadline_ns = kgci_now_ns() + (uint64_t)(run_secs * 1e9);
 	T = calloc(nthreads, sizeof(*T));
 	for (unsigned i = 0; i < nthreads; i++) {
 		T[i].idx = (int)i;
@@ -1501,7 +1501,7 @@ static int run_one(const char *mode_name)
 	printf("shadow: PASS mode=%s seed=%llu %.2fs: ops %llu checks %llu collects %llu (full %llu) "
 	       "critical %llu (%llu arrays) handoffs %llu/%llu humongous %llu enomem %llu | gc young %llu full %llu "
 	       "cycles %llu mixed %llu degenerated %llu pinned-fail %llu\n",
-	       cur_mode->name, seed, (now_ns() - t0) / 1e9, tot[0], tot[1], tot[2], tot[3], tot[4], tot[5],
+	       cur_mode->name, seed, (kgci_now_ns() - t0) / 1e9, tot[0], tot[1], tot[2], tot[3], tot[4], tot[5],
 	       tot[6], tot[7], tot[9], tot[8], (unsigned long long)st.young_gcs, (unsigned long long)st.full_gcs,
 	       (unsigned long long)st.concurrent_cycles, (unsigned long long)st.mixed_gcs,
 	       (unsigned long long)st.degenerated_cycles, (unsigned long long)st.evac_fail_pinned);
@@ -1565,7 +1565,7 @@ static pid_t spawn(struct job *j)
 		_exit(2);
 	}
 	j->pid = pid;
-	j->start = now_ns();
+	j->start = kgci_now_ns();
 	return pid;
 }
 
@@ -1635,7 +1635,7 @@ static int driver(void)
 	unsigned long long base = strtoull(env_or("SHADOW_SEED", "1"), NULL, 0);
 	double soak_secs = atof(env_or("SHADOW_SOAK_SECS", "0"));
 	unsigned jobs = (unsigned)atoi(env_or("SOAK_JOBS", "1"));
-	uint64_t t0 = now_ns(), tend;
+	uint64_t t0 = kgci_now_ns(), tend;
 	struct job run[16];
 	unsigned nrun = 0;
 	unsigned long long next = 0;
@@ -1706,7 +1706,7 @@ static int driver(void)
 	fflush(stdout);
 
 	for (;;) {
-		int more = soak ? now_ns() < tend : next < (unsigned long long)seeds * nsel;
+		int more = soak ? kgci_now_ns() < tend : next < (unsigned long long)seeds * nsel;
 
 		while (more && nrun < jobs) {
 			struct job *j = &run[nrun];
@@ -1717,7 +1717,7 @@ static int driver(void)
 			next++;
 			spawn(j);
 			nrun++;
-			more = soak ? now_ns() < tend : next < (unsigned long long)seeds * nsel;
+			more = soak ? kgci_now_ns() < tend : next < (unsigned long long)seeds * nsel;
 		}
 		if (!nrun)
 			break;
@@ -1733,7 +1733,7 @@ static int driver(void)
 					done = (int)q;
 					break;
 				}
-				if ((now_ns() - run[q].start) / 1e9 > limit) {
+				if ((kgci_now_ns() - run[q].start) / 1e9 > limit) {
 					kill(run[q].pid, SIGKILL);
 					waitpid(run[q].pid, &st, 0);
 					timed_out = 1;
@@ -1795,7 +1795,7 @@ static int driver(void)
 	if (!soak)
 		rmdir(log_dir);
 	printf("\n%s summary: %u runs, %u failed (%.0f s)\n", soak ? "soak" : "mt_shadow", all.runs, all.fails,
-	       (now_ns() - t0) / 1e9);
+	       (kgci_now_ns() - t0) / 1e9);
 	for (size_t i = 0; i < NMODES; i++) {
 		if (!ms[i].runs)
 			continue;

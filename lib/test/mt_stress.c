@@ -68,7 +68,7 @@ static kgc_handle shared_root;
 static uint64_t deadline_ns;
 static atomic_int stop_all;
 
-static uint64_t now_ns(void)
+static uint64_t kgci_now_ns(void)
 {
 	struct timespec ts;
 
@@ -602,7 +602,7 @@ static void *worker_main(void *arg)
 		/* else: a no-op (pure reads are covered by the hashes) */
 		if ((++w->ops & 127) == 0) {
 			bound_size(w);
-			if (now_ns() > deadline_ns)
+			if (kgci_now_ns() > deadline_ns)
 				atomic_store(&stop_all, 1);
 		}
 	}
@@ -704,7 +704,7 @@ int main(void)
 	T_ASSERT_EQ(kgc_frame_pop(mt, &f), 0);
 	T_ASSERT_EQ(kgc_thread_detach(mt), 0);
 
-	deadline_ns = now_ns() + (uint64_t)(secs * 1e9);
+	deadline_ns = kgci_now_ns() + (uint64_t)(secs * 1e9);
 	for (int i = 0; i < NTHREADS; i++) {
 		w[i].id = i;
 		w[i].rng = seed ^ (0x1000193ull * (unsigned long long)(i + 1));

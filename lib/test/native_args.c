@@ -123,7 +123,7 @@ static kgc_obj prim_array(int prim, size_t n, const void *v)
 	kgc_obj a = kgc_alloc_array(nt_thread, KGC_TYPE_PRIM_ARRAY(prim), n);
 
 	T_ASSERT(a);
-	memcpy(kgc_array_data(a), v, n * native_prim_size(prim));
+	memcpy(kgc_array_data(a), v, n * kgcn_prim_size(prim));
 	return a;
 }
 
@@ -141,7 +141,7 @@ static void run(const char *owner, bool ffi)
 } while (0)
 
 	snprintf(crit_owner, sizeof(crit_owner), "%sCrit", owner);
-	native_force_ffi = ffi;
+	kgcn_force_ffi = ffi;
 
 	/* ints with sign / zero extension */
 	a[0].z = 1; a[1].b = -5; a[2].c = 0xffff; a[3].s = -3; a[4].i = -7; a[5].j = 1ll << 40;
@@ -311,7 +311,7 @@ static void run(const char *owner, bool ffi)
 		T_ASSERT(kinds[NC_REG] > 0);
 		T_ASSERT(kinds[NC_FFI] > 0);
 	}
-	native_force_ffi = 0;
+	kgcn_force_ffi = 0;
 }
 
 int main(void)

@@ -134,9 +134,9 @@ int main(void)
 	nt_setup();
 	T_ASSERT_EQ(kgc_type_register(nt_heap, &d, &exc_type), 0);
 	T_ASSERT_EQ(kgc_native_register(nt_heap, "kgc/test/Entry", tab, 8), 0);
-	native_force_ffi = 1;
+	kgcn_force_ffi = 1;
 	T_ASSERT_EQ(kgc_native_register(nt_heap, "kgc/test/EntryFfi", ffi_tab, 3), 0);
-	native_force_ffi = 0;
+	kgcn_force_ffi = 0;
 	sum = find("kgc/test/Entry", "sum", "([I)I", C);
 	bytes = find("kgc/test/Entry", "bytes", "([B)I", C);
 	empty = find("kgc/test/Entry", "empty", "()V", C);

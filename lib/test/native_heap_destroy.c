@@ -23,7 +23,7 @@ static int32_t n_sum(int32_t len, const int32_t *p)
 
 int main(void)
 {
-	unsigned before = native_registry_count();
+	unsigned before = kgcn_registry_count();
 	union kgc_value a[2], r;
 	kgc_method *add, *m = NULL;
 	struct kgc_options o;
@@ -38,12 +38,12 @@ int main(void)
 	a[1].i = 40;
 	T_ASSERT_EQ(kgc_native_call(nt_thread, add, NULL, a, &r), 0);
 	T_ASSERT_EQ(r.i, 42);
-	T_ASSERT_EQ(native_registry_count(), before + 1);
+	T_ASSERT_EQ(kgcn_registry_count(), before + 1);
 
 	/* no kgc_native_heap_release: destroy must free the registry */
 	T_ASSERT_EQ(kgc_thread_detach(nt_thread), 0);
 	T_ASSERT_EQ(kgc_heap_destroy(nt_heap), 0);
-	T_ASSERT_EQ(native_registry_count(), before);
+	T_ASSERT_EQ(kgcn_registry_count(), before);
 
 	T_ASSERT_EQ(kgc_options_init(&o), 0);
 	o.max_heap = 64u << 20;
@@ -56,7 +56,7 @@ int main(void)
 	/* release before destroy (the documented order) still works */
 	kgc_native_heap_release(h2);
 	T_ASSERT_EQ(kgc_heap_destroy(h2), 0);
-	T_ASSERT_EQ(native_registry_count(), before);
+	T_ASSERT_EQ(kgcn_registry_count(), before);
 	puts("ok");
 	return 0;
 }

@@ -42,7 +42,7 @@ static int32_t call1(kgc_thread *t, kgc_method *m, int32_t a)
 
 int main(void)
 {
-	unsigned before = native_registry_count();
+	unsigned before = kgcn_registry_count();
 	struct kgc_native_method e1 = { "f", "(I)I", n_one, KGC_NATIVE_STATIC };
 	struct kgc_native_method e2 = { "f", "(I)I", n_two, KGC_NATIVE_STATIC };
 	kgc_heap *h1 = mk_heap(), *h2 = mk_heap();
@@ -52,10 +52,10 @@ int main(void)
 	T_ASSERT_EQ(kgc_thread_attach(h1, "t1", &t1), 0);
 	T_ASSERT_EQ(kgc_thread_attach(h2, "t2", &t2), 0);
 	T_ASSERT_EQ(kgc_native_register(h1, "kgc/test/Per", &e1, 1), 0);
-	T_ASSERT_EQ(native_registry_count(), before + 1);
+	T_ASSERT_EQ(kgcn_registry_count(), before + 1);
 	/* the same owner/name/signature again, on the other heap: no -EEXIST */
 	T_ASSERT_EQ(kgc_native_register(h2, "kgc/test/Per", &e2, 1), 0);
-	T_ASSERT_EQ(native_registry_count(), before + 2);
+	T_ASSERT_EQ(kgcn_registry_count(), before + 2);
 	T_ASSERT_EQ(kgc_native_method_find(h1, "kgc/test/Per", "f", "(I)I", KGC_NATIVE_STATIC, &m1), 0);
 	T_ASSERT_EQ(kgc_native_method_find(h2, "kgc/test/Per", "f", "(I)I", KGC_NATIVE_STATIC, &m2), 0);
 	T_ASSERT(m1 != m2);
@@ -75,14 +75,14 @@ int main(void)
 	/* destroying h1 frees its registry only */
 	T_ASSERT_EQ(kgc_thread_detach(t1), 0);
 	T_ASSERT_EQ(kgc_heap_destroy(h1), 0);
-	T_ASSERT_EQ(native_registry_count(), before + 1);
+	T_ASSERT_EQ(kgcn_registry_count(), before + 1);
 	T_ASSERT_EQ(call1(t2, m2, 5), 7);
 	T_ASSERT_EQ(kgc_native_method_find(h2, "kgc/test/Per", "f", "(I)I", KGC_NATIVE_STATIC, &x), 0);
 	T_ASSERT(x == m2);
 
 	T_ASSERT_EQ(kgc_thread_detach(t2), 0);
 	T_ASSERT_EQ(kgc_heap_destroy(h2), 0);
-	T_ASSERT_EQ(native_registry_count(), before);
+	T_ASSERT_EQ(kgcn_registry_count(), before);
 	puts("ok");
 	return 0;
 }

@@ -6,7 +6,7 @@ static void eq(const char *prefix, const char *owner, const char *name, const ch
 	       const char *want)
 {
 	char buf[256];
-	int n = native_mangle(buf, sizeof(buf), prefix, owner, name, desc);
+	int n = kgcn_mangle(buf, sizeof(buf), prefix, owner, name, desc);
 
 	if (n < 0 || strcmp(buf, want))
 		T_FAIL("mangle(%s, %s, %s) = \"%s\" (%d), want \"%s\"", owner, name,
@@ -32,13 +32,13 @@ int main(void)
 	eq("JavaCritical_", "kgc/Bench", "sum", NULL, "JavaCritical_kgc_Bench_sum");
 
 	/* snprintf-like: truncates, returns the full length */
-	T_ASSERT_EQ(native_mangle(small, sizeof(small), "Java_", "a/B", "c", NULL),
+	T_ASSERT_EQ(kgcn_mangle(small, sizeof(small), "Java_", "a/B", "c", NULL),
 		    strlen("Java_a_B_c"));
 	T_ASSERT_EQ(strlen(small), sizeof(small) - 1);
-	T_ASSERT_EQ(native_mangle(NULL, 0, "Java_", "a/B", "c", NULL), 10);
+	T_ASSERT_EQ(kgcn_mangle(NULL, 0, "Java_", "a/B", "c", NULL), 10);
 
 	/* malformed UTF-8 is refused */
-	T_ASSERT_EQ(native_mangle(small, sizeof(small), "Java_", "a/\xff", "c", NULL), -EINVAL);
+	T_ASSERT_EQ(kgcn_mangle(small, sizeof(small), "Java_", "a/\xff", "c", NULL), -EINVAL);
 	puts("ok");
 	return 0;
 }

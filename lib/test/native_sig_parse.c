@@ -7,7 +7,7 @@ static void ok(const char *d, unsigned np, unsigned ret, const uint8_t *types)
 	struct native_sig s;
 	char err[256];
 
-	if (native_sig_parse(d, &s, err, sizeof(err)))
+	if (kgcn_sig_parse(d, &s, err, sizeof(err)))
 		T_FAIL("%s rejected: %s", d, err);
 	T_ASSERT_EQ(s.nparams, np);
 	T_ASSERT_EQ(s.ret, ret);
@@ -20,14 +20,14 @@ static void ok(const char *d, unsigned np, unsigned ret, const uint8_t *types)
 	T_ASSERT_EQ(NATIVE_FP_NPARAMS(s.fingerprint), np);
 	for (unsigned i = 0; i < np; i++)
 		T_ASSERT_EQ(NATIVE_FP_PARAM(s.fingerprint, i), types[i]);
-	native_sig_free(&s);
+	kgcn_sig_free(&s);
 }
 
 static void bad(const char *d, const char *want)
 {
 	struct native_sig s;
 	char err[256];
-	int rc = native_sig_parse(d, &s, err, sizeof(err));
+	int rc = kgcn_sig_parse(d, &s, err, sizeof(err));
 
 	if (rc != -EINVAL)
 		T_FAIL("%s: accepted (rc %d)", d, rc);
@@ -51,40 +51,40 @@ int main(void)
 	ok("()Lp/Q;", 0, NT_OBJ, NULL);
 
 	/* element types kept beside the fingerprint */
-	T_ASSERT_EQ(native_sig_parse("([C[D)[S", &s, err, sizeof(err)), 0);
+	T_ASSERT_EQ(kgcn_sig_parse("([C[D)[S", &s, err, sizeof(err)), 0);
 	T_ASSERT_EQ(s.elems[0], KGC_PRIM_CHAR);
 	T_ASSERT_EQ(s.elems[1], KGC_PRIM_DOUBLE);
 	T_ASSERT_EQ(s.ret_elem, KGC_PRIM_SHORT);
 	T_ASSERT_EQ(s.slots, 2);
-	native_sig_free(&s);
+	kgcn_sig_free(&s);
 
 	/* same calling convention -> same fingerprint; different -> different */
-	T_ASSERT_EQ(native_sig_parse("(La/B;[I)J", &s, err, sizeof(err)), 0);
-	T_ASSERT_EQ(native_sig_parse("(Lc/D;[F)J", &s2, err, sizeof(err)), 0);
+	T_ASSERT_EQ(kgcn_sig_parse("(La/B;[I)J", &s, err, sizeof(err)), 0);
+	T_ASSERT_EQ(kgcn_sig_parse("(Lc/D;[F)J", &s2, err, sizeof(err)), 0);
 	T_ASSERT(s.fingerprint == s2.fingerprint);
-	native_sig_free(&s2);
-	T_ASSERT_EQ(native_sig_parse("(La/B;[I)I", &s2, err, sizeof(err)), 0);
+	kgcn_sig_free(&s2);
+	T_ASSERT_EQ(kgcn_sig_parse("(La/B;[I)I", &s2, err, sizeof(err)), 0);
 	T_ASSERT(s.fingerprint != s2.fingerprint);
-	native_sig_free(&s2);
-	native_sig_free(&s);
+	kgcn_sig_free(&s2);
+	kgcn_sig_free(&s);
 
 	/* 13 parameters fit, 14 do not (fingerprint 0: long signature) */
-	T_ASSERT_EQ(native_sig_parse("(IIIIIIIIIIIII)V", &s, err, sizeof(err)), 0);
+	T_ASSERT_EQ(kgcn_sig_parse("(IIIIIIIIIIIII)V", &s, err, sizeof(err)), 0);
 	T_ASSERT(s.fingerprint != 0);
-	native_sig_free(&s);
-	T_ASSERT_EQ(native_sig_parse("(IIIIIIIIIIIIII)V", &s, err, sizeof(err)), 0);
+	kgcn_sig_free(&s);
+	T_ASSERT_EQ(kgcn_sig_parse("(IIIIIIIIIIIIII)V", &s, err, sizeof(err)), 0);
 	T_ASSERT_EQ(s.fingerprint, 0);
 	T_ASSERT_EQ(s.nparams, 14);
-	native_sig_free(&s);
+	kgcn_sig_free(&s);
 
 	/* 255 slots is the JVM limit: 127 longs + 1 int ok, 128 longs not */
 	strcpy(d, "(");
 	for (int i = 0; i < 127; i++)
 		strcat(d, "J");
 	strcat(d, "I)V");
-	T_ASSERT_EQ(native_sig_parse(d, &s, err, sizeof(err)), 0);
+	T_ASSERT_EQ(kgcn_sig_parse(d, &s, err, sizeof(err)), 0);
 	T_ASSERT_EQ(s.slots, 255);
-	native_sig_free(&s);
+	kgcn_sig_free(&s);
 	strcpy(d, "(");
 	for (int i = 0; i < 128; i++)
 		strcat(d, "J");
@@ -105,7 +105,7 @@ int main(void)
 	bad("()", "expected a type, found end of descriptor at column 3");
 	bad("()VX", "'X' after the return type at column 4");
 	bad("(I)[", "expected a type, found end of descriptor at column 5");
-	T_ASSERT_EQ(native_sig_parse(NULL, &s, err, sizeof(err)), -EINVAL);
+	T_ASSERT_EQ(kgcn_sig_parse(NULL, &s, err, sizeof(err)), -EINVAL);
 	puts("ok");
 	return 0;
 }
