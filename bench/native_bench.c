@@ -24,7 +24,7 @@
 #ifdef HAVE_KGC
 #include <kgc_native.h>
 
-extern int native_force_ffi;	/* lib/native/native_call.c (libkgc-native internal; static link) */
+extern int kgcn_force_ffi;	/* lib/native/native_call.c (libkgc-native internal; static link) */
 
 #define ITERS 4000000	/* calls per variant (BENCH_SCALE scales) */
 #define REPS 40		/* ... in REPS interleaved chunks */
@@ -172,10 +172,10 @@ int main(void)
 		die("heap: %s", kgc_last_error());
 	if (kgc_native_register(heap, "kgc/bench/Sum", tab, 4))
 		die("register: %s", kgc_last_error());
-	native_force_ffi = 1;
+	kgcn_force_ffi = 1;
 	if (kgc_native_register(heap, "kgc/bench/SumFfi", ffi_tab, 1))
 		die("register: %s", kgc_last_error());
-	native_force_ffi = 0;
+	kgcn_force_ffi = 0;
 	if (kgc_native_method_find(heap, "kgc/bench/Sum", "sumRegular", "([I)I",
 				   KGC_NATIVE_STATIC, &meth[V_REG_SUM]) ||
 	    kgc_native_method_find(heap, "kgc/bench/Sum", "sumCritical", "([I)I",
