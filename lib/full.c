@@ -137,15 +137,24 @@ static void fill_dead(struct kgc_heap *h, struct region *r)
 		kgci_obj_fill(dead, (size_t)(r->top - dead));
 }
 
-void kgci_full_collect(struct kgc_heap *h, uint32_t *npinned)
-{
-	uint32_t *list = malloc(h->nregions * sizeof(uint32_t)), n = 0, di = 0;
-	char **new_top = malloc(h->nregions * sizeof(char *));
-	uint8_t *was_used = malloc(h->nregions);
-	size_t used_before = kgci_heap_used_bytes(h), moved = 0;
-	char *dtop, *dend, *p;
+/* One full collection's state, shared by its phases. */
+struct full {
+	struct kgc_heap *h;
+	uint32_t *list, n;	/* compacted regions, in address order */
+	uint32_t di;		/* destination: list index of the last one used */
+	char **new_top;		/* per destination: its top after compaction */
+	uint8_t *was_used;	/* per region: not free when the collection began */
+	size_t moved;
+};
 
-	if (!list || !new_top || !was_used)
+static void full_prepare(struct full *f, uint32_t *npinned)
+{
+	struct kgc_heap *h = f->h;
+
+	f->list = malloc(h->nregions * sizeof(uint32_t));
+	f->new_top = malloc(h->nregions * sizeof(char *));
+	f->was_used = malloc(h->nregions);
+	if (!f->list || !f->new_top || !f->was_used)
 		kgci_fatal("full GC: out of memory");
 	h->surv_cur = h->old_cur = -1;
 	for (uint32_t i = 0; i < h->nregions; i++) {
@@ -155,11 +164,17 @@ void kgci_full_collect(struct kgc_heap *h, uint32_t *npinned)
 		r->retained = 0;	/* compaction handles formerly pinned regions */
 		r->candidate = 0;
 		/* the mark bitmap is all clear outside collections and verification */
-		was_used[i] = r->type != RT_FREE;
+		f->was_used[i] = r->type != RT_FREE;
 		if (r->flags & (RF_PINNED | RF_KPINNED) && r->type != RT_FREE)
 			(*npinned)++;
 	}
-	/* 1. mark */
+}
+
+/* 1. mark everything reachable; weak cells of unmarked objects are cleared */
+static void full_mark(struct full *f)
+{
+	struct kgc_heap *h = f->h;
+
 	h->stack_len = 0;
 	kgci_roots_iterate(h, mark_slot, NULL);
 	kgci_roots_iterate_critical(h, mark_slot, NULL);
@@ -169,46 +184,62 @@ void kgci_full_collect(struct kgc_heap *h, uint32_t *npinned)
 		kgci_obj_iterate_refs(h, o, mark_slot, NULL);
 	}
 	kgci_weak_process(h, weak_alive_marked, NULL);
-	/* 2. forwarding: slide live objects of compactable regions towards the bottom */
+}
+
+/* 2. forwarding: slide live objects of compactable regions towards the
+ * bottom; per 512-byte block, where its first live object goes */
+static void full_forward(struct full *f)
+{
+	struct kgc_heap *h = f->h;
+	char *dtop, *dend, *p;
+
+	f->n = f->di = 0;
 	for (uint32_t i = 0; i < h->nregions; i++)
 		if (compactable(&h->regions[i])) {
 			h->regions[i].flags |= RF_CSET;
-			list[n++] = i;
+			f->list[f->n++] = i;
 		}
-	if (n) {
-		dtop = h->regions[list[0]].bottom;
-		dend = h->regions[list[0]].end;
-		for (uint32_t k = 0; k < n; k++) {
-			struct region *r = &h->regions[list[k]];
-			size_t cur_block = SIZE_MAX, block_bytes = 0;
-			char *block_start = NULL;
+	if (!f->n)
+		return;
+	dtop = h->regions[f->list[0]].bottom;
+	dend = h->regions[f->list[0]].end;
+	for (uint32_t k = 0; k < f->n; k++) {
+		struct region *r = &h->regions[f->list[k]];
+		size_t cur_block = SIZE_MAX, block_bytes = 0;
+		char *block_start = NULL;
 
-			FOR_EACH_MARKED(h, r->bottom, r->top, p) {
-				size_t sz = obj_size(p), b = (size_t)(p - h->base) >> BLOCK_SHIFT;
+		FOR_EACH_MARKED(h, r->bottom, r->top, p) {
+			size_t sz = obj_size(p), b = (size_t)(p - h->base) >> BLOCK_SHIFT;
 
-				if (b != cur_block) {
-					cur_block = b;
-					block_start = dtop;
-					block_bytes = 0;
-					h->block_dest[b] = dtop;
-				}
-				if (dtop + sz > dend) {
-					/* the whole block moves on to the next destination region */
-					new_top[di] = block_start;
-					di++;
-					dtop = h->regions[list[di]].bottom;
-					dend = h->regions[list[di]].end;
-					h->block_dest[b] = dtop;
-					dtop += block_bytes;
-				}
-				dtop += sz;
-				block_bytes += sz;
-				r->live_bytes += sz;
+			if (b != cur_block) {
+				cur_block = b;
+				block_start = dtop;
+				block_bytes = 0;
+				h->block_dest[b] = dtop;
 			}
+			if (dtop + sz > dend) {
+				/* the whole block moves on to the next destination region */
+				f->new_top[f->di] = block_start;
+				f->di++;
+				dtop = h->regions[f->list[f->di]].bottom;
+				dend = h->regions[f->list[f->di]].end;
+				h->block_dest[b] = dtop;
+				dtop += block_bytes;
+			}
+			dtop += sz;
+			block_bytes += sz;
+			r->live_bytes += sz;
 		}
-		new_top[di] = dtop;
 	}
-	/* 3. adjust references everywhere */
+	f->new_top[f->di] = dtop;
+}
+
+/* 3. adjust references everywhere: roots, weak cells, every live object */
+static void full_adjust(struct full *f)
+{
+	struct kgc_heap *h = f->h;
+	char *p;
+
 	kgci_roots_iterate(h, adjust_slot, NULL);
 	kgci_weak_process(h, weak_forwardee, NULL);
 	for (uint32_t i = 0; i < h->nregions; i++) {
@@ -224,9 +255,16 @@ void kgci_full_collect(struct kgc_heap *h, uint32_t *npinned)
 		FOR_EACH_MARKED(h, r->bottom, r->top, p)
 			kgci_obj_iterate_refs(h, (kgc_obj)p, adjust_slot, NULL);
 	}
-	/* 4. compact */
-	for (uint32_t k = 0; k < n; k++) {
-		struct region *r = &h->regions[list[k]];
+}
+
+/* 4. compact: move every live object of the compacted regions */
+static void full_compact(struct full *f)
+{
+	struct kgc_heap *h = f->h;
+	char *p;
+
+	for (uint32_t k = 0; k < f->n; k++) {
+		struct region *r = &h->regions[f->list[k]];
 		size_t cur_block = SIZE_MAX;
 		char *d = NULL;
 
@@ -239,19 +277,26 @@ void kgci_full_collect(struct kgc_heap *h, uint32_t *npinned)
 			}
 			if (d != p) {
 				memmove(d, p, sz);
-				moved += sz;
+				f->moved += sz;
 			}
 			d += sz;
 		}
 	}
-	/* 5. region bookkeeping */
-	for (uint32_t k = 0; k < n; k++) {
-		struct region *r = &h->regions[list[k]];
+}
 
-		if (k <= di && new_top[k] > r->bottom) {
-			if (h->opt.poison && r->top > new_top[k])
-				memset(new_top[k], 0xde, (size_t)(r->top - new_top[k]));
-			r->top = new_top[k];
+/* 5. regions: compacted ones keep their new top or are freed; dead humongous
+ * objects are freed; pinned regions keep their place, dead objects filled */
+static void full_regions(struct full *f)
+{
+	struct kgc_heap *h = f->h;
+
+	for (uint32_t k = 0; k < f->n; k++) {
+		struct region *r = &h->regions[f->list[k]];
+
+		if (k <= f->di && f->new_top[k] > r->bottom) {
+			if (h->opt.poison && r->top > f->new_top[k])
+				memset(f->new_top[k], 0xde, (size_t)(r->top - f->new_top[k]));
+			r->top = f->new_top[k];
 			kgci_region_set_type(h, r, RT_OLD);
 		} else {
 			if (h->opt.poison)
@@ -274,7 +319,6 @@ void kgci_full_collect(struct kgc_heap *h, uint32_t *npinned)
 					kgci_region_free(h, &h->regions[i + k]);
 			}
 		} else if (r->type != RT_FREE && r->type != RT_HUM_CONT && !(r->flags & RF_CSET)) {
-			/* pinned: stays in place, dead objects become fillers */
 			fill_dead(h, r);
 			if (r->type != RT_OLD)
 				kgci_region_set_type(h, r, RT_OLD);
@@ -283,7 +327,7 @@ void kgci_full_collect(struct kgc_heap *h, uint32_t *npinned)
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
 
-		if (was_used[i]) {
+		if (f->was_used[i]) {
 			clear_bits(h, r);
 			kgci_cards_clear_region(h, r);	/* no young objects are left */
 		}
@@ -291,16 +335,26 @@ void kgci_full_collect(struct kgc_heap *h, uint32_t *npinned)
 		if (r->type == RT_OLD)
 			kgci_bot_rebuild(h, r);
 	}
-	h->eden_cur = -1;
-	{
-		size_t after = kgci_heap_used_bytes(h);
+}
 
-		h->st.bytes_freed += used_before > after ? used_before - after : 0;
-	}
+void kgci_full_collect(struct kgc_heap *h, uint32_t *npinned)
+{
+	struct full f = { .h = h };
+	size_t used_before = kgci_heap_used_bytes(h), after;
+
+	full_prepare(&f, npinned);
+	full_mark(&f);
+	full_forward(&f);
+	full_adjust(&f);
+	full_compact(&f);
+	full_regions(&f);
+	h->eden_cur = -1;
+	after = kgci_heap_used_bytes(h);
+	h->st.bytes_freed += used_before > after ? used_before - after : 0;
 	kgci_log_line(h, LOG_HEAP, "full: moved %zuK; regions: old %u humongous %u free %u",
-		 moved >> 10, h->count[RT_OLD], h->count[RT_HUM_START] + h->count[RT_HUM_CONT],
-		 h->count[RT_FREE]);
-	free(list);
-	free(new_top);
-	free(was_used);
+		      f.moved >> 10, h->count[RT_OLD], h->count[RT_HUM_START] + h->count[RT_HUM_CONT],
+		      h->count[RT_FREE]);
+	free(f.list);
+	free(f.new_top);
+	free(f.was_used);
 }
