@@ -38,7 +38,6 @@ struct kgc_heap *kgc_heap_alloc(void)
 		return NULL;
 	mutex_init(&heap->lock);
 	spin_lock_init(&heap->slot_lock);
-	atomic_set(&heap->nr_vmas, 0);
 	heap->id = atomic_inc_return(&kgc_heap_ids);
 	return heap;
 }
@@ -103,7 +102,8 @@ int kgc_heap_create(struct kgc_heap *heap, struct kgc_heap_create *arg)
 	table_size = PAGE_ALIGN((size_t)arg->nr_regions *
 				sizeof(struct kgc_region_rec));
 
-	mutex_lock(&heap->lock);
+	if (mutex_lock_killable(&heap->lock))
+		return -EINTR;
 	if (heap->created) {
 		ret = -EEXIST;
 		goto unlock;
@@ -269,6 +269,12 @@ static int kgc_region_populate(struct kgc_heap *heap, u32 r)
  * allocates every missing page. On -ENOMEM or -EINTR the pages allocated
  * so far stay committed (and accounted): nothing leaks, and UNCOMMIT or
  * close releases them.
+ *
+ * No heap->lock: COMMIT only adds pages and flags, each under slot_lock,
+ * exactly like a fault, so a populate of the whole heap never holds up
+ * the other ioctls. A racing UNCOMMIT of the same regions behaves as it
+ * does against faults: what it released is gone, what was added after
+ * stays committed.
  */
 int kgc_heap_commit(struct kgc_heap *heap, struct kgc_region_range *arg)
 {
@@ -283,7 +289,6 @@ int kgc_heap_commit(struct kgc_heap *heap, struct kgc_region_range *arg)
 	if (ret)
 		return ret;
 
-	mutex_lock(&heap->lock);
 	for (r = arg->first; r < arg->first + arg->count; r++) {
 		spin_lock(&heap->slot_lock);
 		heap->regions[r].flags |= KGC_RF_COMMITTED;
@@ -293,13 +298,11 @@ int kgc_heap_commit(struct kgc_heap *heap, struct kgc_region_range *arg)
 		if (arg->flags & KGC_COMMIT_POPULATE) {
 			ret = kgc_region_populate(heap, r);
 			if (ret)
-				goto unlock;
+				return ret;
 		}
 	}
 	atomic64_inc(&heap->commits);
-unlock:
-	mutex_unlock(&heap->lock);
-	return ret;
+	return 0;
 }
 
 /*
@@ -319,7 +322,8 @@ static bool kgc_page_kpinned(struct page *page)
 
 /*
  * Counts the kernel-pinned pages of region @r. Caller holds heap->lock, so
- * no page can leave the array (only uncommit and close remove pages).
+ * no page can leave the array (only uncommit and close remove pages). A
+ * region without pages costs O(1).
  */
 u32 kgc_region_kernel_pins(struct kgc_heap *heap, u32 r)
 {
@@ -329,6 +333,8 @@ u32 kgc_region_kernel_pins(struct kgc_heap *heap, u32 r)
 	u32 pins = 0;
 
 	lockdep_assert_held(&heap->lock);
+	if (!READ_ONCE(heap->regions[r].nr_pages))
+		return 0;
 	for (; idx < end; idx++) {
 		page = READ_ONCE(heap->pages[idx]);
 		if (page && kgc_page_kpinned(page))
@@ -439,6 +445,9 @@ static void kgc_region_release(struct kgc_heap *heap, u32 r)
  *
  * A pin taken after the check (by a thread racing with its own uncommit)
  * cannot hurt the kernel: the pinned page lives on, detached from the heap.
+ *
+ * -EINTR when a fatal signal arrives while waiting for heap->lock or
+ * during the checks: nothing was released then either.
  */
 int kgc_heap_uncommit(struct kgc_heap *heap, struct kgc_region_range *arg)
 {
@@ -451,8 +460,13 @@ int kgc_heap_uncommit(struct kgc_heap *heap, struct kgc_region_range *arg)
 	if (ret)
 		return ret;
 
-	mutex_lock(&heap->lock);
+	if (mutex_lock_killable(&heap->lock))
+		return -EINTR;
 	for (r = arg->first; r < arg->first + arg->count; r++) {
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			goto unlock;
+		}
 		if (kgc_region_busy(heap, r)) {
 			arg->busy_region = r;
 			atomic64_inc(&heap->uncommit_busy);
@@ -482,7 +496,8 @@ int kgc_heap_pin_query(struct kgc_heap *heap, u32 first, u32 count,
 	if (ret)
 		return ret;
 
-	mutex_lock(&heap->lock);
+	if (mutex_lock_killable(&heap->lock))
+		return -EINTR;
 	for (r = first; r < first + count; r++) {
 		pins = kgc_region_kernel_pins(heap, r);
 		kgc_region_set_kpins(heap, r, pins);

@@ -5,10 +5,15 @@
  * Locking (outermost first):
  *
  *   mmap_lock (core mm)
- *     heap->lock       mutex: serialises the ioctls of one heap (create,
- *                      commit, uncommit, pin query) and debugfs dumps.
- *                      Never held across copy_{from,to}_user, so no
- *                      heap->lock -> mmap_lock edge exists.
+ *     heap->lock       mutex: serialises create, uncommit and pin queries
+ *                      of one heap, and each region of a debugfs dump.
+ *                      Always taken killable (-EINTR); long walks under
+ *                      it cond_resched() and stop on a fatal signal.
+ *                      COMMIT (and its POPULATE) does not take it: it only
+ *                      adds pages, under slot_lock. Never held across
+ *                      copy_{from,to}_user, so no heap->lock -> mmap_lock
+ *                      edge exists.
+ *         i_mmap_rwsem (core mm, by unmap_mapping_pages() in uncommit)
  *       page lock      taken by the fault handler (held until the core has
  *                      installed the PTE) and briefly by uncommit.
  *         heap->slot_lock  spinlock: heap->pages[], heap->regions[] and
@@ -67,7 +72,6 @@ struct kgc_heap {
 	struct page **scratch;		/* region_pages, used under @lock */
 	unsigned long nr_present;	/* under slot_lock */
 
-	atomic_t nr_vmas;
 	struct dentry *dentry;
 
 	atomic64_t faults;

@@ -8,6 +8,8 @@
  *   -EFAULT  bad argument or bitmap pointer
  *   -EINVAL  nonzero flags/reserved fields, bad sizes, bad region ranges
  *   -ENODEV  COMMIT, UNCOMMIT or PIN_QUERY before HEAP_CREATE (as mmap)
+ *   -EBADF   HEAP_CREATE, COMMIT, UNCOMMIT on an fd not open for writing
+ *   -EINTR   fatal signal while waiting for the heap lock or populating
  * HEAP_CREATE: -EEXIST on a second create, -E2BIG over max_heap_mb.
  * UNCOMMIT: -EBUSY with busy_region set (the struct is copied out).
  */
@@ -81,7 +83,6 @@ static int kgc_ioctl_stats(struct kgc_heap *heap, struct kgc_stats *st)
 		st->heap_pages = heap->nr_present;
 		spin_unlock(&heap->slot_lock);
 	}
-	st->module_pages = atomic_long_read(&kgc_pages_held);
 	st->faults = atomic64_read(&heap->faults);
 	st->commits = atomic64_read(&heap->commits);
 	st->uncommits = atomic64_read(&heap->uncommits);
@@ -108,6 +109,10 @@ long kgc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case KGC_IOC_HEAP_CREATE:
 	case KGC_IOC_REGION_COMMIT:
 	case KGC_IOC_REGION_UNCOMMIT:
+		/* They change the heap: a writable fd only, checked first. */
+		if (!(file->f_mode & FMODE_WRITE))
+			return -EBADF;
+		fallthrough;
 	case KGC_IOC_PIN_QUERY:
 		if (copy_from_user(&u, uarg, size))
 			return -EFAULT;

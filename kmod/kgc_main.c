@@ -53,12 +53,24 @@ static int kgc_pages_held_get(char *buf, const struct kernel_param *kp)
 	return sysfs_emit(buf, "%ld\n", atomic_long_read(&kgc_pages_held));
 }
 
+/*
+ * parse_args() calls .set for "insmod kgc.ko pages_held=N" whatever the
+ * sysfs mode says, so a read-only parameter needs a .set that refuses:
+ * the load then fails with -EPERM.
+ */
+static int kgc_param_set_ro(const char *val, const struct kernel_param *kp)
+{
+	return -EPERM;
+}
+
 static const struct kernel_param_ops kgc_pages_held_ops = {
+	.set = kgc_param_set_ro,
 	.get = kgc_pages_held_get,
 };
 
-module_param_cb(pages_held, &kgc_pages_held_ops, NULL, 0444);
-MODULE_PARM_DESC(pages_held, "Pages all heaps hold now (read-only)");
+/* Module-wide usage: root only (also /sys/kernel/debug/kgc/pages_held). */
+module_param_cb(pages_held, &kgc_pages_held_ops, NULL, 0400);
+MODULE_PARM_DESC(pages_held, "Pages all heaps hold now (read-only, root only; setting it at load fails with -EPERM)");
 
 /* ---- private inodes ---------------------------------------------------- */
 

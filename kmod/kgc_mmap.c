@@ -7,29 +7,17 @@
  * .fault through vmf->page (no VM_PFNMAP/VM_MIXEDMAP), so GUP, O_DIRECT
  * and io_uring fixed buffers work on them like on any page.
  *
- * Both kinds of VMA are VM_DONTCOPY (a fork child does not inherit them),
- * VM_DONTEXPAND (mremap may move or shrink, never grow; also keeps mlock
- * off them) and VM_DONTDUMP.
+ * Both kinds of VMA are VM_DONTCOPY (a fork child does not inherit them)
+ * and VM_DONTDUMP, and nothing else: no VM_SPECIAL flag and no .open or
+ * .close op, so split VMAs merge back (mprotect round trips, partial
+ * munmap + remap), mremap may grow them like a file mapping (the fault
+ * handlers answer SIGBUS past the heap or the table) and mlock works.
  */
 #include <linux/mm.h>
 #include <linux/pagemap.h>
 #include <linux/vmalloc.h>
 
 #include "kgc_internal.h"
-
-static void kgc_vm_open(struct vm_area_struct *vma)
-{
-	struct kgc_heap *heap = vma->vm_private_data;
-
-	atomic_inc(&heap->nr_vmas);
-}
-
-static void kgc_vm_close(struct vm_area_struct *vma)
-{
-	struct kgc_heap *heap = vma->vm_private_data;
-
-	atomic_dec(&heap->nr_vmas);
-}
 
 /*
  * Returns the page locked (VM_FAULT_LOCKED) after checking, under the page
@@ -65,8 +53,6 @@ static vm_fault_t kgc_heap_fault(struct vm_fault *vmf)
 }
 
 static const struct vm_operations_struct kgc_heap_vm_ops = {
-	.open = kgc_vm_open,
-	.close = kgc_vm_close,
 	.fault = kgc_heap_fault,
 };
 
@@ -92,8 +78,6 @@ static vm_fault_t kgc_table_fault(struct vm_fault *vmf)
 }
 
 static const struct vm_operations_struct kgc_table_vm_ops = {
-	.open = kgc_vm_open,
-	.close = kgc_vm_close,
 	.fault = kgc_table_fault,
 };
 
@@ -123,8 +107,7 @@ int kgc_mmap(struct file *file, struct vm_area_struct *vma)
 		return -EINVAL;
 	}
 
-	vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
+	vm_flags_set(vma, VM_DONTCOPY | VM_DONTDUMP);
 	vma->vm_private_data = heap;
-	kgc_vm_open(vma);
 	return 0;
 }

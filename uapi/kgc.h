@@ -19,7 +19,13 @@
 #include <linux/types.h>
 #include <linux/ioctl.h>
 
-#define KGC_API_VERSION		1
+/*
+ * 2: ioctl magic 0xBC (v1 used 0xB7, registered to remoteproc and nsfs);
+ *    mutating ioctls need a writable fd (EBADF); kgc_stats no longer
+ *    reports module-wide pages (root-only in debugfs/sysfs now); heap
+ *    mappings may be split, merged and grown like any file mapping.
+ */
+#define KGC_API_VERSION		2
 
 /* Feature bits reported by KGC_IOC_INFO. */
 #define KGC_FEAT_REGION_TABLE	(1ULL << 0)	/* mmap at KGC_TABLE_OFFSET */
@@ -98,7 +104,7 @@ struct kgc_pin_query {
 
 struct kgc_stats {
 	__u64 heap_pages;	/* pages this heap holds now */
-	__u64 module_pages;	/* pages all heaps of the module hold now */
+	__u64 reserved0;	/* output: zero (v1: module-wide pages) */
 	__u64 faults;
 	__u64 commits;
 	__u64 uncommits;
@@ -117,10 +123,18 @@ struct kgc_stats {
  *   EFAULT  the argument pointer cannot be read (input commands) or written
  *           (the result is copied out last: the command's effect - a created
  *           heap, committed or released regions, table updates - stays).
+ *   EBADF   HEAP_CREATE, REGION_COMMIT, REGION_UNCOMMIT (the commands that
+ *           change the heap) on an fd not open for writing; checked before
+ *           anything else, the argument is not read.
+ *   EINTR   HEAP_CREATE, REGION_UNCOMMIT, PIN_QUERY: a fatal signal arrived
+ *           while waiting for the heap's lock (the wait is killable; the
+ *           task dies, nothing was changed).
  *
  * KGC_IOC_INFO    works with or without a heap; only EFAULT.
  * KGC_IOC_STATS   works with or without a heap (heap_pages is 0 before
- *                 HEAP_CREATE); only EFAULT.
+ *                 HEAP_CREATE); only EFAULT. Per heap only: the pages all
+ *                 heaps hold are root's (/sys/module/kgc/parameters/
+ *                 pages_held and /sys/kernel/debug/kgc/pages_held, 0400).
  * KGC_IOC_HEAP_CREATE
  *   EINVAL  flags or reserved[] nonzero; region_size not a power of two in
  *           [1 << KGC_REGION_SHIFT_MIN, 1 << KGC_REGION_SHIFT_MAX];
@@ -136,6 +150,8 @@ struct kgc_stats {
  *           count == 0 or [first, first + count) not inside the heap.
  *   ENOMEM, EINTR  (POPULATE) out of memory / fatal signal: the pages
  *           allocated so far stay committed (UNCOMMIT or close frees them).
+ *           COMMIT takes no heap lock: a long POPULATE does not delay the
+ *           heap's other ioctls, nor they it.
  * KGC_IOC_REGION_UNCOMMIT
  *   ENODEV  before HEAP_CREATE.
  *   EINVAL  flags or reserved[] nonzero; count == 0 or range not inside
@@ -144,6 +160,8 @@ struct kgc_stats {
  *           page: busy_region is the first such region (the struct is
  *           copied out; EFAULT instead if that fails), its kernel pins are
  *           recorded in the table, and nothing in the range was released.
+ *   EINTR   also when a fatal signal arrives while the range's pins are
+ *           being checked: nothing was released.
  * KGC_IOC_PIN_QUERY
  *   ENODEV  before HEAP_CREATE.
  *   EINVAL  flags or reserved[] nonzero; count == 0, count > nr_regions or
@@ -153,9 +171,17 @@ struct kgc_stats {
  *           table's kernel_pins/KGC_RF_KPINNED are updated all the same).
  * mmap (not an ioctl): ENODEV before HEAP_CREATE; EINVAL for a private
  * mapping, a heap range not inside [0, heap_size) or a table mapping other
- * than exactly [table_offset, table_offset + table_size).
+ * than exactly [table_offset, table_offset + table_size). The mappings
+ * behave like shared file mappings: they split, merge back and may be
+ * grown by mremap; an access past the heap's or the table's end raises
+ * SIGBUS.
  */
-#define KGC_IOC_MAGIC		0xB7
+/*
+ * 0xBC: unused in Documentation/userspace-api/ioctl/ioctl-number.rst (6.12
+ * and mainline: 0xB7 remoteproc/nsfs, 0xB8 mshv/mrvl_cn10k_dpi, 0xBA
+ * liveupdate, 0xC0 iowarrior), numbers 0x00-0x1F used by kgc.
+ */
+#define KGC_IOC_MAGIC		0xBC
 
 #define KGC_IOC_INFO		_IOR(KGC_IOC_MAGIC, 0x00, struct kgc_info)
 #define KGC_IOC_HEAP_CREATE	_IOWR(KGC_IOC_MAGIC, 0x01, struct kgc_heap_create)
