@@ -482,14 +482,26 @@ unlock:
 	return ret;
 }
 
+/* Queries region @r for kgc_heap_pin_query(); true when kernel-pinned. */
+static bool kgc_region_query(struct kgc_heap *heap, u32 r)
+{
+	u32 pins = kgc_region_kernel_pins(heap, r);
+
+	kgc_region_set_kpins(heap, r, pins);
+	return pins != 0;
+}
+
 /*
  * Sets bit (r - first) of @bitmap for each kernel-pinned region and records
- * the result in the region table (kernel_pins, KGC_RF_KPINNED).
+ * the result in the region table (kernel_pins, KGC_RF_KPINNED). With
+ * @select, only the regions whose bit (r - first) is set there are looked
+ * at: the cost follows the selection, not the heap.
  */
 int kgc_heap_pin_query(struct kgc_heap *heap, u32 first, u32 count,
-		       u64 *bitmap, u32 *nr_pinned)
+		       const u64 *select, u64 *bitmap, u32 *nr_pinned)
 {
-	u32 r, pins, n = 0;
+	u32 w, words = DIV_ROUND_UP(count, 64), i, n = 0;
+	u64 bits;
 	int ret;
 
 	ret = kgc_check_range(heap, first, count);
@@ -498,12 +510,20 @@ int kgc_heap_pin_query(struct kgc_heap *heap, u32 first, u32 count,
 
 	if (mutex_lock_killable(&heap->lock))
 		return -EINTR;
-	for (r = first; r < first + count; r++) {
-		pins = kgc_region_kernel_pins(heap, r);
-		kgc_region_set_kpins(heap, r, pins);
-		if (pins) {
-			bitmap[(r - first) / 64] |= 1ULL << ((r - first) % 64);
-			n++;
+	for (w = 0; w < words; w++) {
+		if (select) {
+			bits = select[w];
+		} else {
+			i = min(count - w * 64, 64U);
+			bits = GENMASK_ULL(i - 1, 0);
+		}
+		while (bits) {
+			i = __ffs64(bits);
+			bits &= bits - 1;
+			if (kgc_region_query(heap, first + w * 64 + i)) {
+				bitmap[w] |= 1ULL << i;
+				n++;
+			}
 		}
 	}
 	atomic64_inc(&heap->pin_queries);

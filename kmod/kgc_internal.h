@@ -94,7 +94,7 @@ struct page *kgc_heap_get_page(struct kgc_heap *heap, pgoff_t idx);
 int kgc_heap_commit(struct kgc_heap *heap, struct kgc_region_range *arg);
 int kgc_heap_uncommit(struct kgc_heap *heap, struct kgc_region_range *arg);
 int kgc_heap_pin_query(struct kgc_heap *heap, u32 first, u32 count,
-		       u64 *bitmap, u32 *nr_pinned);
+		       const u64 *select, u64 *bitmap, u32 *nr_pinned);
 u32 kgc_region_kernel_pins(struct kgc_heap *heap, u32 region);
 u64 kgc_max_heap_bytes(void);
 

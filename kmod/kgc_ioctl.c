@@ -35,7 +35,8 @@ static int kgc_ioctl_info(struct kgc_info *info)
 	info->api_version = KGC_API_VERSION;
 	info->page_size = PAGE_SIZE;
 	info->features = KGC_FEAT_REGION_TABLE | KGC_FEAT_PIN_QUERY |
-			 KGC_FEAT_STATS | KGC_FEAT_DEBUGFS | KGC_FEAT_POPULATE;
+			 KGC_FEAT_STATS | KGC_FEAT_DEBUGFS | KGC_FEAT_POPULATE |
+			 KGC_FEAT_PIN_SELECT;
 	info->region_shift_min = KGC_REGION_SHIFT_MIN;
 	info->region_shift_max = KGC_REGION_SHIFT_MAX;
 	info->max_heap_bytes = max_bytes;
@@ -50,21 +51,37 @@ static int kgc_ioctl_pin_query(struct kgc_heap *heap,
 			       struct kgc_pin_query *pin)
 {
 	void __user *ubitmap = u64_to_user_ptr(pin->bitmap_ptr);
-	size_t bytes;
-	u64 *bitmap;
+	size_t words, bytes;
+	u64 *bitmap, *select = NULL;
 	int ret;
 
-	if (pin->flags || memchr_inv(pin->reserved, 0, sizeof(pin->reserved)))
+	if (pin->flags & ~KGC_PIN_QUERY_SELECT)
+		return -EINVAL;
+	if (memchr_inv(pin->reserved, 0, sizeof(pin->reserved)))
 		return -EINVAL;
 	if (!pin->count || pin->count > heap->nr_regions)
 		return -EINVAL;
 
-	bytes = DIV_ROUND_UP(pin->count, 64) * sizeof(u64);
-	bitmap = kvzalloc(bytes, GFP_KERNEL_ACCOUNT);
+	words = DIV_ROUND_UP(pin->count, 64);
+	bytes = words * sizeof(u64);
+	/* Result and (with SELECT) selection in one allocation. */
+	bitmap = kvzalloc(pin->flags & KGC_PIN_QUERY_SELECT ? 2 * bytes : bytes,
+			  GFP_KERNEL_ACCOUNT);
 	if (!bitmap)
 		return -ENOMEM;
 
-	ret = kgc_heap_pin_query(heap, pin->first, pin->count, bitmap,
+	if (pin->flags & KGC_PIN_QUERY_SELECT) {
+		select = bitmap + words;
+		ret = -EFAULT;
+		if (copy_from_user(select, ubitmap, bytes))
+			goto free_bitmap;
+		ret = -EINVAL;
+		if (pin->count % 64 &&
+		    select[words - 1] & ~GENMASK_ULL(pin->count % 64 - 1, 0))
+			goto free_bitmap;
+	}
+
+	ret = kgc_heap_pin_query(heap, pin->first, pin->count, select, bitmap,
 				 &pin->nr_pinned);
 	if (ret)
 		goto free_bitmap;

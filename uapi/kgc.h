@@ -33,6 +33,7 @@
 #define KGC_FEAT_STATS		(1ULL << 2)	/* KGC_IOC_STATS */
 #define KGC_FEAT_DEBUGFS	(1ULL << 3)	/* /sys/kernel/debug/kgc/<heap> */
 #define KGC_FEAT_POPULATE	(1ULL << 4)	/* KGC_COMMIT_POPULATE */
+#define KGC_FEAT_PIN_SELECT	(1ULL << 5)	/* KGC_PIN_QUERY_SELECT */
 
 /* Region sizes: power of two from 1 MiB to 32 MiB. */
 #define KGC_REGION_SHIFT_MIN	20
@@ -92,13 +93,22 @@ struct kgc_region_range {
  * KGC_IOC_PIN_QUERY: for regions [first, first+count), set bit (i - first) of
  * the __u64 array at bitmap_ptr (count bits, rounded up to 64) when the kernel
  * holds region i pinned (DMA pins or references beyond the heap's own).
+ *
+ * With KGC_PIN_QUERY_SELECT the bitmap is also the input: only the regions
+ * whose bit is set are examined (a young collection passes its collection
+ * set), the others are neither looked at nor updated in the table, and
+ * their bits come back 0. Bits past count in the last word must be 0.
+ * Cost: O(count / 64) to scan the selection, plus per selected region O(1)
+ * when it holds no page, else one look at each page slot of the region.
  */
+#define KGC_PIN_QUERY_SELECT	(1U << 0)
+
 struct kgc_pin_query {
 	__u32 first;
 	__u32 count;
 	__u64 bitmap_ptr;	/* user pointer to __u64[(count + 63) / 64] */
 	__u32 nr_pinned;	/* out: regions with kernel pins */
-	__u32 flags;		/* must be 0 */
+	__u32 flags;		/* KGC_PIN_QUERY_SELECT or 0 */
 	__u64 reserved[2];	/* must be 0 */
 };
 
@@ -164,11 +174,13 @@ struct kgc_stats {
  *           being checked: nothing was released.
  * KGC_IOC_PIN_QUERY
  *   ENODEV  before HEAP_CREATE.
- *   EINVAL  flags or reserved[] nonzero; count == 0, count > nr_regions or
- *           [first, first + count) not inside the heap.
+ *   EINVAL  flags other than KGC_PIN_QUERY_SELECT or reserved[] nonzero;
+ *           count == 0, count > nr_regions or [first, first + count) not
+ *           inside the heap; SELECT with a bit set past count.
  *   ENOMEM  no memory for the kernel-side bitmap.
  *   EFAULT  also when bitmap_ptr cannot take (count + 63) / 64 __u64s (the
- *           table's kernel_pins/KGC_RF_KPINNED are updated all the same).
+ *           table's kernel_pins/KGC_RF_KPINNED are updated all the same),
+ *           or with SELECT cannot be read (nothing examined).
  * mmap (not an ioctl): ENODEV before HEAP_CREATE; EINVAL for a private
  * mapping, a heap range not inside [0, heap_size) or a table mapping other
  * than exactly [table_offset, table_offset + table_size). The mappings
