@@ -14,7 +14,7 @@ static struct dentry *kgc_debugfs_root;
 
 static int kgc_pages_held_show(struct seq_file *m, void *unused)
 {
-	seq_printf(m, "%ld\n", atomic_long_read(&kgc_pages_held));
+	seq_printf(m, "%ld\n", kgc_pages_held());
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(kgc_pages_held);
@@ -24,10 +24,10 @@ static int kgc_heap_show(struct seq_file *m, void *unused)
 	struct kgc_heap *heap = m->private;
 	u32 r, kpins;
 
-	seq_printf(m, "heap %u region_size %llu regions %u pages %lu mapped %d\n",
+	seq_printf(m, "heap %u region_size %llu regions %u pages %lu mapped %d huge %d\n",
 		   heap->id, 1ULL << heap->region_shift, heap->nr_regions,
-		   READ_ONCE(heap->nr_present),
-		   mapping_mapped(heap->inode->i_mapping) ? 1 : 0);
+		   kgc_heap_nr_pages(heap),
+		   mapping_mapped(heap->shm->f_mapping) ? 1 : 0, heap->huge);
 	seq_puts(m, "region committed_pages user_pins kernel_pins flags\n");
 	/* heap->lock one region at a time: ioctls get their turn between. */
 	for (r = 0; r < heap->nr_regions; r++) {

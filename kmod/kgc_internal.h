@@ -13,12 +13,13 @@
  *                      adds pages, under slot_lock. Never held across
  *                      copy_{from,to}_user, so no heap->lock -> mmap_lock
  *                      edge exists.
- *         i_mmap_rwsem (core mm, by unmap_mapping_pages() in uncommit)
- *       page lock      taken by the fault handler (held until the core has
- *                      installed the PTE) and briefly by uncommit.
- *         heap->slot_lock  spinlock: heap->pages[], heap->regions[] and
- *                      the module-owned fields of the region table. Never
- *                      held across allocation, sleeping or unmapping.
+ *       i_rwsem of the heap's shmem inode (vfs_fallocate() in uncommit)
+ *       heap->slot_lock  spinlock: heap->regions[] and the module-owned
+ *                      fields of the region table. Never held across
+ *                      allocation, sleeping or unmapping.
+ *   kgc_heaps_lock     spinlock: the list of heaps (module-wide count).
+ *
+ * Faults on heap mappings are shmem's and take none of these.
  *
  * mmap does not take heap->lock: it only reads the heap geometry, which is
  * immutable once heap->created is set (store-release / load-acquire).
@@ -40,20 +41,19 @@
 /* Hard ceiling for the max_heap_mb parameter (64 GiB, 16M pages). */
 #define KGC_MAX_HEAP_MB_LIMIT	65536U
 
-/* Pages the fault path and COMMIT_POPULATE allocate. */
-#define KGC_GFP			(GFP_HIGHUSER | __GFP_ZERO | __GFP_ACCOUNT)
-
 /* Kernel-side view of a region; the user-visible copy lives in the table. */
 struct kgc_region {
-	u32 nr_pages;		/* pages present in heap->pages[] */
+	u32 nr_pages;		/* resident pages seen at the last refresh */
 	u32 flags;		/* KGC_RF_* */
-	u32 kernel_pins;	/* pinned pages seen at the last query */
+	u32 kernel_pins;	/* pinned pages seen at the last refresh */
 };
 
 struct kgc_heap {
 	struct mutex lock;		/* ioctls, debugfs; see top */
-	spinlock_t slot_lock;		/* pages[], regions[], table */
-	struct inode *inode;		/* hosts this heap's address_space */
+	spinlock_t slot_lock;		/* regions[], table */
+	struct inode *inode;		/* hosts the table's address_space */
+	struct file *shm;		/* the heap's memory (shmem) */
+	struct list_head node;		/* in the module's list of heaps */
 	u32 id;
 	bool created;			/* smp_store_release()d by HEAP_CREATE */
 
@@ -63,14 +63,12 @@ struct kgc_heap {
 	unsigned long region_pages;
 	unsigned long nr_pages;
 	u64 heap_size;
+	bool huge;			/* shm on the huge=within_size mount */
 	size_t table_size;
 	pgoff_t table_pgoff;
 
-	struct page **pages;		/* nr_pages slots, one ref each */
 	struct kgc_region *regions;	/* nr_regions */
 	struct kgc_region_rec *table;	/* vmalloc_user(), mapped shared */
-	struct page **scratch;		/* region_pages, used under @lock */
-	unsigned long nr_present;	/* under slot_lock */
 
 	struct dentry *dentry;
 
@@ -84,13 +82,14 @@ struct kgc_heap {
 
 /* kgc_main.c */
 extern unsigned int kgc_max_heap_mb;
-extern atomic_long_t kgc_pages_held;
+extern struct vfsmount *kgc_shm_mnt_huge;
 
 /* kgc_heap.c */
 struct kgc_heap *kgc_heap_alloc(void);
 void kgc_heap_free(struct kgc_heap *heap);
 int kgc_heap_create(struct kgc_heap *heap, struct kgc_heap_create *arg);
-struct page *kgc_heap_get_page(struct kgc_heap *heap, pgoff_t idx);
+unsigned long kgc_heap_nr_pages(struct kgc_heap *heap);
+long kgc_pages_held(void);
 int kgc_heap_commit(struct kgc_heap *heap, struct kgc_region_range *arg);
 int kgc_heap_uncommit(struct kgc_heap *heap, struct kgc_region_range *arg);
 int kgc_heap_pin_query(struct kgc_heap *heap, u32 first, u32 count,
@@ -106,6 +105,9 @@ static inline bool kgc_heap_created(struct kgc_heap *heap)
 
 /* kgc_mmap.c */
 int kgc_mmap(struct file *file, struct vm_area_struct *vma);
+unsigned long kgc_get_unmapped_area(struct file *file, unsigned long addr,
+				    unsigned long len, unsigned long pgoff,
+				    unsigned long flags);
 
 /* kgc_ioctl.c */
 long kgc_ioctl(struct file *file, unsigned int cmd, unsigned long arg);

@@ -36,7 +36,7 @@ static int kgc_ioctl_info(struct kgc_info *info)
 	info->page_size = PAGE_SIZE;
 	info->features = KGC_FEAT_REGION_TABLE | KGC_FEAT_PIN_QUERY |
 			 KGC_FEAT_STATS | KGC_FEAT_DEBUGFS | KGC_FEAT_POPULATE |
-			 KGC_FEAT_PIN_SELECT;
+			 KGC_FEAT_PIN_SELECT | KGC_FEAT_SHMEM;
 	info->region_shift_min = KGC_REGION_SHIFT_MIN;
 	info->region_shift_max = KGC_REGION_SHIFT_MAX;
 	info->max_heap_bytes = max_bytes;
@@ -95,11 +95,7 @@ free_bitmap:
 
 static int kgc_ioctl_stats(struct kgc_heap *heap, struct kgc_stats *st)
 {
-	if (kgc_heap_created(heap)) {
-		spin_lock(&heap->slot_lock);
-		st->heap_pages = heap->nr_present;
-		spin_unlock(&heap->slot_lock);
-	}
+	st->heap_pages = kgc_heap_nr_pages(heap);
 	st->faults = atomic64_read(&heap->faults);
 	st->commits = atomic64_read(&heap->commits);
 	st->uncommits = atomic64_read(&heap->uncommits);

@@ -45,12 +45,10 @@ module_param(dev_mode, ushort, 0444);
 MODULE_PARM_DESC(dev_mode,
 		 "Permission bits of /dev/kgc (default 0600; e.g. 0660 plus a udev GROUP= rule to open it to a group)");
 
-/* Pages held by all heaps of the module right now. */
-atomic_long_t kgc_pages_held = ATOMIC_LONG_INIT(0);
-
+/* Pages the heaps of all open fds hold right now. */
 static int kgc_pages_held_get(char *buf, const struct kernel_param *kp)
 {
-	return sysfs_emit(buf, "%ld\n", atomic_long_read(&kgc_pages_held));
+	return sysfs_emit(buf, "%ld\n", kgc_pages_held());
 }
 
 /*
@@ -75,6 +73,34 @@ MODULE_PARM_DESC(pages_held, "Pages all heaps hold now (read-only, root only; se
 /* ---- private inodes ---------------------------------------------------- */
 
 static struct vfsmount *kgc_mnt;
+
+/*
+ * Private tmpfs for heaps of PMD-sized regions: huge=within_size gives
+ * them huge folios whatever shmem_enabled says (unless "deny"). NULL when
+ * it cannot be mounted: those heaps then use the kernel's shm mount.
+ */
+struct vfsmount *kgc_shm_mnt_huge;
+
+static void kgc_shm_mount(void)
+{
+	/* Parsed in place: must be writable. */
+	char opts[] = "huge=within_size";
+	struct file_system_type *type;
+	struct vfsmount *mnt;
+
+	if (!IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE))
+		return;
+	type = get_fs_type("tmpfs");	/* built in: no module reference */
+	if (!type)
+		return;
+	mnt = vfs_kern_mount(type, SB_KERNMOUNT, "kgc_heap_shm", opts);
+	if (IS_ERR(mnt)) {
+		pr_warn("no huge tmpfs mount (%ld): heaps use small pages\n",
+			PTR_ERR(mnt));
+		return;
+	}
+	kgc_shm_mnt_huge = mnt;
+}
 
 static int kgc_init_fs_context(struct fs_context *fc)
 {
@@ -121,10 +147,10 @@ free_heap:
 }
 
 /*
- * Called once the last file reference is gone. Every VMA holds a file
- * reference, so no mapping and no fault can exist any more; kernel pins
- * (GUP, io_uring, O_DIRECT) hold page references of their own and keep
- * their pages alive after kgc_heap_free() drops the heap's.
+ * Called once the last file reference is gone: no table mapping exists any
+ * more. Heap mappings hold the shmem file, which keeps the memory until
+ * they are unmapped; kernel pins (io_uring, O_DIRECT) hold references of
+ * their own and keep their folios until unpinned.
  */
 static int kgc_release(struct inode *inode, struct file *file)
 {
@@ -140,6 +166,7 @@ static const struct file_operations kgc_fops = {
 	.open = kgc_open,
 	.release = kgc_release,
 	.mmap = kgc_mmap,
+	.get_unmapped_area = kgc_get_unmapped_area,
 	.unlocked_ioctl = kgc_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,
@@ -174,6 +201,7 @@ static int __init kgc_init(void)
 	if (IS_ERR(kgc_mnt))
 		return PTR_ERR(kgc_mnt);
 
+	kgc_shm_mount();
 	kgc_debugfs_init();
 
 	ret = misc_register(&kgc_misc);
@@ -183,6 +211,8 @@ static int __init kgc_init(void)
 
 remove_debugfs:
 	kgc_debugfs_exit();
+	if (kgc_shm_mnt_huge)
+		kern_unmount(kgc_shm_mnt_huge);
 	kern_unmount(kgc_mnt);
 	return ret;
 }
@@ -191,10 +221,10 @@ static void __exit kgc_exit(void)
 {
 	misc_deregister(&kgc_misc);
 	kgc_debugfs_exit();
+	/* Files still mapped keep the mount alive until they go. */
+	if (kgc_shm_mnt_huge)
+		kern_unmount(kgc_shm_mnt_huge);
 	kern_unmount(kgc_mnt);
-	if (atomic_long_read(&kgc_pages_held))
-		pr_err("%ld pages still counted at unload\n",
-		       atomic_long_read(&kgc_pages_held));
 }
 
 module_init(kgc_init);

@@ -34,6 +34,15 @@
 #define KGC_FEAT_DEBUGFS	(1ULL << 3)	/* /sys/kernel/debug/kgc/<heap> */
 #define KGC_FEAT_POPULATE	(1ULL << 4)	/* KGC_COMMIT_POPULATE */
 #define KGC_FEAT_PIN_SELECT	(1ULL << 5)	/* KGC_PIN_QUERY_SELECT */
+/*
+ * The heap is a shmem file mm manages: huge folios for regions of 2 MiB
+ * and up (mmap(NULL, ...) returns a 2 MiB-aligned address), swap and
+ * reclaim, migration, mbind, memcg charging to the mapping's owner. The
+ * table's committed_pages/kernel_pins are refreshed by COMMIT, UNCOMMIT,
+ * PIN_QUERY (its regions) and the debugfs dump, not at each fault, and
+ * kgc_stats.faults stays 0 (faults are shmem's).
+ */
+#define KGC_FEAT_SHMEM		(1ULL << 6)
 
 /* Region sizes: power of two from 1 MiB to 32 MiB. */
 #define KGC_REGION_SHIFT_MIN	20
@@ -67,13 +76,13 @@ struct kgc_heap_create {
 };
 
 /* Region table record, one per region, mapped shared at KGC_TABLE_OFFSET. */
-#define KGC_RF_COMMITTED	(1U << 0)	/* committed (by ioctl or fault) */
+#define KGC_RF_COMMITTED	(1U << 0)	/* committed (ioctl, or pages seen) */
 #define KGC_RF_KPINNED		(1U << 1)	/* kernel pins seen at last query */
 
 struct kgc_region_rec {
 	__u32 user_pins;	/* owned by userspace: library pin count */
 	__u32 flags;		/* module: KGC_RF_* */
-	__u32 committed_pages;	/* module: pages currently held */
+	__u32 committed_pages;	/* module: resident pages at last refresh */
 	__u32 kernel_pins;	/* module: pinned pages seen at last query */
 	__u64 reserved[2];
 };
@@ -92,7 +101,11 @@ struct kgc_region_range {
 /*
  * KGC_IOC_PIN_QUERY: for regions [first, first+count), set bit (i - first) of
  * the __u64 array at bitmap_ptr (count bits, rounded up to 64) when the kernel
- * holds region i pinned (DMA pins or references beyond the heap's own).
+ * holds region i pinned: a page of it is in a folio with DMA pins
+ * (folio_maybe_dma_pinned(): FOLL_PIN by io_uring fixed buffers, O_DIRECT,
+ * RDMA...). A huge folio is pinned as a whole. Plain page references
+ * (FOLL_GET, splice) are not pins: they keep their page alive, out of the
+ * heap, after an UNCOMMIT.
  *
  * With KGC_PIN_QUERY_SELECT the bitmap is also the input: only the regions
  * whose bit is set are examined (a young collection passes its collection
@@ -115,7 +128,7 @@ struct kgc_pin_query {
 struct kgc_stats {
 	__u64 heap_pages;	/* pages this heap holds now */
 	__u64 reserved0;	/* output: zero (v1: module-wide pages) */
-	__u64 faults;
+	__u64 faults;		/* 0: faults are shmem's (KGC_FEAT_SHMEM) */
 	__u64 commits;
 	__u64 uncommits;
 	__u64 uncommit_busy;	/* uncommits refused with -EBUSY */
