@@ -32,6 +32,7 @@
 #include <linux/vmalloc.h>
 
 #include "kgc_internal.h"
+#include "kgc_trace.h"
 
 static atomic_t kgc_heap_ids = ATOMIC_INIT(0);
 
@@ -78,6 +79,7 @@ struct kgc_heap *kgc_heap_alloc(void)
 	mutex_init(&heap->lock);
 	spin_lock_init(&heap->slot_lock);
 	INIT_LIST_HEAD(&heap->node);
+	kgc_watch_init(heap);
 	heap->id = atomic_inc_return(&kgc_heap_ids);
 	return heap;
 }
@@ -88,6 +90,8 @@ struct kgc_heap *kgc_heap_alloc(void)
  */
 void kgc_heap_free(struct kgc_heap *heap)
 {
+	kgc_watch_stop(heap);
+	kgc_watch_free(heap);
 	spin_lock(&kgc_heaps_lock);
 	list_del(&heap->node);
 	spin_unlock(&kgc_heaps_lock);
@@ -147,6 +151,8 @@ int kgc_heap_create(struct kgc_heap *heap, struct kgc_heap_create *arg)
 	table = vmalloc_user(table_size);
 	if (!table)
 		goto free_regions;
+	if (kgc_watch_alloc(heap, arg->nr_regions))
+		goto free_table;
 	if (huge)
 		shm = shmem_file_setup_with_mnt(kgc_shm_mnt_huge, "kgc-heap",
 						size, VM_NORESERVE);
@@ -154,7 +160,7 @@ int kgc_heap_create(struct kgc_heap *heap, struct kgc_heap_create *arg)
 		shm = shmem_file_setup("kgc-heap", size, VM_NORESERVE);
 	if (IS_ERR(shm)) {
 		ret = PTR_ERR(shm);
-		goto free_table;
+		goto free_watch;
 	}
 
 	heap->region_shift = shift;
@@ -182,6 +188,8 @@ int kgc_heap_create(struct kgc_heap *heap, struct kgc_heap_create *arg)
 	arg->table_size = table_size;
 	return 0;
 
+free_watch:
+	kgc_watch_free(heap);
 free_table:
 	vfree(table);
 free_regions:
@@ -249,8 +257,11 @@ static void kgc_region_scan(struct kgc_heap *heap, u32 r, u32 *pages,
 	*pins = pp;
 }
 
-/* Refreshes region @r's page and pin counts in the table. */
-static u32 kgc_region_refresh(struct kgc_heap *heap, u32 r)
+/*
+ * Refreshes region @r's page and pin counts in the table; returns its
+ * kernel-pinned pages. Caller holds heap->lock.
+ */
+u32 kgc_region_refresh(struct kgc_heap *heap, u32 r)
 {
 	struct kgc_region *reg = &heap->regions[r];
 	u32 pages, pins;
@@ -390,6 +401,9 @@ int kgc_heap_uncommit(struct kgc_heap *heap, struct kgc_region_range *arg)
 			goto unlock;
 		}
 		if (kgc_region_busy(heap, r)) {
+			trace_kgc_uncommit_busy(heap->id, r,
+						READ_ONCE(heap->table[r].user_pins),
+						heap->regions[r].kernel_pins);
 			arg->busy_region = r;
 			atomic64_inc(&heap->uncommit_busy);
 			ret = -EBUSY;
@@ -458,6 +472,7 @@ int kgc_heap_pin_query(struct kgc_heap *heap, u32 first, u32 count,
 		}
 	}
 	atomic64_inc(&heap->pin_queries);
+	trace_kgc_pin_query(heap->id, first, count, select, n);
 	mutex_unlock(&heap->lock);
 	*nr_pinned = n;
 	return 0;

@@ -32,7 +32,10 @@
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
+#include <linux/poll.h>
 #include <linux/types.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
 
 #include "kgc.h"
 
@@ -72,6 +75,15 @@ struct kgc_heap {
 
 	struct dentry *dentry;
 
+	/* Pin-drop watches (kgc_watch.c): under @lock but nr_fired. */
+	unsigned long *watch_armed;	/* nr_regions bits */
+	unsigned long *watch_fired;	/* nr_regions bits */
+	u32 nr_armed;
+	u32 watch_cursor;
+	atomic_t nr_fired;
+	struct delayed_work watch_work;	/* queued only while nr_armed */
+	wait_queue_head_t watch_wq;	/* poll */
+
 	atomic64_t faults;
 	atomic64_t commits;
 	atomic64_t uncommits;
@@ -83,6 +95,7 @@ struct kgc_heap {
 /* kgc_main.c */
 extern unsigned int kgc_max_heap_mb;
 extern struct vfsmount *kgc_shm_mnt_huge;
+extern unsigned int kgc_watch_interval_ms;
 
 /* kgc_heap.c */
 struct kgc_heap *kgc_heap_alloc(void);
@@ -95,6 +108,7 @@ int kgc_heap_uncommit(struct kgc_heap *heap, struct kgc_region_range *arg);
 int kgc_heap_pin_query(struct kgc_heap *heap, u32 first, u32 count,
 		       const u64 *select, u64 *bitmap, u32 *nr_pinned);
 u32 kgc_region_kernel_pins(struct kgc_heap *heap, u32 region);
+u32 kgc_region_refresh(struct kgc_heap *heap, u32 region);
 u64 kgc_max_heap_bytes(void);
 
 static inline bool kgc_heap_created(struct kgc_heap *heap)
@@ -111,6 +125,15 @@ unsigned long kgc_get_unmapped_area(struct file *file, unsigned long addr,
 
 /* kgc_ioctl.c */
 long kgc_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+
+/* kgc_watch.c */
+void kgc_watch_init(struct kgc_heap *heap);
+void kgc_watch_stop(struct kgc_heap *heap);
+int kgc_watch_alloc(struct kgc_heap *heap, u32 nr_regions);
+void kgc_watch_free(struct kgc_heap *heap);
+int kgc_heap_pin_watch(struct kgc_heap *heap, struct kgc_pin_watch *w,
+		       u64 *bitmap);
+__poll_t kgc_poll(struct file *file, poll_table *wait);
 
 /* kgc_debugfs.c */
 void kgc_debugfs_init(void);

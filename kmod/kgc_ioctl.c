@@ -26,6 +26,7 @@ union kgc_ioctl_arg {
 	struct kgc_region_range range;
 	struct kgc_pin_query pin;
 	struct kgc_stats stats;
+	struct kgc_pin_watch watch;
 };
 
 static int kgc_ioctl_info(struct kgc_info *info)
@@ -36,7 +37,8 @@ static int kgc_ioctl_info(struct kgc_info *info)
 	info->page_size = PAGE_SIZE;
 	info->features = KGC_FEAT_REGION_TABLE | KGC_FEAT_PIN_QUERY |
 			 KGC_FEAT_STATS | KGC_FEAT_DEBUGFS | KGC_FEAT_POPULATE |
-			 KGC_FEAT_PIN_SELECT | KGC_FEAT_SHMEM;
+			 KGC_FEAT_PIN_SELECT | KGC_FEAT_SHMEM |
+			 KGC_FEAT_PIN_WATCH;
 	info->region_shift_min = KGC_REGION_SHIFT_MIN;
 	info->region_shift_max = KGC_REGION_SHIFT_MAX;
 	info->max_heap_bytes = max_bytes;
@@ -93,6 +95,45 @@ free_bitmap:
 	return ret;
 }
 
+static int kgc_ioctl_pin_watch(struct kgc_heap *heap,
+			       struct kgc_pin_watch *w)
+{
+	void __user *ubitmap = u64_to_user_ptr(w->bitmap_ptr);
+	size_t words, bytes;
+	u64 *bitmap;
+	int ret;
+
+	if (w->op > KGC_WATCH_FIRED)
+		return -EINVAL;
+	if (memchr_inv(w->reserved, 0, sizeof(w->reserved)))
+		return -EINVAL;
+	if (!w->count || w->first >= heap->nr_regions ||
+	    w->count > heap->nr_regions - w->first)
+		return -EINVAL;
+
+	words = DIV_ROUND_UP(w->count, 64);
+	bytes = words * sizeof(u64);
+	bitmap = kvzalloc(bytes, GFP_KERNEL_ACCOUNT);
+	if (!bitmap)
+		return -ENOMEM;
+	if (w->op != KGC_WATCH_FIRED) {
+		ret = -EFAULT;
+		if (copy_from_user(bitmap, ubitmap, bytes))
+			goto free_bitmap;
+		ret = -EINVAL;
+		if (w->count % 64 &&
+		    bitmap[words - 1] & ~GENMASK_ULL(w->count % 64 - 1, 0))
+			goto free_bitmap;
+	}
+	ret = kgc_heap_pin_watch(heap, w, bitmap);
+	if (!ret && w->op == KGC_WATCH_FIRED &&
+	    copy_to_user(ubitmap, bitmap, bytes))
+		ret = -EFAULT;
+free_bitmap:
+	kvfree(bitmap);
+	return ret;
+}
+
 static int kgc_ioctl_stats(struct kgc_heap *heap, struct kgc_stats *st)
 {
 	st->heap_pages = kgc_heap_nr_pages(heap);
@@ -127,6 +168,7 @@ long kgc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 			return -EBADF;
 		fallthrough;
 	case KGC_IOC_PIN_QUERY:
+	case KGC_IOC_PIN_WATCH:
 		if (copy_from_user(&u, uarg, size))
 			return -EFAULT;
 		break;
@@ -158,6 +200,10 @@ long kgc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		break;
 	case KGC_IOC_STATS:
 		ret = kgc_ioctl_stats(heap, &u.stats);
+		break;
+	case KGC_IOC_PIN_WATCH:
+		ret = kgc_heap_created(heap) ?
+		      kgc_ioctl_pin_watch(heap, &u.watch) : -ENODEV;
 		break;
 	default:
 		ret = -ENOTTY;

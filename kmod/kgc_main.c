@@ -20,6 +20,9 @@
 
 #include "kgc_internal.h"
 
+#define CREATE_TRACE_POINTS
+#include "kgc_trace.h"
+
 #define KGC_FS_MAGIC	0x6b676321	/* "kgc!" */
 
 /* ---- module parameters ------------------------------------------------ */
@@ -39,6 +42,23 @@ static const struct kernel_param_ops kgc_max_heap_mb_ops = {
 module_param_cb(max_heap_mb, &kgc_max_heap_mb_ops, &kgc_max_heap_mb, 0644);
 MODULE_PARM_DESC(max_heap_mb,
 		 "Largest heap one fd may create, in MiB (1..65536, default 4096); larger HEAP_CREATE fails with -E2BIG");
+
+unsigned int kgc_watch_interval_ms = 100;
+
+static int kgc_watch_interval_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 10, 60000);
+}
+
+static const struct kernel_param_ops kgc_watch_interval_ops = {
+	.set = kgc_watch_interval_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(watch_interval_ms, &kgc_watch_interval_ops,
+		&kgc_watch_interval_ms, 0644);
+MODULE_PARM_DESC(watch_interval_ms,
+		 "How often armed pin-drop watches are rechecked, in ms (10..60000, default 100); no recheck runs while no watch is armed");
 
 static ushort dev_mode = 0600;
 module_param(dev_mode, ushort, 0444);
@@ -167,6 +187,7 @@ static const struct file_operations kgc_fops = {
 	.release = kgc_release,
 	.mmap = kgc_mmap,
 	.get_unmapped_area = kgc_get_unmapped_area,
+	.poll = kgc_poll,
 	.unlocked_ioctl = kgc_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,
@@ -188,6 +209,7 @@ static int __init kgc_init(void)
 	BUILD_BUG_ON(sizeof(struct kgc_region_range) != KGC_REGION_RANGE_SIZE);
 	BUILD_BUG_ON(sizeof(struct kgc_pin_query) != KGC_PIN_QUERY_SIZE);
 	BUILD_BUG_ON(sizeof(struct kgc_stats) != KGC_STATS_SIZE);
+	BUILD_BUG_ON(sizeof(struct kgc_pin_watch) != KGC_PIN_WATCH_SIZE);
 	BUILD_BUG_ON(KGC_TABLE_OFFSET & ~PAGE_MASK);
 	BUILD_BUG_ON(((u64)KGC_MAX_HEAP_MB_LIMIT << 20) >= KGC_TABLE_OFFSET);
 

@@ -43,6 +43,7 @@
  * kgc_stats.faults stays 0 (faults are shmem's).
  */
 #define KGC_FEAT_SHMEM		(1ULL << 6)
+#define KGC_FEAT_PIN_WATCH	(1ULL << 7)	/* KGC_IOC_PIN_WATCH, poll */
 
 /* Region sizes: power of two from 1 MiB to 32 MiB. */
 #define KGC_REGION_SHIFT_MIN	20
@@ -125,6 +126,40 @@ struct kgc_pin_query {
 	__u64 reserved[2];	/* must be 0 */
 };
 
+/*
+ * KGC_IOC_PIN_WATCH: pin-drop notification. The bitmap at bitmap_ptr holds
+ * bit (i - first) for region i of [first, first + count), as in PIN_QUERY.
+ *
+ *   op KGC_WATCH_ARM     arm a watch on the regions whose bit is set. A
+ *                        region without kernel pins now fires at once.
+ *   op KGC_WATCH_DISARM  disarm them (fired bits are kept).
+ *   op KGC_WATCH_FIRED   bitmap is output only: the regions of the range
+ *                        whose watch fired since the last FIRED; their
+ *                        fired bits are cleared (a fired watch is disarmed,
+ *                        arm it again to keep watching).
+ * Every op returns nr_armed, the heap's armed watches after it.
+ *
+ * While any watch is armed, the module rechecks the armed regions' kernel
+ * pins every watch_interval_ms (module parameter, 10..60000, default 100),
+ * at most KGC_WATCH_BATCH regions per recheck; a region whose kernel pins
+ * are gone fires: the fd polls readable (EPOLLIN | EPOLLPRI) until FIRED
+ * has collected every fired region. Nothing runs and nothing wakes with no
+ * watch armed.
+ */
+#define KGC_WATCH_ARM		0
+#define KGC_WATCH_DISARM	1
+#define KGC_WATCH_FIRED		2
+#define KGC_WATCH_BATCH		4096
+
+struct kgc_pin_watch {
+	__u32 first;
+	__u32 count;
+	__u64 bitmap_ptr;	/* user pointer to __u64[(count + 63) / 64] */
+	__u32 op;		/* KGC_WATCH_* */
+	__u32 nr_armed;		/* out: armed watches of the heap */
+	__u64 reserved[2];	/* must be 0 */
+};
+
 struct kgc_stats {
 	__u64 heap_pages;	/* pages this heap holds now */
 	__u64 reserved0;	/* output: zero (v1: module-wide pages) */
@@ -194,6 +229,17 @@ struct kgc_stats {
  *   EFAULT  also when bitmap_ptr cannot take (count + 63) / 64 __u64s (the
  *           table's kernel_pins/KGC_RF_KPINNED are updated all the same),
  *           or with SELECT cannot be read (nothing examined).
+ * KGC_IOC_PIN_WATCH
+ *   ENODEV  before HEAP_CREATE.
+ *   EINVAL  op unknown; reserved[] nonzero; count == 0 or [first, first +
+ *           count) not inside the heap; ARM/DISARM with a bit set past
+ *           count.
+ *   ENOMEM  no memory for the kernel-side bitmap.
+ *   EFAULT  bitmap_ptr cannot be read (ARM, DISARM: nothing changed) or
+ *           written (FIRED: the fired bits were collected all the same).
+ *   EINTR   fatal signal while waiting for the heap's lock.
+ * poll (not an ioctl): EPOLLIN | EPOLLPRI | EPOLLRDNORM while fired
+ * watches wait to be collected; 0 otherwise (also before HEAP_CREATE).
  * mmap (not an ioctl): ENODEV before HEAP_CREATE; EINVAL for a private
  * mapping, a heap range not inside [0, heap_size) or a table mapping other
  * than exactly [table_offset, table_offset + table_size). The mappings
@@ -214,6 +260,7 @@ struct kgc_stats {
 #define KGC_IOC_REGION_UNCOMMIT	_IOWR(KGC_IOC_MAGIC, 0x03, struct kgc_region_range)
 #define KGC_IOC_PIN_QUERY	_IOWR(KGC_IOC_MAGIC, 0x04, struct kgc_pin_query)
 #define KGC_IOC_STATS		_IOR(KGC_IOC_MAGIC, 0x05, struct kgc_stats)
+#define KGC_IOC_PIN_WATCH	_IOWR(KGC_IOC_MAGIC, 0x06, struct kgc_pin_watch)
 
 /* Sizes are part of the ABI; both sides assert them. */
 #define KGC_INFO_SIZE		80
@@ -222,5 +269,6 @@ struct kgc_stats {
 #define KGC_REGION_RANGE_SIZE	32
 #define KGC_PIN_QUERY_SIZE	40
 #define KGC_STATS_SIZE		128
+#define KGC_PIN_WATCH_SIZE	40
 
 #endif /* _UAPI_KGC_H */
