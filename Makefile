@@ -1,7 +1,7 @@
 # kgc - top-level build. Sub-makefiles own their directories:
 #   kmod/ (Kbuild, kgc.ko)   lib/ (libkgc + lib/test)   selftests/ (VM rig)
 #   bench/ (make bench)      demo/ (make demo)
-.PHONY: all kmod lib check check-lib check-kmod demo bench clean deps
+.PHONY: all kmod lib check check-lib check-kmod check-dkms demo bench clean deps
 
 all: lib kmod
 
@@ -13,13 +13,17 @@ lib:
 kmod:
 	$(MAKE) -C kmod
 
-check: check-lib check-kmod
+check: check-lib check-kmod check-dkms
 
 check-lib:
 	$(MAKE) -C lib check
 
 check-kmod:
 	bash selftests/vm/run.sh
+
+# dkms build of kgc.ko against the VM rig's 6.12 headers (dkms.conf).
+check-dkms:
+	bash scripts/dkms-check.sh
 
 demo:
 	$(MAKE) -C demo run
