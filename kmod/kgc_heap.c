@@ -223,8 +223,13 @@ static int kgc_check_range(struct kgc_heap *heap, u32 first, u32 count)
  * Walks the folios of region @r in the page cache: @pages resident pages,
  * @pins of them in folios the kernel holds pinned (folio_maybe_dma_pinned():
  * FOLL_PIN by io_uring, O_DIRECT, RDMA...). A pinned huge folio counts all
- * its pages in the region. Cost: O(folios present); an empty region costs
- * one page cache lookup.
+ * its pages in the region. Swapped-out entries are not resident.
+ *
+ * An RCU walk of the page cache without taking folio references: a huge
+ * folio costs one step, an empty region one lookup. A folio freed under
+ * the walk can only skew the counts for this refresh ("maybe pinned", as
+ * any pin check racing with the pinner); a pin that was taken before the
+ * caller's check is always seen.
  */
 static void kgc_region_scan(struct kgc_heap *heap, u32 r, u32 *pages,
 			    u32 *pins)
@@ -232,27 +237,38 @@ static void kgc_region_scan(struct kgc_heap *heap, u32 r, u32 *pages,
 	struct address_space *mapping = heap->shm->f_mapping;
 	pgoff_t start = (pgoff_t)r * heap->region_pages;
 	pgoff_t end = start + heap->region_pages - 1;	/* inclusive */
-	pgoff_t index = start, lo, hi;
-	struct folio_batch fbatch;
-	unsigned int i, n;
-	u32 np = 0, pp = 0;
+	XA_STATE(xas, &mapping->i_pages, start);
+	pgoff_t lo, hi, index;
+	struct folio *folio;
+	u32 np = 0, pp = 0, n;
 
-	folio_batch_init(&fbatch);
-	while (index <= end &&
-	       filemap_get_folios(mapping, &index, end, &fbatch)) {
-		for (i = 0; i < folio_batch_count(&fbatch); i++) {
-			struct folio *folio = fbatch.folios[i];
-
-			lo = max(folio->index, start);
-			hi = min(folio->index + folio_nr_pages(folio) - 1, end);
-			n = hi - lo + 1;
-			np += n;
-			if (folio_maybe_dma_pinned(folio))
-				pp += n;
+	rcu_read_lock();
+	xas_for_each(&xas, folio, end) {
+		if (xas_retry(&xas, folio) || xa_is_value(folio))
+			continue;
+		index = READ_ONCE(folio->index);
+		n = folio_nr_pages(folio);
+		lo = max(index, start);
+		hi = min(index + n - 1, end);
+		if (lo > hi || lo != xas.xa_index) {
+			lo = xas.xa_index;	/* changing under us */
+			hi = lo;
 		}
-		folio_batch_release(&fbatch);
-		cond_resched();
+		np += hi - lo + 1;
+		if (folio_maybe_dma_pinned(folio))
+			pp += hi - lo + 1;
+		if (hi > xas.xa_index && hi < end)
+			xas_set(&xas, hi + 1);	/* past the folio's tail */
+		else if (hi >= end)
+			break;
+		if (need_resched()) {
+			xas_pause(&xas);
+			rcu_read_unlock();
+			cond_resched();
+			rcu_read_lock();
+		}
 	}
+	rcu_read_unlock();
 	*pages = np;
 	*pins = pp;
 }
