@@ -1,7 +1,7 @@
 # kgc - top-level build. Sub-makefiles own their directories:
 #   kmod/ (Kbuild, kgc.ko)   lib/ (libkgc + lib/test)   selftests/ (VM rig)
 #   bench/ (make bench)      demo/ (make demo)
-.PHONY: all kmod lib check check-lib check-kmod demo bench clean deps soak
+.PHONY: all kmod lib check check-lib check-kmod check-dkms demo bench clean deps soak
 
 all: lib kmod
 
@@ -13,7 +13,7 @@ lib:
 kmod:
 	$(MAKE) -C kmod
 
-check: check-lib check-kmod
+check: check-lib check-kmod check-dkms
 
 check-lib:
 	$(MAKE) -C lib check
@@ -25,6 +25,10 @@ check-kmod:
 # SOAK_MODES, SOAK_JOBS, ...). Run it before each submission that touches the collector.
 soak:
 	$(MAKE) -C lib soak
+
+# dkms build of kgc.ko against the VM rig's 6.12 headers (dkms.conf).
+check-dkms:
+	bash scripts/dkms-check.sh
 
 demo:
 	$(MAKE) -C demo run

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kgc debugfs:
- *   /sys/kernel/debug/kgc/pages_held   pages all heaps hold now
+ *   /sys/kernel/debug/kgc/pages_held   pages all heaps hold now (0400)
  *   /sys/kernel/debug/kgc/<heap id>    one line per region of that heap
+ *                                      (0400)
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
@@ -13,7 +14,7 @@ static struct dentry *kgc_debugfs_root;
 
 static int kgc_pages_held_show(struct seq_file *m, void *unused)
 {
-	seq_printf(m, "%ld\n", atomic_long_read(&kgc_pages_held));
+	seq_printf(m, "%ld\n", kgc_pages_held());
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(kgc_pages_held);
@@ -21,21 +22,26 @@ DEFINE_SHOW_ATTRIBUTE(kgc_pages_held);
 static int kgc_heap_show(struct seq_file *m, void *unused)
 {
 	struct kgc_heap *heap = m->private;
-	u32 r;
+	u32 r, kpins;
 
-	mutex_lock(&heap->lock);
-	seq_printf(m, "heap %u region_size %llu regions %u pages %lu mappings %d\n",
+	seq_printf(m, "heap %u region_size %llu regions %u pages %lu mapped %d huge %d\n",
 		   heap->id, 1ULL << heap->region_shift, heap->nr_regions,
-		   READ_ONCE(heap->nr_present), atomic_read(&heap->nr_vmas));
+		   kgc_heap_nr_pages(heap),
+		   mapping_mapped(heap->shm->f_mapping) ? 1 : 0, heap->huge);
 	seq_puts(m, "region committed_pages user_pins kernel_pins flags\n");
+	/* heap->lock one region at a time: ioctls get their turn between. */
 	for (r = 0; r < heap->nr_regions; r++) {
 		struct kgc_region *reg = &heap->regions[r];
 
+		if (mutex_lock_killable(&heap->lock))
+			return -EINTR;
+		kpins = kgc_region_kernel_pins(heap, r);
+		mutex_unlock(&heap->lock);
 		seq_printf(m, "%u %u %u %u %#x\n", r, READ_ONCE(reg->nr_pages),
-			   READ_ONCE(heap->table[r].user_pins),
-			   kgc_region_kernel_pins(heap, r), READ_ONCE(reg->flags));
+			   READ_ONCE(heap->table[r].user_pins), kpins,
+			   READ_ONCE(reg->flags));
+		cond_resched();
 	}
-	mutex_unlock(&heap->lock);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(kgc_heap);
@@ -43,7 +49,7 @@ DEFINE_SHOW_ATTRIBUTE(kgc_heap);
 void kgc_debugfs_init(void)
 {
 	kgc_debugfs_root = debugfs_create_dir(KGC_NAME, NULL);
-	debugfs_create_file("pages_held", 0444, kgc_debugfs_root, NULL,
+	debugfs_create_file("pages_held", 0400, kgc_debugfs_root, NULL,
 			    &kgc_pages_held_fops);
 }
 

@@ -1,32 +1,72 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kgc heap: geometry, the page array, commit/uncommit and pin detection.
+ * kgc heap: geometry, the backing shmem file, commit/uncommit and pin
+ * detection.
  *
- * Every present page sits in heap->pages[] with exactly one reference owned
- * by the heap. Each PTE that maps it owns one more (the reference the fault
- * handler hands to the core). Anything beyond that is somebody else's: a
- * FOLL_PIN (io_uring fixed buffers, O_DIRECT) or a plain get_page().
+ * The heap's memory is a shmem file of heap_size bytes, one per heap, on
+ * a private tmpfs mount with huge=within_size when regions are at least a
+ * PMD (2 MiB) in size, else on the kernel's internal shm mount. mmap puts
+ * that file into the VMA (vma_set_file()), so shmem's own fault path
+ * serves the heap: huge folios, swap, reclaim, migration and compaction,
+ * NUMA policy (mbind) and memcg charging to the mapping's owner all come
+ * from mm. The module never holds a page reference of its own.
  *
- * The page flags are left alone (no PG_private); page->private is unused.
+ * UNCOMMIT checks the regions' pins, then punches a hole in the file
+ * (which unmaps the range from every mapping and drops the page cache's
+ * references). A page the kernel pins (FOLL_PIN: io_uring fixed buffers,
+ * O_DIRECT) is never freed under its pinner: the pin holds a reference.
+ *
+ * The region table's committed_pages and kernel_pins are refreshed by
+ * COMMIT, UNCOMMIT, PIN_QUERY and the debugfs dump, not by each fault.
  */
+#include <linux/fs.h>
+#include <linux/falloc.h>
 #include <linux/log2.h>
 #include <linux/overflow.h>
 #include <linux/pagemap.h>
+#include <linux/pagevec.h>
 #include <linux/sched/signal.h>
+#include <linux/shmem_fs.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/vmalloc.h>
 
 #include "kgc_internal.h"
-
-/* Pages touched between two cond_resched() calls in long loops. */
-#define KGC_RESCHED_BATCH	256
+#include "kgc_trace.h"
 
 static atomic_t kgc_heap_ids = ATOMIC_INIT(0);
+
+/* Live heaps, for the module-wide page count. */
+static LIST_HEAD(kgc_heaps);
+static DEFINE_SPINLOCK(kgc_heaps_lock);
 
 u64 kgc_max_heap_bytes(void)
 {
 	return (u64)READ_ONCE(kgc_max_heap_mb) << 20;
+}
+
+/* Pages of the heap's file: resident plus swapped out. */
+unsigned long kgc_heap_nr_pages(struct kgc_heap *heap)
+{
+	struct inode *inode;
+
+	if (!kgc_heap_created(heap))
+		return 0;
+	inode = file_inode(heap->shm);
+	return READ_ONCE(inode->i_mapping->nrpages) +
+	       READ_ONCE(SHMEM_I(inode)->swapped);
+}
+
+long kgc_pages_held(void)
+{
+	struct kgc_heap *heap;
+	long n = 0;
+
+	spin_lock(&kgc_heaps_lock);
+	list_for_each_entry(heap, &kgc_heaps, node)
+		n += kgc_heap_nr_pages(heap);
+	spin_unlock(&kgc_heaps_lock);
+	return n;
 }
 
 struct kgc_heap *kgc_heap_alloc(void)
@@ -38,35 +78,26 @@ struct kgc_heap *kgc_heap_alloc(void)
 		return NULL;
 	mutex_init(&heap->lock);
 	spin_lock_init(&heap->slot_lock);
-	atomic_set(&heap->nr_vmas, 0);
+	INIT_LIST_HEAD(&heap->node);
+	kgc_watch_init(heap);
 	heap->id = atomic_inc_return(&kgc_heap_ids);
 	return heap;
 }
 
 /*
- * Drops the heap's reference on every page. Only called once no mapping,
- * fault or ioctl can exist. A page still pinned by the kernel stays alive
- * on the pinner's reference and is freed when it is unpinned; the module
- * counter only tracks references the heap holds, so it drops here.
+ * Only called once no ioctl and no table mapping can exist. Heap mappings
+ * hold the shmem file, not ours: they keep the memory until unmapped.
  */
 void kgc_heap_free(struct kgc_heap *heap)
 {
-	unsigned long i, freed = 0;
-
-	if (heap->pages) {
-		for (i = 0; i < heap->nr_pages; i++) {
-			if (heap->pages[i]) {
-				put_page(heap->pages[i]);
-				freed++;
-			}
-			if ((i % KGC_RESCHED_BATCH) == KGC_RESCHED_BATCH - 1)
-				cond_resched();
-		}
-		atomic_long_sub(freed, &kgc_pages_held);
-	}
-	kvfree(heap->pages);
+	kgc_watch_stop(heap);
+	kgc_watch_free(heap);
+	spin_lock(&kgc_heaps_lock);
+	list_del(&heap->node);
+	spin_unlock(&kgc_heaps_lock);
+	if (heap->shm)
+		fput(heap->shm);
 	kvfree(heap->regions);
-	kvfree(heap->scratch);
 	vfree(heap->table);
 	if (heap->inode)
 		iput(heap->inode);
@@ -78,10 +109,11 @@ int kgc_heap_create(struct kgc_heap *heap, struct kgc_heap_create *arg)
 {
 	struct kgc_region_rec *table;
 	struct kgc_region *regions;
-	struct page **pages, **scratch;
-	unsigned long region_pages, nr_pages;
+	unsigned long region_pages;
 	unsigned int shift;
+	struct file *shm;
 	size_t table_size;
+	bool huge;
 	u64 size;
 	int ret;
 
@@ -99,48 +131,56 @@ int kgc_heap_create(struct kgc_heap *heap, struct kgc_heap_create *arg)
 		return -E2BIG;
 
 	region_pages = 1UL << (shift - PAGE_SHIFT);
-	nr_pages = size >> PAGE_SHIFT;
 	table_size = PAGE_ALIGN((size_t)arg->nr_regions *
 				sizeof(struct kgc_region_rec));
+	/* A huge folio never straddles two regions. */
+	huge = kgc_shm_mnt_huge && shift >= HPAGE_PMD_SHIFT;
 
-	mutex_lock(&heap->lock);
+	if (mutex_lock_killable(&heap->lock))
+		return -EINTR;
 	if (heap->created) {
 		ret = -EEXIST;
 		goto unlock;
 	}
 
 	ret = -ENOMEM;
-	pages = kvcalloc(nr_pages, sizeof(*pages),
-			 GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
-	if (!pages)
-		goto unlock;
 	regions = kvcalloc(arg->nr_regions, sizeof(*regions),
 			   GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!regions)
-		goto free_pages;
-	scratch = kvmalloc_array(region_pages, sizeof(*scratch),
-				 GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
-	if (!scratch)
-		goto free_regions;
+		goto unlock;
 	table = vmalloc_user(table_size);
 	if (!table)
-		goto free_scratch;
+		goto free_regions;
+	if (kgc_watch_alloc(heap, arg->nr_regions))
+		goto free_table;
+	if (huge)
+		shm = shmem_file_setup_with_mnt(kgc_shm_mnt_huge, "kgc-heap",
+						size, VM_NORESERVE);
+	else
+		shm = shmem_file_setup("kgc-heap", size, VM_NORESERVE);
+	if (IS_ERR(shm)) {
+		ret = PTR_ERR(shm);
+		goto free_watch;
+	}
 
 	heap->region_shift = shift;
 	heap->nr_regions = arg->nr_regions;
 	heap->region_pages = region_pages;
-	heap->nr_pages = nr_pages;
+	heap->nr_pages = size >> PAGE_SHIFT;
 	heap->heap_size = size;
+	heap->huge = huge;
 	heap->table_size = table_size;
 	heap->table_pgoff = KGC_TABLE_OFFSET >> PAGE_SHIFT;
-	heap->pages = pages;
 	heap->regions = regions;
-	heap->scratch = scratch;
 	heap->table = table;
-	/* Publishes the geometry to mmap and the fault path. */
+	heap->shm = shm;
+	/* Publishes the geometry to mmap, stats and the page count. */
 	smp_store_release(&heap->created, true);
 	mutex_unlock(&heap->lock);
 
+	spin_lock(&kgc_heaps_lock);
+	list_add(&heap->node, &kgc_heaps);
+	spin_unlock(&kgc_heaps_lock);
 	kgc_debugfs_heap_add(heap);
 
 	arg->heap_size = size;
@@ -148,20 +188,15 @@ int kgc_heap_create(struct kgc_heap *heap, struct kgc_heap_create *arg)
 	arg->table_size = table_size;
 	return 0;
 
-free_scratch:
-	kvfree(scratch);
+free_watch:
+	kgc_watch_free(heap);
+free_table:
+	vfree(table);
 free_regions:
 	kvfree(regions);
-free_pages:
-	kvfree(pages);
 unlock:
 	mutex_unlock(&heap->lock);
 	return ret;
-}
-
-static inline u32 kgc_region_of(struct kgc_heap *heap, pgoff_t idx)
-{
-	return idx >> (heap->region_shift - PAGE_SHIFT);
 }
 
 /* Mirrors the kernel-side region state into the shared table. */
@@ -176,58 +211,6 @@ static void kgc_table_sync(struct kgc_heap *heap, u32 r)
 	WRITE_ONCE(rec->flags, reg->flags);
 }
 
-/* Puts @page into the empty slot @idx, transferring the caller's ref. */
-static void kgc_slot_install(struct kgc_heap *heap, pgoff_t idx,
-			     struct page *page)
-{
-	u32 r = kgc_region_of(heap, idx);
-
-	lockdep_assert_held(&heap->slot_lock);
-	WRITE_ONCE(heap->pages[idx], page);
-	heap->nr_present++;
-	heap->regions[r].nr_pages++;
-	heap->regions[r].flags |= KGC_RF_COMMITTED;
-	kgc_table_sync(heap, r);
-	atomic_long_inc(&kgc_pages_held);
-}
-
-/*
- * Returns the page at @idx with an extra reference for the caller,
- * allocating a zeroed page when the slot is empty; NULL when out of memory.
- */
-struct page *kgc_heap_get_page(struct kgc_heap *heap, pgoff_t idx)
-{
-	struct page *page, *new;
-
-	spin_lock(&heap->slot_lock);
-	page = heap->pages[idx];
-	if (page) {
-		get_page(page);
-		spin_unlock(&heap->slot_lock);
-		return page;
-	}
-	spin_unlock(&heap->slot_lock);
-
-	new = alloc_page(KGC_GFP);
-	if (!new)
-		return NULL;
-
-	spin_lock(&heap->slot_lock);
-	page = heap->pages[idx];
-	if (!page) {
-		kgc_slot_install(heap, idx, new);
-		page = new;
-		new = NULL;
-	}
-	get_page(page);
-	spin_unlock(&heap->slot_lock);
-
-	/* Lost the race against another fault or a populate. */
-	if (new)
-		__free_page(new);
-	return page;
-}
-
 static int kgc_check_range(struct kgc_heap *heap, u32 first, u32 count)
 {
 	if (!count || first >= heap->nr_regions ||
@@ -236,30 +219,113 @@ static int kgc_check_range(struct kgc_heap *heap, u32 first, u32 count)
 	return 0;
 }
 
+/*
+ * Walks the folios of region @r in the page cache: @pages resident pages,
+ * @pins of them in folios the kernel holds pinned (folio_maybe_dma_pinned():
+ * FOLL_PIN by io_uring, O_DIRECT, RDMA...). A pinned huge folio counts all
+ * its pages in the region. Swapped-out entries are not resident.
+ *
+ * An RCU walk of the page cache without taking folio references: a huge
+ * folio costs one step, an empty region one lookup. A folio freed under
+ * the walk can only skew the counts for this refresh ("maybe pinned", as
+ * any pin check racing with the pinner); a pin that was taken before the
+ * caller's check is always seen.
+ */
+static void kgc_region_scan(struct kgc_heap *heap, u32 r, u32 *pages,
+			    u32 *pins)
+{
+	struct address_space *mapping = heap->shm->f_mapping;
+	pgoff_t start = (pgoff_t)r * heap->region_pages;
+	pgoff_t end = start + heap->region_pages - 1;	/* inclusive */
+	XA_STATE(xas, &mapping->i_pages, start);
+	pgoff_t lo, hi, index;
+	struct folio *folio;
+	u32 np = 0, pp = 0, n;
+
+	rcu_read_lock();
+	xas_for_each(&xas, folio, end) {
+		if (xas_retry(&xas, folio) || xa_is_value(folio))
+			continue;
+		index = READ_ONCE(folio->index);
+		n = folio_nr_pages(folio);
+		lo = max(index, start);
+		hi = min(index + n - 1, end);
+		if (lo > hi || lo != xas.xa_index) {
+			lo = xas.xa_index;	/* changing under us */
+			hi = lo;
+		}
+		np += hi - lo + 1;
+		if (folio_maybe_dma_pinned(folio))
+			pp += hi - lo + 1;
+		if (hi > xas.xa_index && hi < end)
+			xas_set(&xas, hi + 1);	/* past the folio's tail */
+		else if (hi >= end)
+			break;
+		if (need_resched()) {
+			xas_pause(&xas);
+			rcu_read_unlock();
+			cond_resched();
+			rcu_read_lock();
+		}
+	}
+	rcu_read_unlock();
+	*pages = np;
+	*pins = pp;
+}
+
+/*
+ * Refreshes region @r's page and pin counts in the table; returns its
+ * kernel-pinned pages. Caller holds heap->lock.
+ */
+u32 kgc_region_refresh(struct kgc_heap *heap, u32 r)
+{
+	struct kgc_region *reg = &heap->regions[r];
+	u32 pages, pins;
+
+	kgc_region_scan(heap, r, &pages, &pins);
+	spin_lock(&heap->slot_lock);
+	reg->nr_pages = pages;
+	reg->kernel_pins = pins;
+	if (pages)
+		reg->flags |= KGC_RF_COMMITTED;
+	if (pins)
+		reg->flags |= KGC_RF_KPINNED;
+	else
+		reg->flags &= ~KGC_RF_KPINNED;
+	kgc_table_sync(heap, r);
+	spin_unlock(&heap->slot_lock);
+	return pins;
+}
+
+/* Kernel pins of region @r, for debugfs (heap->lock held). */
+u32 kgc_region_kernel_pins(struct kgc_heap *heap, u32 r)
+{
+	lockdep_assert_held(&heap->lock);
+	return kgc_region_refresh(heap, r);
+}
+
+/*
+ * Allocates every missing page of region @r, charged to the caller's
+ * memcg, without invoking the OOM killer (-ENOMEM instead).
+ */
 static int kgc_region_populate(struct kgc_heap *heap, u32 r)
 {
+	struct address_space *mapping = heap->shm->f_mapping;
 	pgoff_t idx = (pgoff_t)r * heap->region_pages;
 	pgoff_t end = idx + heap->region_pages;
-	struct page *new;
+	gfp_t gfp = mapping_gfp_mask(mapping) | __GFP_RETRY_MAYFAIL |
+		    __GFP_NOWARN;
+	struct folio *folio;
 
-	for (; idx < end; idx++) {
-		if ((idx % KGC_RESCHED_BATCH) == KGC_RESCHED_BATCH - 1)
-			cond_resched();
-		if (READ_ONCE(heap->pages[idx]))
-			continue;
+	while (idx < end) {
 		if (fatal_signal_pending(current))
 			return -EINTR;
-		new = alloc_page(KGC_GFP | __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
-		if (!new)
-			return -ENOMEM;
-		spin_lock(&heap->slot_lock);
-		if (!heap->pages[idx]) {
-			kgc_slot_install(heap, idx, new);
-			new = NULL;
-		}
-		spin_unlock(&heap->slot_lock);
-		if (new)
-			__free_page(new);
+		folio = shmem_read_folio_gfp(mapping, idx, gfp);
+		if (IS_ERR(folio))
+			return PTR_ERR(folio);
+		idx = folio->index + folio_nr_pages(folio);
+		folio_put(folio);
+		cond_resched();
 	}
 	return 0;
 }
@@ -269,6 +335,11 @@ static int kgc_region_populate(struct kgc_heap *heap, u32 r)
  * allocates every missing page. On -ENOMEM or -EINTR the pages allocated
  * so far stay committed (and accounted): nothing leaks, and UNCOMMIT or
  * close releases them.
+ *
+ * No heap->lock: populating is what a fault does, so a populate of the
+ * whole heap never holds up the other ioctls. A racing UNCOMMIT of the
+ * same regions behaves as it does against faults: what it released is
+ * gone, what was added after stays committed.
  */
 int kgc_heap_commit(struct kgc_heap *heap, struct kgc_region_range *arg)
 {
@@ -283,7 +354,6 @@ int kgc_heap_commit(struct kgc_heap *heap, struct kgc_region_range *arg)
 	if (ret)
 		return ret;
 
-	mutex_lock(&heap->lock);
 	for (r = arg->first; r < arg->first + arg->count; r++) {
 		spin_lock(&heap->slot_lock);
 		heap->regions[r].flags |= KGC_RF_COMMITTED;
@@ -293,141 +363,23 @@ int kgc_heap_commit(struct kgc_heap *heap, struct kgc_region_range *arg)
 		if (arg->flags & KGC_COMMIT_POPULATE) {
 			ret = kgc_region_populate(heap, r);
 			if (ret)
-				goto unlock;
+				return ret;
+			/* Counts only: a populate sees no pins. */
+			spin_lock(&heap->slot_lock);
+			heap->regions[r].nr_pages = heap->region_pages;
+			kgc_table_sync(heap, r);
+			spin_unlock(&heap->slot_lock);
 		}
 	}
 	atomic64_inc(&heap->commits);
-unlock:
-	mutex_unlock(&heap->lock);
-	return ret;
-}
-
-/*
- * True when somebody other than the heap and its PTEs holds @page: a DMA
- * pin (folio_maybe_dma_pinned()) or a plain extra reference. A fault that
- * is about to install a PTE, or a zap whose TLB batch has not been flushed
- * yet, also shows up here for a moment, so callers get "maybe pinned".
- */
-static bool kgc_page_kpinned(struct page *page)
-{
-	struct folio *folio = page_folio(page);
-
-	if (folio_maybe_dma_pinned(folio))
-		return true;
-	return folio_ref_count(folio) > 1 + folio_mapcount(folio);
-}
-
-/*
- * Counts the kernel-pinned pages of region @r. Caller holds heap->lock, so
- * no page can leave the array (only uncommit and close remove pages).
- */
-u32 kgc_region_kernel_pins(struct kgc_heap *heap, u32 r)
-{
-	pgoff_t idx = (pgoff_t)r * heap->region_pages;
-	pgoff_t end = idx + heap->region_pages;
-	struct page *page;
-	u32 pins = 0;
-
-	lockdep_assert_held(&heap->lock);
-	for (; idx < end; idx++) {
-		page = READ_ONCE(heap->pages[idx]);
-		if (page && kgc_page_kpinned(page))
-			pins++;
-		if ((idx % KGC_RESCHED_BATCH) == KGC_RESCHED_BATCH - 1)
-			cond_resched();
-	}
-	return pins;
-}
-
-/* Records a fresh kernel pin count for region @r in the table. */
-static void kgc_region_set_kpins(struct kgc_heap *heap, u32 r, u32 pins)
-{
-	struct kgc_region *reg = &heap->regions[r];
-
-	spin_lock(&heap->slot_lock);
-	reg->kernel_pins = pins;
-	if (pins)
-		reg->flags |= KGC_RF_KPINNED;
-	else
-		reg->flags &= ~KGC_RF_KPINNED;
-	kgc_table_sync(heap, r);
-	spin_unlock(&heap->slot_lock);
+	return 0;
 }
 
 static bool kgc_region_busy(struct kgc_heap *heap, u32 r)
 {
-	u32 pins;
-
 	if (READ_ONCE(heap->table[r].user_pins))
 		return true;
-	pins = kgc_region_kernel_pins(heap, r);
-	if (pins)
-		kgc_region_set_kpins(heap, r, pins);
-	return pins != 0;
-}
-
-/*
- * Releases every page region @r holds. Caller holds heap->lock.
- *
- * Why a fault can never leave a released page mapped:
- *  1. The pages are taken out of heap->pages[] under slot_lock. From then
- *     on a fault can no longer find them.
- *  2. The fault handler looks a page up, locks it and re-checks, under the
- *     page lock, that the slot still holds it; it returns the page locked
- *     and the core only unlocks it after the PTE is installed. So taking
- *     and dropping each page lock here waits out every fault that found the
- *     page before step 1: its PTE is in place now. Any later fault fails
- *     the re-check and retries, finding an empty slot (a fresh zero page).
- *  3. unmap_mapping_pages() then zaps every PTE of the range, in every
- *     mapping of this heap (and only this heap: private address_space).
- *  4. Only then is the heap's reference dropped. A page pinned by the
- *     kernel meanwhile survives on the pinner's reference.
- * Faults racing with this simply fault in new pages, which stay committed.
- */
-static void kgc_region_release(struct kgc_heap *heap, u32 r)
-{
-	pgoff_t start = (pgoff_t)r * heap->region_pages;
-	struct kgc_region *reg = &heap->regions[r];
-	struct page **scratch = heap->scratch;
-	unsigned long i, n = 0;
-	struct page *page;
-
-	lockdep_assert_held(&heap->lock);
-
-	spin_lock(&heap->slot_lock);
-	for (i = 0; i < heap->region_pages; i++) {
-		page = heap->pages[start + i];
-		if (!page)
-			continue;
-		WRITE_ONCE(heap->pages[start + i], NULL);
-		scratch[n++] = page;
-	}
-	heap->nr_present -= n;
-	reg->nr_pages -= n;
-	reg->flags &= ~(KGC_RF_COMMITTED | KGC_RF_KPINNED);
-	reg->kernel_pins = 0;
-	kgc_table_sync(heap, r);
-	spin_unlock(&heap->slot_lock);
-
-	/* No page, no PTE: every earlier release already unmapped its own. */
-	if (!n)
-		return;
-
-	for (i = 0; i < n; i++) {
-		folio_lock(page_folio(scratch[i]));
-		folio_unlock(page_folio(scratch[i]));
-	}
-
-	unmap_mapping_pages(heap->inode->i_mapping, start, heap->region_pages,
-			    true);
-
-	for (i = 0; i < n; i++) {
-		put_page(scratch[i]);
-		if ((i % KGC_RESCHED_BATCH) == KGC_RESCHED_BATCH - 1)
-			cond_resched();
-	}
-	atomic_long_sub(n, &kgc_pages_held);
-	atomic64_add(n, &heap->pages_freed);
+	return kgc_region_refresh(heap, r) != 0;
 }
 
 /*
@@ -435,13 +387,19 @@ static void kgc_region_release(struct kgc_heap *heap, u32 r)
  * count in the table, or a kernel pin on one of its pages) it fails with
  * -EBUSY, reports the first such region in busy_region (recording its
  * kernel pins in the table, as PIN_QUERY would) and releases nothing.
- * Otherwise all regions of the range are released.
+ * Otherwise it punches a hole over the whole range: every mapping loses
+ * its PTEs there, and the next access faults in a zero page.
  *
  * A pin taken after the check (by a thread racing with its own uncommit)
- * cannot hurt the kernel: the pinned page lives on, detached from the heap.
+ * cannot hurt the kernel: the pinned folio lives on, out of the file.
+ *
+ * -EINTR when a fatal signal arrives while waiting for heap->lock or
+ * during the checks: nothing was released then either.
  */
 int kgc_heap_uncommit(struct kgc_heap *heap, struct kgc_region_range *arg)
 {
+	unsigned long before, after;
+	loff_t off, len;
 	u32 r;
 	int ret;
 
@@ -451,17 +409,43 @@ int kgc_heap_uncommit(struct kgc_heap *heap, struct kgc_region_range *arg)
 	if (ret)
 		return ret;
 
-	mutex_lock(&heap->lock);
+	if (mutex_lock_killable(&heap->lock))
+		return -EINTR;
 	for (r = arg->first; r < arg->first + arg->count; r++) {
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			goto unlock;
+		}
 		if (kgc_region_busy(heap, r)) {
+			trace_kgc_uncommit_busy(heap->id, r,
+						READ_ONCE(heap->table[r].user_pins),
+						heap->regions[r].kernel_pins);
 			arg->busy_region = r;
 			atomic64_inc(&heap->uncommit_busy);
 			ret = -EBUSY;
 			goto unlock;
 		}
 	}
-	for (r = arg->first; r < arg->first + arg->count; r++)
-		kgc_region_release(heap, r);
+
+	off = (loff_t)arg->first << heap->region_shift;
+	len = (loff_t)arg->count << heap->region_shift;
+	before = kgc_heap_nr_pages(heap);
+	ret = vfs_fallocate(heap->shm, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			    off, len);
+	after = kgc_heap_nr_pages(heap);
+	if (before > after)
+		atomic64_add(before - after, &heap->pages_freed);
+	if (ret)
+		goto unlock;
+
+	spin_lock(&heap->slot_lock);
+	for (r = arg->first; r < arg->first + arg->count; r++) {
+		heap->regions[r].nr_pages = 0;
+		heap->regions[r].kernel_pins = 0;
+		heap->regions[r].flags = 0;
+		kgc_table_sync(heap, r);
+	}
+	spin_unlock(&heap->slot_lock);
 	atomic64_inc(&heap->uncommits);
 unlock:
 	mutex_unlock(&heap->lock);
@@ -470,28 +454,41 @@ unlock:
 
 /*
  * Sets bit (r - first) of @bitmap for each kernel-pinned region and records
- * the result in the region table (kernel_pins, KGC_RF_KPINNED).
+ * the result in the region table (kernel_pins, KGC_RF_KPINNED). With
+ * @select, only the regions whose bit (r - first) is set there are looked
+ * at: the cost follows the selection, not the heap.
  */
 int kgc_heap_pin_query(struct kgc_heap *heap, u32 first, u32 count,
-		       u64 *bitmap, u32 *nr_pinned)
+		       const u64 *select, u64 *bitmap, u32 *nr_pinned)
 {
-	u32 r, pins, n = 0;
+	u32 w, words = DIV_ROUND_UP(count, 64), i, n = 0;
+	u64 bits;
 	int ret;
 
 	ret = kgc_check_range(heap, first, count);
 	if (ret)
 		return ret;
 
-	mutex_lock(&heap->lock);
-	for (r = first; r < first + count; r++) {
-		pins = kgc_region_kernel_pins(heap, r);
-		kgc_region_set_kpins(heap, r, pins);
-		if (pins) {
-			bitmap[(r - first) / 64] |= 1ULL << ((r - first) % 64);
-			n++;
+	if (mutex_lock_killable(&heap->lock))
+		return -EINTR;
+	for (w = 0; w < words; w++) {
+		if (select) {
+			bits = select[w];
+		} else {
+			i = min(count - w * 64, 64U);
+			bits = GENMASK_ULL(i - 1, 0);
+		}
+		while (bits) {
+			i = __ffs64(bits);
+			bits &= bits - 1;
+			if (kgc_region_refresh(heap, first + w * 64 + i)) {
+				bitmap[w] |= 1ULL << i;
+				n++;
+			}
 		}
 	}
 	atomic64_inc(&heap->pin_queries);
+	trace_kgc_pin_query(heap->id, first, count, select, n);
 	mutex_unlock(&heap->lock);
 	*nr_pinned = n;
 	return 0;

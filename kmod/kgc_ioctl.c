@@ -8,6 +8,8 @@
  *   -EFAULT  bad argument or bitmap pointer
  *   -EINVAL  nonzero flags/reserved fields, bad sizes, bad region ranges
  *   -ENODEV  COMMIT, UNCOMMIT or PIN_QUERY before HEAP_CREATE (as mmap)
+ *   -EBADF   HEAP_CREATE, COMMIT, UNCOMMIT on an fd not open for writing
+ *   -EINTR   fatal signal while waiting for the heap lock or populating
  * HEAP_CREATE: -EEXIST on a second create, -E2BIG over max_heap_mb.
  * UNCOMMIT: -EBUSY with busy_region set (the struct is copied out).
  */
@@ -24,6 +26,7 @@ union kgc_ioctl_arg {
 	struct kgc_region_range range;
 	struct kgc_pin_query pin;
 	struct kgc_stats stats;
+	struct kgc_pin_watch watch;
 };
 
 static int kgc_ioctl_info(struct kgc_info *info)
@@ -33,7 +36,9 @@ static int kgc_ioctl_info(struct kgc_info *info)
 	info->api_version = KGC_API_VERSION;
 	info->page_size = PAGE_SIZE;
 	info->features = KGC_FEAT_REGION_TABLE | KGC_FEAT_PIN_QUERY |
-			 KGC_FEAT_STATS | KGC_FEAT_DEBUGFS | KGC_FEAT_POPULATE;
+			 KGC_FEAT_STATS | KGC_FEAT_DEBUGFS | KGC_FEAT_POPULATE |
+			 KGC_FEAT_PIN_SELECT | KGC_FEAT_SHMEM |
+			 KGC_FEAT_PIN_WATCH;
 	info->region_shift_min = KGC_REGION_SHIFT_MIN;
 	info->region_shift_max = KGC_REGION_SHIFT_MAX;
 	info->max_heap_bytes = max_bytes;
@@ -48,21 +53,37 @@ static int kgc_ioctl_pin_query(struct kgc_heap *heap,
 			       struct kgc_pin_query *pin)
 {
 	void __user *ubitmap = u64_to_user_ptr(pin->bitmap_ptr);
-	size_t bytes;
-	u64 *bitmap;
+	size_t words, bytes;
+	u64 *bitmap, *select = NULL;
 	int ret;
 
-	if (pin->flags || memchr_inv(pin->reserved, 0, sizeof(pin->reserved)))
+	if (pin->flags & ~KGC_PIN_QUERY_SELECT)
+		return -EINVAL;
+	if (memchr_inv(pin->reserved, 0, sizeof(pin->reserved)))
 		return -EINVAL;
 	if (!pin->count || pin->count > heap->nr_regions)
 		return -EINVAL;
 
-	bytes = DIV_ROUND_UP(pin->count, 64) * sizeof(u64);
-	bitmap = kvzalloc(bytes, GFP_KERNEL_ACCOUNT);
+	words = DIV_ROUND_UP(pin->count, 64);
+	bytes = words * sizeof(u64);
+	/* Result and (with SELECT) selection in one allocation. */
+	bitmap = kvzalloc(pin->flags & KGC_PIN_QUERY_SELECT ? 2 * bytes : bytes,
+			  GFP_KERNEL_ACCOUNT);
 	if (!bitmap)
 		return -ENOMEM;
 
-	ret = kgc_heap_pin_query(heap, pin->first, pin->count, bitmap,
+	if (pin->flags & KGC_PIN_QUERY_SELECT) {
+		select = bitmap + words;
+		ret = -EFAULT;
+		if (copy_from_user(select, ubitmap, bytes))
+			goto free_bitmap;
+		ret = -EINVAL;
+		if (pin->count % 64 &&
+		    select[words - 1] & ~GENMASK_ULL(pin->count % 64 - 1, 0))
+			goto free_bitmap;
+	}
+
+	ret = kgc_heap_pin_query(heap, pin->first, pin->count, select, bitmap,
 				 &pin->nr_pinned);
 	if (ret)
 		goto free_bitmap;
@@ -74,14 +95,48 @@ free_bitmap:
 	return ret;
 }
 
+static int kgc_ioctl_pin_watch(struct kgc_heap *heap,
+			       struct kgc_pin_watch *w)
+{
+	void __user *ubitmap = u64_to_user_ptr(w->bitmap_ptr);
+	size_t words, bytes;
+	u64 *bitmap;
+	int ret;
+
+	if (w->op > KGC_WATCH_FIRED)
+		return -EINVAL;
+	if (memchr_inv(w->reserved, 0, sizeof(w->reserved)))
+		return -EINVAL;
+	if (!w->count || w->first >= heap->nr_regions ||
+	    w->count > heap->nr_regions - w->first)
+		return -EINVAL;
+
+	words = DIV_ROUND_UP(w->count, 64);
+	bytes = words * sizeof(u64);
+	bitmap = kvzalloc(bytes, GFP_KERNEL_ACCOUNT);
+	if (!bitmap)
+		return -ENOMEM;
+	if (w->op != KGC_WATCH_FIRED) {
+		ret = -EFAULT;
+		if (copy_from_user(bitmap, ubitmap, bytes))
+			goto free_bitmap;
+		ret = -EINVAL;
+		if (w->count % 64 &&
+		    bitmap[words - 1] & ~GENMASK_ULL(w->count % 64 - 1, 0))
+			goto free_bitmap;
+	}
+	ret = kgc_heap_pin_watch(heap, w, bitmap);
+	if (!ret && w->op == KGC_WATCH_FIRED &&
+	    copy_to_user(ubitmap, bitmap, bytes))
+		ret = -EFAULT;
+free_bitmap:
+	kvfree(bitmap);
+	return ret;
+}
+
 static int kgc_ioctl_stats(struct kgc_heap *heap, struct kgc_stats *st)
 {
-	if (kgc_heap_created(heap)) {
-		spin_lock(&heap->slot_lock);
-		st->heap_pages = heap->nr_present;
-		spin_unlock(&heap->slot_lock);
-	}
-	st->module_pages = atomic_long_read(&kgc_pages_held);
+	st->heap_pages = kgc_heap_nr_pages(heap);
 	st->faults = atomic64_read(&heap->faults);
 	st->commits = atomic64_read(&heap->commits);
 	st->uncommits = atomic64_read(&heap->uncommits);
@@ -108,7 +163,12 @@ long kgc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case KGC_IOC_HEAP_CREATE:
 	case KGC_IOC_REGION_COMMIT:
 	case KGC_IOC_REGION_UNCOMMIT:
+		/* They change the heap: a writable fd only, checked first. */
+		if (!(file->f_mode & FMODE_WRITE))
+			return -EBADF;
+		fallthrough;
 	case KGC_IOC_PIN_QUERY:
+	case KGC_IOC_PIN_WATCH:
 		if (copy_from_user(&u, uarg, size))
 			return -EFAULT;
 		break;
@@ -140,6 +200,10 @@ long kgc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		break;
 	case KGC_IOC_STATS:
 		ret = kgc_ioctl_stats(heap, &u.stats);
+		break;
+	case KGC_IOC_PIN_WATCH:
+		ret = kgc_heap_created(heap) ?
+		      kgc_ioctl_pin_watch(heap, &u.watch) : -ENODEV;
 		break;
 	default:
 		ret = -ENOTTY;

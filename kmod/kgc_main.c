@@ -20,6 +20,9 @@
 
 #include "kgc_internal.h"
 
+#define CREATE_TRACE_POINTS
+#include "kgc_trace.h"
+
 #define KGC_FS_MAGIC	0x6b676321	/* "kgc!" */
 
 /* ---- module parameters ------------------------------------------------ */
@@ -40,29 +43,84 @@ module_param_cb(max_heap_mb, &kgc_max_heap_mb_ops, &kgc_max_heap_mb, 0644);
 MODULE_PARM_DESC(max_heap_mb,
 		 "Largest heap one fd may create, in MiB (1..65536, default 4096); larger HEAP_CREATE fails with -E2BIG");
 
+unsigned int kgc_watch_interval_ms = 100;
+
+static int kgc_watch_interval_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 10, 60000);
+}
+
+static const struct kernel_param_ops kgc_watch_interval_ops = {
+	.set = kgc_watch_interval_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(watch_interval_ms, &kgc_watch_interval_ops,
+		&kgc_watch_interval_ms, 0644);
+MODULE_PARM_DESC(watch_interval_ms,
+		 "How often armed pin-drop watches are rechecked, in ms (10..60000, default 100); no recheck runs while no watch is armed");
+
 static ushort dev_mode = 0600;
 module_param(dev_mode, ushort, 0444);
 MODULE_PARM_DESC(dev_mode,
 		 "Permission bits of /dev/kgc (default 0600; e.g. 0660 plus a udev GROUP= rule to open it to a group)");
 
-/* Pages held by all heaps of the module right now. */
-atomic_long_t kgc_pages_held = ATOMIC_LONG_INIT(0);
-
+/* Pages the heaps of all open fds hold right now. */
 static int kgc_pages_held_get(char *buf, const struct kernel_param *kp)
 {
-	return sysfs_emit(buf, "%ld\n", atomic_long_read(&kgc_pages_held));
+	return sysfs_emit(buf, "%ld\n", kgc_pages_held());
+}
+
+/*
+ * parse_args() calls .set for "insmod kgc.ko pages_held=N" whatever the
+ * sysfs mode says, so a read-only parameter needs a .set that refuses:
+ * the load then fails with -EPERM.
+ */
+static int kgc_param_set_ro(const char *val, const struct kernel_param *kp)
+{
+	return -EPERM;
 }
 
 static const struct kernel_param_ops kgc_pages_held_ops = {
+	.set = kgc_param_set_ro,
 	.get = kgc_pages_held_get,
 };
 
-module_param_cb(pages_held, &kgc_pages_held_ops, NULL, 0444);
-MODULE_PARM_DESC(pages_held, "Pages all heaps hold now (read-only)");
+/* Module-wide usage: root only (also /sys/kernel/debug/kgc/pages_held). */
+module_param_cb(pages_held, &kgc_pages_held_ops, NULL, 0400);
+MODULE_PARM_DESC(pages_held, "Pages all heaps hold now (read-only, root only; setting it at load fails with -EPERM)");
 
 /* ---- private inodes ---------------------------------------------------- */
 
 static struct vfsmount *kgc_mnt;
+
+/*
+ * Private tmpfs for heaps of PMD-sized regions: huge=within_size gives
+ * them huge folios whatever shmem_enabled says (unless "deny"). NULL when
+ * it cannot be mounted: those heaps then use the kernel's shm mount.
+ */
+struct vfsmount *kgc_shm_mnt_huge;
+
+static void kgc_shm_mount(void)
+{
+	/* Parsed in place: must be writable. */
+	char opts[] = "huge=within_size";
+	struct file_system_type *type;
+	struct vfsmount *mnt;
+
+	if (!IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE))
+		return;
+	type = get_fs_type("tmpfs");	/* built in: no module reference */
+	if (!type)
+		return;
+	mnt = vfs_kern_mount(type, SB_KERNMOUNT, "kgc_heap_shm", opts);
+	if (IS_ERR(mnt)) {
+		pr_warn("no huge tmpfs mount (%ld): heaps use small pages\n",
+			PTR_ERR(mnt));
+		return;
+	}
+	kgc_shm_mnt_huge = mnt;
+}
 
 static int kgc_init_fs_context(struct fs_context *fc)
 {
@@ -109,10 +167,10 @@ free_heap:
 }
 
 /*
- * Called once the last file reference is gone. Every VMA holds a file
- * reference, so no mapping and no fault can exist any more; kernel pins
- * (GUP, io_uring, O_DIRECT) hold page references of their own and keep
- * their pages alive after kgc_heap_free() drops the heap's.
+ * Called once the last file reference is gone: no table mapping exists any
+ * more. Heap mappings hold the shmem file, which keeps the memory until
+ * they are unmapped; kernel pins (io_uring, O_DIRECT) hold references of
+ * their own and keep their folios until unpinned.
  */
 static int kgc_release(struct inode *inode, struct file *file)
 {
@@ -128,6 +186,8 @@ static const struct file_operations kgc_fops = {
 	.open = kgc_open,
 	.release = kgc_release,
 	.mmap = kgc_mmap,
+	.get_unmapped_area = kgc_get_unmapped_area,
+	.poll = kgc_poll,
 	.unlocked_ioctl = kgc_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,
@@ -149,6 +209,7 @@ static int __init kgc_init(void)
 	BUILD_BUG_ON(sizeof(struct kgc_region_range) != KGC_REGION_RANGE_SIZE);
 	BUILD_BUG_ON(sizeof(struct kgc_pin_query) != KGC_PIN_QUERY_SIZE);
 	BUILD_BUG_ON(sizeof(struct kgc_stats) != KGC_STATS_SIZE);
+	BUILD_BUG_ON(sizeof(struct kgc_pin_watch) != KGC_PIN_WATCH_SIZE);
 	BUILD_BUG_ON(KGC_TABLE_OFFSET & ~PAGE_MASK);
 	BUILD_BUG_ON(((u64)KGC_MAX_HEAP_MB_LIMIT << 20) >= KGC_TABLE_OFFSET);
 
@@ -162,6 +223,7 @@ static int __init kgc_init(void)
 	if (IS_ERR(kgc_mnt))
 		return PTR_ERR(kgc_mnt);
 
+	kgc_shm_mount();
 	kgc_debugfs_init();
 
 	ret = misc_register(&kgc_misc);
@@ -171,6 +233,8 @@ static int __init kgc_init(void)
 
 remove_debugfs:
 	kgc_debugfs_exit();
+	if (kgc_shm_mnt_huge)
+		kern_unmount(kgc_shm_mnt_huge);
 	kern_unmount(kgc_mnt);
 	return ret;
 }
@@ -179,10 +243,10 @@ static void __exit kgc_exit(void)
 {
 	misc_deregister(&kgc_misc);
 	kgc_debugfs_exit();
+	/* Files still mapped keep the mount alive until they go. */
+	if (kgc_shm_mnt_huge)
+		kern_unmount(kgc_shm_mnt_huge);
 	kern_unmount(kgc_mnt);
-	if (atomic_long_read(&kgc_pages_held))
-		pr_err("%ld pages still counted at unload\n",
-		       atomic_long_read(&kgc_pages_held));
 }
 
 module_init(kgc_init);

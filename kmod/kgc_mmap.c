@@ -3,72 +3,26 @@
  * kgc mmap: the heap mapping (offset 0 .. heap_size) and the region table
  * mapping (exactly [KGC_TABLE_OFFSET, KGC_TABLE_OFFSET + table_size)).
  *
- * Heap pages are ordinary module-allocated pages handed to the core from
- * .fault through vmf->page (no VM_PFNMAP/VM_MIXEDMAP), so GUP, O_DIRECT
- * and io_uring fixed buffers work on them like on any page.
+ * A heap mapping becomes a mapping of the heap's shmem file
+ * (vma_set_file() + shmem's own mmap), so its faults, huge pages, swap,
+ * migration, NUMA policy and memcg charging are shmem's. The table mapping
+ * stays on the /dev/kgc file.
  *
- * Both kinds of VMA are VM_DONTCOPY (a fork child does not inherit them),
- * VM_DONTEXPAND (mremap may move or shrink, never grow; also keeps mlock
- * off them) and VM_DONTDUMP.
+ * Both kinds of VMA are VM_DONTCOPY (a fork child does not inherit them)
+ * and VM_DONTDUMP, and nothing else: no VM_SPECIAL flag and no .open or
+ * .close op, so split VMAs merge back (mprotect round trips, partial
+ * munmap + remap), mremap may grow them like a file mapping (past the heap
+ * or the table an access raises SIGBUS) and mlock works.
+ *
+ * get_unmapped_area: heap mappings of PMD-sized regions get a PMD-aligned
+ * address (thp_get_unmapped_area()), so huge folios can be PMD-mapped.
  */
 #include <linux/mm.h>
 #include <linux/pagemap.h>
+#include <linux/sched/mm.h>
 #include <linux/vmalloc.h>
 
 #include "kgc_internal.h"
-
-static void kgc_vm_open(struct vm_area_struct *vma)
-{
-	struct kgc_heap *heap = vma->vm_private_data;
-
-	atomic_inc(&heap->nr_vmas);
-}
-
-static void kgc_vm_close(struct vm_area_struct *vma)
-{
-	struct kgc_heap *heap = vma->vm_private_data;
-
-	atomic_dec(&heap->nr_vmas);
-}
-
-/*
- * Returns the page locked (VM_FAULT_LOCKED) after checking, under the page
- * lock, that it is still the heap's page for this index. The core keeps it
- * locked until the PTE is installed, which is what lets uncommit wait out
- * in-flight faults (see kgc_region_release()). If uncommit took the page
- * away in between, drop it and let the access fault again.
- */
-static vm_fault_t kgc_heap_fault(struct vm_fault *vmf)
-{
-	struct kgc_heap *heap = vmf->vma->vm_private_data;
-	pgoff_t idx = vmf->pgoff;
-	struct folio *folio;
-	struct page *page;
-
-	if (idx >= heap->nr_pages)
-		return VM_FAULT_SIGBUS;
-
-	page = kgc_heap_get_page(heap, idx);
-	if (!page)
-		return VM_FAULT_OOM;
-	atomic64_inc(&heap->faults);
-
-	folio = page_folio(page);
-	folio_lock(folio);
-	if (READ_ONCE(heap->pages[idx]) != page) {
-		folio_unlock(folio);
-		folio_put(folio);
-		return VM_FAULT_NOPAGE;
-	}
-	vmf->page = page;
-	return VM_FAULT_LOCKED;
-}
-
-static const struct vm_operations_struct kgc_heap_vm_ops = {
-	.open = kgc_vm_open,
-	.close = kgc_vm_close,
-	.fault = kgc_heap_fault,
-};
 
 /* The table is vmalloc_user() memory; it lives until the heap is freed. */
 static vm_fault_t kgc_table_fault(struct vm_fault *vmf)
@@ -92,8 +46,6 @@ static vm_fault_t kgc_table_fault(struct vm_fault *vmf)
 }
 
 static const struct vm_operations_struct kgc_table_vm_ops = {
-	.open = kgc_vm_open,
-	.close = kgc_vm_close,
 	.fault = kgc_table_fault,
 };
 
@@ -105,6 +57,7 @@ int kgc_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct kgc_heap *heap = file->private_data;
 	unsigned long npages = vma_pages(vma);
+	int ret;
 
 	if (!kgc_heap_created(heap))
 		return -ENODEV;
@@ -116,15 +69,28 @@ int kgc_mmap(struct file *file, struct vm_area_struct *vma)
 		if (npages != heap->table_size >> PAGE_SHIFT)
 			return -EINVAL;
 		vma->vm_ops = &kgc_table_vm_ops;
+		vma->vm_private_data = heap;
 	} else if (vma->vm_pgoff < heap->nr_pages &&
 		   npages <= heap->nr_pages - vma->vm_pgoff) {
-		vma->vm_ops = &kgc_heap_vm_ops;
+		vma_set_file(vma, heap->shm);
+		ret = heap->shm->f_op->mmap(heap->shm, vma);
+		if (ret)
+			return ret;
 	} else {
 		return -EINVAL;
 	}
 
-	vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
-	vma->vm_private_data = heap;
-	kgc_vm_open(vma);
+	vm_flags_set(vma, VM_DONTCOPY | VM_DONTDUMP);
 	return 0;
+}
+
+unsigned long kgc_get_unmapped_area(struct file *file, unsigned long addr,
+				    unsigned long len, unsigned long pgoff,
+				    unsigned long flags)
+{
+	struct kgc_heap *heap = file->private_data;
+
+	if (kgc_heap_created(heap) && heap->huge && pgoff < heap->nr_pages)
+		return thp_get_unmapped_area(file, addr, len, pgoff, flags);
+	return mm_get_unmapped_area(current->mm, file, addr, len, pgoff, flags);
 }

@@ -119,7 +119,7 @@ static int kmod_open(struct kgc_heap *h, size_t region_size, uint32_t nregions)
 	}
 	/* without PIN_QUERY, regions the kernel pins could be moved under its I/O */
 	if (info.api_version != KGC_API_VERSION || !(info.features & KGC_FEAT_REGION_TABLE) ||
-	    !(info.features & KGC_FEAT_PIN_QUERY) ||
+	    !(info.features & KGC_FEAT_PIN_QUERY) || !(info.features & KGC_FEAT_PIN_SELECT) ||
 	    info.region_rec_size != sizeof(struct kgc_region_rec)) {
 		err = -EPROTO;
 		goto fail;
@@ -262,20 +262,31 @@ int kgci_backend_protect(struct kgc_heap *h, void *p, size_t len, bool accessibl
  * scratch bitmap, then copied to bitmap, nregions bits). Returns how many
  * (0 on anon: the kernel pins nothing there), or -errno if they cannot be
  * known: the caller must then assume every region in use is pinned.
+ *
+ * Only regions in use - and free ones the kernel pinned at the last look,
+ * until it lets go - are asked about (KGC_PIN_QUERY_SELECT): the module's
+ * work follows the used part of the heap, not its size. Free regions'
+ * bits come back 0.
  */
 int kgci_backend_kernel_pins(struct kgc_heap *h, uint64_t *bitmap)
 {
 	size_t words = ((size_t)h->nregions + 63) / 64;
+	uint64_t *sel = h->be.pinq_bitmap;
 	struct kgc_pin_query q;
 
 	if (h->be.kind != KGC_BACKEND_KMOD)
 		return 0;
-	if (!h->be.pinq_bitmap || !bitmap)
+	if (!sel || !bitmap)
 		return -ENOMEM;
+	memset(sel, 0, words * sizeof(uint64_t));
+	for (uint32_t i = 0; i < h->nregions; i++)
+		if (h->regions[i].type != RT_FREE || (h->regions[i].flags & RF_KPINNED))
+			sel[i / 64] |= 1ULL << (i % 64);
 	memset(&q, 0, sizeof(q));
 	q.first = 0;
 	q.count = h->nregions;
-	q.bitmap_ptr = (uintptr_t)h->be.pinq_bitmap;
+	q.flags = KGC_PIN_QUERY_SELECT;
+	q.bitmap_ptr = (uintptr_t)sel;
 	if (ioctl(h->be.fd, KGC_IOC_PIN_QUERY, &q) < 0)
 		return -errno;
 	if (q.nr_pinned > h->nregions)

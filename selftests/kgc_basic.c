@@ -248,6 +248,88 @@ TEST_F(dev, read_write_rejected)
 	ASSERT_EQ(-1, write(self->fd, &c, 1));
 }
 
+/* v1's magic 0xB7 belongs to remoteproc and nsfs: no kgc ioctl answers it. */
+TEST_F(dev, v1_magic_is_gone_enotty)
+{
+	struct kgc_info info;
+
+	ASSERT_EQ(2, KGC_API_VERSION);
+	ASSERT_EQ(0xBC, _IOC_TYPE(KGC_IOC_INFO));
+	ASSERT_EQ(-ENOTTY, kgc_ioctl(self->fd, _IOR(0xB7, 0x00, struct kgc_info), &info));
+	ASSERT_EQ(-ENOTTY, kgc_ioctl(self->fd, _IOR(0xB7, 0x05, struct kgc_stats), &info));
+	ASSERT_EQ(0, kgc_ioctl(self->fd, KGC_IOC_INFO, &info));
+	ASSERT_EQ(2, info.api_version);
+}
+
+/*
+ * A read-only fd may look (INFO, STATS, PIN_QUERY, read-only mmap) but not
+ * change anything: HEAP_CREATE, COMMIT and UNCOMMIT fail with -EBADF,
+ * checked before anything else (even a bad argument pointer).
+ */
+TEST(rdonly_fd_mutating_ioctls_ebadf)
+{
+	struct kgc_heap_create hc = { .region_size = MiB, .nr_regions = 1 };
+	struct kgc_stats st;
+	struct kgc_info info;
+	int fd = open(KGC_DEV, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		SKIP(return, "cannot open " KGC_DEV ": %s", strerror(errno));
+	ASSERT_EQ(0, kgc_ioctl(fd, KGC_IOC_INFO, &info));
+	ASSERT_EQ(0, kgc_ioctl(fd, KGC_IOC_STATS, &st));
+	ASSERT_EQ(-EBADF, kgc_ioctl(fd, KGC_IOC_HEAP_CREATE, &hc));
+	ASSERT_EQ(-EBADF, kgc_ioctl(fd, KGC_IOC_HEAP_CREATE, (void *)8));
+	ASSERT_EQ(-EBADF, kgc_commit(fd, 0, 1, KGC_COMMIT_POPULATE));
+	ASSERT_EQ(-EBADF, kgc_commit(fd, 0, 1, 0));
+	ASSERT_EQ(-EBADF, kgc_uncommit(fd, 0, 1, NULL));
+	/* Not mutating: answers as on any fd without a heap. */
+	ASSERT_EQ(-ENODEV, kgc_pinned(fd, 0, 1));
+	ASSERT_EQ(MAP_FAILED, mmap(NULL, MiB, PROT_READ, MAP_SHARED, fd, 0));
+	ASSERT_EQ(ENODEV, errno);
+	ASSERT_EQ(0, kgc_ioctl(fd, KGC_IOC_STATS, &st));
+	ASSERT_EQ(0, st.heap_pages);
+	ASSERT_EQ(0, close(fd));
+
+	/* Write-only is writable: allowed. */
+	fd = open(KGC_DEV, O_WRONLY | O_CLOEXEC);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, kgc_create(fd, MiB, 1, NULL));
+	ASSERT_EQ(0, kgc_commit(fd, 0, 1, KGC_COMMIT_POPULATE));
+	ASSERT_EQ(0, kgc_uncommit(fd, 0, 1, NULL));
+	ASSERT_EQ(0, close(fd));
+}
+
+/* STATS of one heap says nothing about the pages other heaps hold. */
+TEST(stats_are_per_heap_only)
+{
+	struct kgc_stats st;
+	char *mem;
+	int fd1 = kgc_open(), fd2, i;
+
+	if (fd1 < 0)
+		SKIP(return, "cannot open " KGC_DEV ": %s", strerror(errno));
+	fd2 = kgc_open();
+	ASSERT_GE(fd2, 0);
+	ASSERT_EQ(0, kgc_create(fd1, MiB, 1, NULL));
+	mem = kgc_map(fd1, MiB, 0);
+	ASSERT_NE(MAP_FAILED, mem);
+	memset(mem, 1, 3 * sysconf(_SC_PAGESIZE));
+	ASSERT_EQ(3, kgc_heap_pages(fd1));
+
+	memset(&st, 0xa5, sizeof(st));
+	ASSERT_EQ(0, kgc_ioctl(fd2, KGC_IOC_STATS, &st));
+	ASSERT_EQ(0, st.heap_pages);
+	ASSERT_EQ(0, st.reserved0);
+	for (i = 0; i < 8; i++)
+		ASSERT_EQ(0, st.reserved[i]);
+	ASSERT_EQ(0, kgc_ioctl(fd1, KGC_IOC_STATS, &st));
+	ASSERT_EQ(3, st.heap_pages);
+	ASSERT_EQ(0, st.reserved0);
+	munmap(mem, MiB);
+	close(fd2);
+	close(fd1);
+}
+
 #define MAX_HEAP_MB "/sys/module/kgc/parameters/max_heap_mb"
 
 static int write_param(const char *path, const char *val)

@@ -244,4 +244,102 @@ TEST_F(pin, close_with_kernel_pin_leaks_nothing)
 	ASSERT_EQ(held0, kgc_pages_held());
 }
 
+/* PIN_QUERY with KGC_PIN_QUERY_SELECT; bm is in/out. 0 or -errno. */
+static int pin_select(int fd, uint32_t first, uint32_t count, uint64_t *bm,
+		      uint32_t *nr)
+{
+	struct kgc_pin_query pq = {
+		.first = first, .count = count, .flags = KGC_PIN_QUERY_SELECT,
+		.bitmap_ptr = (uintptr_t)bm, .nr_pinned = UINT32_MAX,
+	};
+	int ret = kgc_ioctl(fd, KGC_IOC_PIN_QUERY, &pq);
+
+	if (nr)
+		*nr = pq.nr_pinned;
+	return ret;
+}
+
+/*
+ * The scoped query looks only at the selected regions: it reports their
+ * kernel pins, leaves the others' bits 0 and their table records alone.
+ */
+TEST_F(pin, scoped_query_sees_only_selected_regions)
+{
+	struct iovec iov[2] = {
+		{ .iov_base = self->mem + REGION, .iov_len = 2 * self->pg },
+		{ .iov_base = self->mem + 3 * REGION, .iov_len = 3 * self->pg },
+	};
+	struct kgc_info info;
+	const char *why;
+	uint64_t bm;
+	uint32_t nr;
+
+	ASSERT_EQ(0, kgc_ioctl(self->fd, KGC_IOC_INFO, &info));
+	ASSERT_TRUE(info.features & KGC_FEAT_PIN_SELECT);
+	why = ring_init(self);
+	if (why)
+		SKIP(return, "%s", why);
+	memset(self->mem, 0x31, self->size);
+	ASSERT_EQ(0, io_uring_register_buffers(&self->ring, iov, 2));
+
+	bm = 0x3;		/* regions 0 and 1 */
+	ASSERT_EQ(0, pin_select(self->fd, 0, NR_REGIONS, &bm, &nr));
+	ASSERT_EQ(1 << 1, bm);
+	ASSERT_EQ(1, nr);
+	ASSERT_EQ(2, self->table[1].kernel_pins);
+	/* Region 3 was not looked at. */
+	ASSERT_EQ(0, self->table[3].kernel_pins);
+	ASSERT_EQ(0, self->table[3].flags & KGC_RF_KPINNED);
+
+	bm = 1 << 1;		/* region 3, relative to first = 2 */
+	ASSERT_EQ(0, pin_select(self->fd, 2, 2, &bm, &nr));
+	ASSERT_EQ(1 << 1, bm);
+	ASSERT_EQ(1, nr);
+	ASSERT_EQ(3, self->table[3].kernel_pins);
+	ASSERT_EQ(KGC_RF_COMMITTED | KGC_RF_KPINNED, self->table[3].flags);
+
+	bm = 0;			/* nothing selected: nothing to do */
+	ASSERT_EQ(0, pin_select(self->fd, 0, NR_REGIONS, &bm, &nr));
+	ASSERT_EQ(0, bm);
+	ASSERT_EQ(0, nr);
+	bm = 1 << 2 | 1 << 0;	/* unpinned ones only */
+	ASSERT_EQ(0, pin_select(self->fd, 0, NR_REGIONS, &bm, &nr));
+	ASSERT_EQ(0, bm);
+	ASSERT_EQ(0, nr);
+
+	ASSERT_EQ(0, io_uring_unregister_buffers(&self->ring));
+	bm = 0xf;
+	ASSERT_EQ(0, pin_select(self->fd, 0, NR_REGIONS, &bm, &nr));
+	ASSERT_EQ(0, bm);
+	ASSERT_EQ(0, nr);
+	ASSERT_EQ(KGC_RF_COMMITTED, self->table[3].flags);
+}
+
+TEST_F(pin, scoped_query_validation)
+{
+	struct kgc_pin_query pq = {
+		.first = 0, .count = NR_REGIONS, .bitmap_ptr = 8,
+		.flags = KGC_PIN_QUERY_SELECT,
+	};
+	uint64_t bm;
+
+	/* A bit past count. */
+	bm = 1 << NR_REGIONS;
+	ASSERT_EQ(-EINVAL, pin_select(self->fd, 0, NR_REGIONS, &bm, NULL));
+	bm = 1 << 2;
+	ASSERT_EQ(-EINVAL, pin_select(self->fd, 2, 2, &bm, NULL));
+	/* Unknown flag. */
+	pq.flags = 2;
+	pq.bitmap_ptr = (uintptr_t)&bm;
+	ASSERT_EQ(-EINVAL, kgc_ioctl(self->fd, KGC_IOC_PIN_QUERY, &pq));
+	/* Selection that cannot be read. */
+	pq.flags = KGC_PIN_QUERY_SELECT;
+	pq.bitmap_ptr = 8;
+	ASSERT_EQ(-EFAULT, kgc_ioctl(self->fd, KGC_IOC_PIN_QUERY, &pq));
+	/* Range checks as without SELECT. */
+	bm = 1;
+	ASSERT_EQ(-EINVAL, pin_select(self->fd, NR_REGIONS, 1, &bm, NULL));
+	ASSERT_EQ(-EINVAL, pin_select(self->fd, 0, 0, &bm, NULL));
+}
+
 TEST_HARNESS_MAIN

@@ -301,6 +301,8 @@ TEST_F(stress, uncommit_races_faults_on_one_region)
 	/* Accounting agrees: table, heap stats and the module counter. */
 	table = kgc_map(self->sh.fd, sysconf(_SC_PAGESIZE), KGC_TABLE_OFFSET);
 	ASSERT_NE(MAP_FAILED, table);
+	/* The table's counts are refreshed by queries. */
+	ASSERT_EQ(0, kgc_pinned(self->sh.fd, 0, 1));
 	ASSERT_EQ(REGION / self->sh.pg, table[0].committed_pages);
 	ASSERT_EQ(REGION / self->sh.pg, kgc_heap_pages(self->sh.fd));
 	if (held0 >= 0)

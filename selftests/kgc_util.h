@@ -23,6 +23,7 @@ _Static_assert(sizeof(struct kgc_region_rec) == KGC_REGION_REC_SIZE, "region_rec
 _Static_assert(sizeof(struct kgc_region_range) == KGC_REGION_RANGE_SIZE, "region_range");
 _Static_assert(sizeof(struct kgc_pin_query) == KGC_PIN_QUERY_SIZE, "pin_query");
 _Static_assert(sizeof(struct kgc_stats) == KGC_STATS_SIZE, "stats");
+_Static_assert(sizeof(struct kgc_pin_watch) == KGC_PIN_WATCH_SIZE, "pin_watch");
 
 #define KGC_DEV		"/dev/kgc"
 #define KGC_PAGES_HELD	"/sys/module/kgc/parameters/pages_held"
@@ -119,6 +120,20 @@ static inline long kgc_pages_held(void)
 static inline void *kgc_map(int fd, size_t len, off_t off)
 {
 	return mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
+}
+
+/* Writes @val to the file @path: 0 or -errno. */
+static inline int kgc_write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	n = n < 0 ? -errno : 0;
+	close(fd);
+	return n;
 }
 
 /* True when every byte of [p, p + len) is zero. */

@@ -53,7 +53,7 @@ TEST(new_heap_starts_empty)
 	ASSERT_EQ(0, kgc_create(fd, MiB, 1, NULL));
 	ASSERT_EQ(0, kgc_ioctl(fd, KGC_IOC_STATS, &st));
 	ASSERT_EQ(0, st.heap_pages);
-	ASSERT_EQ(0, st.module_pages);
+	ASSERT_EQ(0, st.reserved0);
 	ASSERT_EQ(0, st.faults);
 	ASSERT_EQ(0, close(fd));
 }

@@ -19,7 +19,13 @@
 #include <linux/types.h>
 #include <linux/ioctl.h>
 
-#define KGC_API_VERSION		1
+/*
+ * 2: ioctl magic 0xBC (v1 used 0xB7, registered to remoteproc and nsfs);
+ *    mutating ioctls need a writable fd (EBADF); kgc_stats no longer
+ *    reports module-wide pages (root-only in debugfs/sysfs now); heap
+ *    mappings may be split, merged and grown like any file mapping.
+ */
+#define KGC_API_VERSION		2
 
 /* Feature bits reported by KGC_IOC_INFO. */
 #define KGC_FEAT_REGION_TABLE	(1ULL << 0)	/* mmap at KGC_TABLE_OFFSET */
@@ -27,6 +33,17 @@
 #define KGC_FEAT_STATS		(1ULL << 2)	/* KGC_IOC_STATS */
 #define KGC_FEAT_DEBUGFS	(1ULL << 3)	/* /sys/kernel/debug/kgc/<heap> */
 #define KGC_FEAT_POPULATE	(1ULL << 4)	/* KGC_COMMIT_POPULATE */
+#define KGC_FEAT_PIN_SELECT	(1ULL << 5)	/* KGC_PIN_QUERY_SELECT */
+/*
+ * The heap is a shmem file mm manages: huge folios for regions of 2 MiB
+ * and up (mmap(NULL, ...) returns a 2 MiB-aligned address), swap and
+ * reclaim, migration, mbind, memcg charging to the mapping's owner. The
+ * table's committed_pages/kernel_pins are refreshed by COMMIT, UNCOMMIT,
+ * PIN_QUERY (its regions) and the debugfs dump, not at each fault, and
+ * kgc_stats.faults stays 0 (faults are shmem's).
+ */
+#define KGC_FEAT_SHMEM		(1ULL << 6)
+#define KGC_FEAT_PIN_WATCH	(1ULL << 7)	/* KGC_IOC_PIN_WATCH, poll */
 
 /* Region sizes: power of two from 1 MiB to 32 MiB. */
 #define KGC_REGION_SHIFT_MIN	20
@@ -60,13 +77,13 @@ struct kgc_heap_create {
 };
 
 /* Region table record, one per region, mapped shared at KGC_TABLE_OFFSET. */
-#define KGC_RF_COMMITTED	(1U << 0)	/* committed (by ioctl or fault) */
+#define KGC_RF_COMMITTED	(1U << 0)	/* committed (ioctl, or pages seen) */
 #define KGC_RF_KPINNED		(1U << 1)	/* kernel pins seen at last query */
 
 struct kgc_region_rec {
 	__u32 user_pins;	/* owned by userspace: library pin count */
 	__u32 flags;		/* module: KGC_RF_* */
-	__u32 committed_pages;	/* module: pages currently held */
+	__u32 committed_pages;	/* module: resident pages at last refresh */
 	__u32 kernel_pins;	/* module: pinned pages seen at last query */
 	__u64 reserved[2];
 };
@@ -85,21 +102,68 @@ struct kgc_region_range {
 /*
  * KGC_IOC_PIN_QUERY: for regions [first, first+count), set bit (i - first) of
  * the __u64 array at bitmap_ptr (count bits, rounded up to 64) when the kernel
- * holds region i pinned (DMA pins or references beyond the heap's own).
+ * holds region i pinned: a page of it is in a folio with DMA pins
+ * (folio_maybe_dma_pinned(): FOLL_PIN by io_uring fixed buffers, O_DIRECT,
+ * RDMA...). A huge folio is pinned as a whole. Plain page references
+ * (FOLL_GET, splice) are not pins: they keep their page alive, out of the
+ * heap, after an UNCOMMIT.
+ *
+ * With KGC_PIN_QUERY_SELECT the bitmap is also the input: only the regions
+ * whose bit is set are examined (a young collection passes its collection
+ * set), the others are neither looked at nor updated in the table, and
+ * their bits come back 0. Bits past count in the last word must be 0.
+ * Cost: O(count / 64) to scan the selection, plus per selected region O(1)
+ * when it holds no page, else one look at each page slot of the region.
  */
+#define KGC_PIN_QUERY_SELECT	(1U << 0)
+
 struct kgc_pin_query {
 	__u32 first;
 	__u32 count;
 	__u64 bitmap_ptr;	/* user pointer to __u64[(count + 63) / 64] */
 	__u32 nr_pinned;	/* out: regions with kernel pins */
-	__u32 flags;		/* must be 0 */
+	__u32 flags;		/* KGC_PIN_QUERY_SELECT or 0 */
+	__u64 reserved[2];	/* must be 0 */
+};
+
+/*
+ * KGC_IOC_PIN_WATCH: pin-drop notification. The bitmap at bitmap_ptr holds
+ * bit (i - first) for region i of [first, first + count), as in PIN_QUERY.
+ *
+ *   op KGC_WATCH_ARM     arm a watch on the regions whose bit is set. A
+ *                        region without kernel pins now fires at once.
+ *   op KGC_WATCH_DISARM  disarm them (fired bits are kept).
+ *   op KGC_WATCH_FIRED   bitmap is output only: the regions of the range
+ *                        whose watch fired since the last FIRED; their
+ *                        fired bits are cleared (a fired watch is disarmed,
+ *                        arm it again to keep watching).
+ * Every op returns nr_armed, the heap's armed watches after it.
+ *
+ * While any watch is armed, the module rechecks the armed regions' kernel
+ * pins every watch_interval_ms (module parameter, 10..60000, default 100),
+ * at most KGC_WATCH_BATCH regions per recheck; a region whose kernel pins
+ * are gone fires: the fd polls readable (EPOLLIN | EPOLLPRI) until FIRED
+ * has collected every fired region. Nothing runs and nothing wakes with no
+ * watch armed.
+ */
+#define KGC_WATCH_ARM		0
+#define KGC_WATCH_DISARM	1
+#define KGC_WATCH_FIRED		2
+#define KGC_WATCH_BATCH		4096
+
+struct kgc_pin_watch {
+	__u32 first;
+	__u32 count;
+	__u64 bitmap_ptr;	/* user pointer to __u64[(count + 63) / 64] */
+	__u32 op;		/* KGC_WATCH_* */
+	__u32 nr_armed;		/* out: armed watches of the heap */
 	__u64 reserved[2];	/* must be 0 */
 };
 
 struct kgc_stats {
 	__u64 heap_pages;	/* pages this heap holds now */
-	__u64 module_pages;	/* pages all heaps of the module hold now */
-	__u64 faults;
+	__u64 reserved0;	/* output: zero (v1: module-wide pages) */
+	__u64 faults;		/* 0: faults are shmem's (KGC_FEAT_SHMEM) */
 	__u64 commits;
 	__u64 uncommits;
 	__u64 uncommit_busy;	/* uncommits refused with -EBUSY */
@@ -117,10 +181,18 @@ struct kgc_stats {
  *   EFAULT  the argument pointer cannot be read (input commands) or written
  *           (the result is copied out last: the command's effect - a created
  *           heap, committed or released regions, table updates - stays).
+ *   EBADF   HEAP_CREATE, REGION_COMMIT, REGION_UNCOMMIT (the commands that
+ *           change the heap) on an fd not open for writing; checked before
+ *           anything else, the argument is not read.
+ *   EINTR   HEAP_CREATE, REGION_UNCOMMIT, PIN_QUERY: a fatal signal arrived
+ *           while waiting for the heap's lock (the wait is killable; the
+ *           task dies, nothing was changed).
  *
  * KGC_IOC_INFO    works with or without a heap; only EFAULT.
  * KGC_IOC_STATS   works with or without a heap (heap_pages is 0 before
- *                 HEAP_CREATE); only EFAULT.
+ *                 HEAP_CREATE); only EFAULT. Per heap only: the pages all
+ *                 heaps hold are root's (/sys/module/kgc/parameters/
+ *                 pages_held and /sys/kernel/debug/kgc/pages_held, 0400).
  * KGC_IOC_HEAP_CREATE
  *   EINVAL  flags or reserved[] nonzero; region_size not a power of two in
  *           [1 << KGC_REGION_SHIFT_MIN, 1 << KGC_REGION_SHIFT_MAX];
@@ -136,6 +208,8 @@ struct kgc_stats {
  *           count == 0 or [first, first + count) not inside the heap.
  *   ENOMEM, EINTR  (POPULATE) out of memory / fatal signal: the pages
  *           allocated so far stay committed (UNCOMMIT or close frees them).
+ *           COMMIT takes no heap lock: a long POPULATE does not delay the
+ *           heap's other ioctls, nor they it.
  * KGC_IOC_REGION_UNCOMMIT
  *   ENODEV  before HEAP_CREATE.
  *   EINVAL  flags or reserved[] nonzero; count == 0 or range not inside
@@ -144,18 +218,41 @@ struct kgc_stats {
  *           page: busy_region is the first such region (the struct is
  *           copied out; EFAULT instead if that fails), its kernel pins are
  *           recorded in the table, and nothing in the range was released.
+ *   EINTR   also when a fatal signal arrives while the range's pins are
+ *           being checked: nothing was released.
  * KGC_IOC_PIN_QUERY
  *   ENODEV  before HEAP_CREATE.
- *   EINVAL  flags or reserved[] nonzero; count == 0, count > nr_regions or
- *           [first, first + count) not inside the heap.
+ *   EINVAL  flags other than KGC_PIN_QUERY_SELECT or reserved[] nonzero;
+ *           count == 0, count > nr_regions or [first, first + count) not
+ *           inside the heap; SELECT with a bit set past count.
  *   ENOMEM  no memory for the kernel-side bitmap.
  *   EFAULT  also when bitmap_ptr cannot take (count + 63) / 64 __u64s (the
- *           table's kernel_pins/KGC_RF_KPINNED are updated all the same).
+ *           table's kernel_pins/KGC_RF_KPINNED are updated all the same),
+ *           or with SELECT cannot be read (nothing examined).
+ * KGC_IOC_PIN_WATCH
+ *   ENODEV  before HEAP_CREATE.
+ *   EINVAL  op unknown; reserved[] nonzero; count == 0 or [first, first +
+ *           count) not inside the heap; ARM/DISARM with a bit set past
+ *           count.
+ *   ENOMEM  no memory for the kernel-side bitmap.
+ *   EFAULT  bitmap_ptr cannot be read (ARM, DISARM: nothing changed) or
+ *           written (FIRED: the fired bits were collected all the same).
+ *   EINTR   fatal signal while waiting for the heap's lock.
+ * poll (not an ioctl): EPOLLIN | EPOLLPRI | EPOLLRDNORM while fired
+ * watches wait to be collected; 0 otherwise (also before HEAP_CREATE).
  * mmap (not an ioctl): ENODEV before HEAP_CREATE; EINVAL for a private
  * mapping, a heap range not inside [0, heap_size) or a table mapping other
- * than exactly [table_offset, table_offset + table_size).
+ * than exactly [table_offset, table_offset + table_size). The mappings
+ * behave like shared file mappings: they split, merge back and may be
+ * grown by mremap; an access past the heap's or the table's end raises
+ * SIGBUS.
  */
-#define KGC_IOC_MAGIC		0xB7
+/*
+ * 0xBC: unused in Documentation/userspace-api/ioctl/ioctl-number.rst (6.12
+ * and mainline: 0xB7 remoteproc/nsfs, 0xB8 mshv/mrvl_cn10k_dpi, 0xBA
+ * liveupdate, 0xC0 iowarrior), numbers 0x00-0x1F used by kgc.
+ */
+#define KGC_IOC_MAGIC		0xBC
 
 #define KGC_IOC_INFO		_IOR(KGC_IOC_MAGIC, 0x00, struct kgc_info)
 #define KGC_IOC_HEAP_CREATE	_IOWR(KGC_IOC_MAGIC, 0x01, struct kgc_heap_create)
@@ -163,6 +260,7 @@ struct kgc_stats {
 #define KGC_IOC_REGION_UNCOMMIT	_IOWR(KGC_IOC_MAGIC, 0x03, struct kgc_region_range)
 #define KGC_IOC_PIN_QUERY	_IOWR(KGC_IOC_MAGIC, 0x04, struct kgc_pin_query)
 #define KGC_IOC_STATS		_IOR(KGC_IOC_MAGIC, 0x05, struct kgc_stats)
+#define KGC_IOC_PIN_WATCH	_IOWR(KGC_IOC_MAGIC, 0x06, struct kgc_pin_watch)
 
 /* Sizes are part of the ABI; both sides assert them. */
 #define KGC_INFO_SIZE		80
@@ -171,5 +269,6 @@ struct kgc_stats {
 #define KGC_REGION_RANGE_SIZE	32
 #define KGC_PIN_QUERY_SIZE	40
 #define KGC_STATS_SIZE		128
+#define KGC_PIN_WATCH_SIZE	40
 
 #endif /* _UAPI_KGC_H */

@@ -1,0 +1,435 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kgc kselftests: heap memory is a shmem file mm manages as its own -
+ * PMD-aligned mappings and huge folios, memcg charging to the mapping's
+ * owner (not to a process_vm_readv reader), swap under a memcg limit with
+ * data intact while kernel-pinned pages stay resident and correct.
+ */
+#include <liburing.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/swap.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "kgc_util.h"
+
+#define PMD		(2 * MiB)
+#define CG_MNT		"/tmp/kgc_shmem_cg"
+#define RAMDISK		"/dev/ram0"
+
+static int file_write(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	n = n < 0 ? -errno : 0;
+	close(fd);
+	return n;
+}
+
+static int file_read(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	return 0;
+}
+
+/* "Key:   N kB" of the smaps entry containing @addr, in kB; -1 if none. */
+static long smaps_kb(const void *addr, const char *key)
+{
+	unsigned long a = (unsigned long)addr, s, e;
+	char line[256];
+	int in = 0;
+	long v = -1;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &s, &e) == 2) {
+			in = a >= s && a < e;
+			continue;
+		}
+		if (in && !strncmp(line, key, strlen(key)) &&
+		    line[strlen(key)] == ':') {
+			v = strtol(line + strlen(key) + 1, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+static int thp_shmem_usable(char *why, size_t len)
+{
+	char buf[128];
+
+	if (file_read("/sys/kernel/mm/transparent_hugepage/shmem_enabled",
+		      buf, sizeof(buf))) {
+		snprintf(why, len, "no THP in this kernel");
+		return 0;
+	}
+	if (strstr(buf, "[deny]")) {
+		snprintf(why, len, "shmem_enabled is deny");
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * mmap(NULL, ...) of a heap of PMD-sized regions returns a PMD-aligned
+ * address even when the free gap the allocator picks is not aligned: a
+ * 12 MiB + 4 KiB hole punched at an aligned address + 4 KiB into a
+ * PROT_NONE reservation would put a plain 8 MiB file mapping at
+ * aligned + 4 MiB + 8 KiB (top-down); kgc must align it.
+ */
+TEST(heap_mmap_is_pmd_aligned)
+{
+	size_t len = 4 * PMD, hole = 6 * PMD + 4096;
+	char *res, *x, *p;
+	int fd = kgc_open(), i;
+
+	if (fd < 0)
+		SKIP(return, "cannot open " KGC_DEV ": %s", strerror(errno));
+	ASSERT_EQ(0, kgc_create(fd, PMD, 4, NULL));
+	res = mmap(NULL, 64 * MiB, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, res);
+	x = (char *)(((unsigned long)res + PMD - 1) & ~(PMD - 1)) + 16 * MiB;
+	ASSERT_EQ(0, munmap(x + 4096, hole));
+	p = kgc_map(fd, len, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	TH_LOG("hole %p-%p, heap at %p", x + 4096, x + 4096 + hole, p);
+	ASSERT_EQ(0, (unsigned long)p % PMD);
+	ASSERT_EQ(0, munmap(p, len));
+	munmap(res, 64 * MiB);
+	for (i = 0; i < 4; i++) {
+		p = kgc_map(fd, 2 * PMD, PMD);	/* at a PMD-aligned offset */
+		ASSERT_NE(MAP_FAILED, p);
+		ASSERT_EQ(0, (unsigned long)p % PMD);
+		ASSERT_EQ(0, munmap(p, 2 * PMD));
+	}
+	close(fd);
+}
+
+/* PMD-sized regions fault in huge folios, PMD-mapped; no opt-in needed. */
+TEST(huge_folios_pmd_mapped)
+{
+	long pmd_kb, shmem_pmd, file_pmd;
+	char why[64];
+	int fd = kgc_open();
+	char *p;
+
+	if (fd < 0)
+		SKIP(return, "cannot open " KGC_DEV ": %s", strerror(errno));
+	if (!thp_shmem_usable(why, sizeof(why)))
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, kgc_create(fd, PMD, 8, NULL));
+	p = kgc_map(fd, 8 * PMD, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	memset(p, 0x3c, 8 * PMD);
+	shmem_pmd = smaps_kb(p, "ShmemPmdMapped");
+	file_pmd = smaps_kb(p, "FilePmdMapped");
+	pmd_kb = shmem_pmd > file_pmd ? shmem_pmd : file_pmd;
+	TH_LOG("ShmemPmdMapped %ld kB, FilePmdMapped %ld kB of %lu kB",
+	       shmem_pmd, file_pmd, 8 * PMD >> 10);
+	/* Memory may be too fragmented for some; at least half are huge. */
+	ASSERT_GE(pmd_kb, (long)(4 * PMD >> 10));
+	ASSERT_EQ(8 * PMD / 4096, kgc_heap_pages(fd));
+	ASSERT_EQ(0x3c, p[8 * PMD - 1]);
+	/* Uncommit frees whole huge folios; the range reads zero again. */
+	ASSERT_EQ(0, kgc_uncommit(fd, 0, 8, NULL));
+	ASSERT_EQ(0, kgc_heap_pages(fd));
+	ASSERT_TRUE(all_zero(p, PMD));
+	munmap(p, 8 * PMD);
+	close(fd);
+}
+
+/* 1 MiB regions: a huge folio would straddle two regions, so none. */
+TEST(small_regions_stay_small)
+{
+	int fd = kgc_open();
+	char *p;
+
+	if (fd < 0)
+		SKIP(return, "cannot open " KGC_DEV ": %s", strerror(errno));
+	ASSERT_EQ(0, kgc_create(fd, MiB, 8, NULL));
+	p = kgc_map(fd, 8 * MiB, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	memset(p, 1, 8 * MiB);
+	ASSERT_EQ(0, smaps_kb(p, "ShmemPmdMapped") > 0 ? 1 : 0);
+	munmap(p, 8 * MiB);
+	close(fd);
+}
+
+struct cg {
+	char root[64];
+	int mounted;
+};
+
+static const char *cg_setup(struct cg *cg)
+{
+	static char why[96];
+	char buf[256];
+	struct stat st;
+
+	cg->mounted = 0;
+	if (stat("/sys/fs/cgroup/cgroup.controllers", &st) == 0) {
+		strcpy(cg->root, "/sys/fs/cgroup");
+	} else {
+		strcpy(cg->root, CG_MNT);
+		mkdir(CG_MNT, 0755);
+		if (stat(CG_MNT "/cgroup.controllers", &st) == 0) {
+			/* Left mounted by an earlier test of this file. */
+		} else if (mount("none", CG_MNT, "cgroup2", 0, NULL)) {
+			snprintf(why, sizeof(why), "cannot mount cgroup2: %s",
+				 strerror(errno));
+			return why;
+		}
+		cg->mounted = 1;
+	}
+	snprintf(buf, sizeof(buf), "%s/cgroup.controllers", cg->root);
+	if (file_read(buf, buf, sizeof(buf)) || !strstr(buf, "memory"))
+		return "no memory controller";
+	snprintf(buf, sizeof(buf), "%s/cgroup.subtree_control", cg->root);
+	file_write(buf, "+memory");
+	return NULL;
+}
+
+static void cg_teardown(struct cg *cg)
+{
+	if (cg->mounted)
+		umount2(CG_MNT, MNT_DETACH);
+}
+
+static int cg_make(struct cg *cg, const char *name, char *dir, size_t len)
+{
+	snprintf(dir, len, "%s/%s_%d", cg->root, name, getpid());
+	return mkdir(dir, 0755) ? -errno : 0;
+}
+
+static int cg_join(const char *dir, pid_t pid)
+{
+	char path[256], v[32];
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	snprintf(v, sizeof(v), "%d", pid);
+	return file_write(path, v);
+}
+
+static long long cg_get(const char *dir, const char *file)
+{
+	char path[256], buf[64];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	if (file_read(path, buf, sizeof(buf)))
+		return -1;
+	return strtoll(buf, NULL, 10);
+}
+
+static int cg_set(const char *dir, const char *file, const char *val)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	return file_write(path, val);
+}
+
+/*
+ * A (cgroup A) owns and maps an untouched 16 MiB heap; B (cgroup B) reads
+ * all of it with process_vm_readv. The pages it faults in are A's: A's
+ * memcg is charged, B's is not (v1 charged B, the faulting task).
+ */
+TEST(owner_charged_not_remote_reader)
+{
+	char dira[160], dirb[160], rootcg[200];
+	size_t len = 16 * MiB;
+	long long a0, b0, a1, b1;
+	int tochild[2], toparent[2], status;
+	struct iovec local, remote;
+	const char *why;
+	struct cg cg;
+	char *buf, c;
+	void *addr;
+	pid_t pid;
+
+	if (access(KGC_DEV, R_OK | W_OK))
+		SKIP(return, "cannot open " KGC_DEV ": %s", strerror(errno));
+	why = cg_setup(&cg);
+	if (why)
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, cg_make(&cg, "kgc_owner", dira, sizeof(dira)));
+	ASSERT_EQ(0, cg_make(&cg, "kgc_reader", dirb, sizeof(dirb)));
+	ASSERT_EQ(0, pipe(tochild));
+	ASSERT_EQ(0, pipe(toparent));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		int fd;
+		void *p;
+
+		if (cg_join(dira, getpid()))
+			_exit(2);
+		fd = kgc_open();
+		if (fd < 0 || kgc_create(fd, MiB, 16, NULL))
+			_exit(3);
+		p = kgc_map(fd, len, 0);
+		if (p == MAP_FAILED)
+			_exit(4);
+		if (write(toparent[1], &p, sizeof(p)) != sizeof(p))
+			_exit(5);
+		/* Wait until the reader is done. */
+		if (read(tochild[0], &c, 1) != 1)
+			_exit(6);
+		_exit(0);
+	}
+	ASSERT_EQ(0, cg_join(dirb, getpid()));
+	/* The reader's own buffer, faulted in (and charged) before. */
+	buf = malloc(len);
+	ASSERT_NE(NULL, buf);
+	memset(buf, 0xff, len);
+	ASSERT_EQ(sizeof(addr), read(toparent[0], &addr, sizeof(addr)));
+	a0 = cg_get(dira, "memory.current");
+	b0 = cg_get(dirb, "memory.current");
+	local.iov_base = buf;
+	local.iov_len = len;
+	remote.iov_base = addr;
+	remote.iov_len = len;
+	ASSERT_EQ((ssize_t)len, process_vm_readv(pid, &local, 1, &remote, 1, 0));
+	a1 = cg_get(dira, "memory.current");
+	b1 = cg_get(dirb, "memory.current");
+	TH_LOG("owner +%lld kB, reader +%lld kB", (a1 - a0) >> 10, (b1 - b0) >> 10);
+	c = 1;
+	ASSERT_EQ(1, write(tochild[1], &c, 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+
+	snprintf(rootcg, sizeof(rootcg), "%s", cg.root);
+	cg_join(rootcg, getpid());
+	ASSERT_GE(a1 - a0, (long long)(len * 15 / 16));
+	ASSERT_LT(b1 - b0, (long long)(len / 16));
+	ASSERT_TRUE(all_zero(buf, len));
+	free(buf);
+	rmdir(dira);
+	rmdir(dirb);
+	cg_teardown(&cg);
+}
+
+/* Writes a swap header (version 1) over the first page of @fd's device. */
+static int make_swap(int fd, unsigned long pages)
+{
+	unsigned char *hdr = calloc(1, 4096);
+	uint32_t *w = (uint32_t *)(hdr + 1024);
+	int ret = 0;
+
+	if (!hdr)
+		return -ENOMEM;
+	w[0] = 1;		/* version */
+	w[1] = pages - 1;	/* last_page */
+	w[2] = 0;		/* nr_badpages */
+	memcpy(hdr + 4096 - 10, "SWAPSPACE2", 10);
+	if (pwrite(fd, hdr, 4096, 0) != 4096)
+		ret = -errno;
+	free(hdr);
+	return ret;
+}
+
+/*
+ * Under a 8 MiB memcg limit a 32 MiB heap goes partly to swap (a ramdisk),
+ * and reads back intact; pages the kernel pins (io_uring fixed buffer)
+ * stay resident, and I/O into them lands in the heap.
+ */
+TEST(swap_under_memcg_limit_keeps_data_and_pins)
+{
+	size_t len = 32 * MiB, i, pins = 4 * 4096;
+	struct iovec iov;
+	struct io_uring ring;
+	unsigned char vec[4];
+	long long swapped;
+	char dir[160], lim[32];
+	const char *why;
+	struct cg cg;
+	int fd, rfd, ret, ok = 1;
+	uint32_t *p;
+
+	if (geteuid())
+		SKIP(return, "needs root");
+	rfd = open(RAMDISK, O_RDWR);
+	if (rfd < 0)
+		SKIP(return, RAMDISK ": %s (no ramdisk for swap)", strerror(errno));
+	why = cg_setup(&cg);
+	if (why)
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, make_swap(rfd, 64 * MiB / 4096));
+	fsync(rfd);
+	close(rfd);
+	if (swapon(RAMDISK, 0))
+		SKIP(return, "swapon " RAMDISK ": %s", strerror(errno));
+	ASSERT_EQ(0, cg_make(&cg, "kgc_swap", dir, sizeof(dir)));
+	if (cg_get(dir, "memory.swap.current") < 0) {
+		swapoff(RAMDISK);
+		SKIP(return, "no memory.swap.current (swap accounting off)");
+	}
+	ASSERT_EQ(0, cg_join(dir, getpid()));
+
+	fd = kgc_open();
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, kgc_create(fd, MiB, 32, NULL));
+	p = kgc_map(fd, len, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, io_uring_queue_init(4, &ring, 0));
+	memset(p, 0xee, pins);
+	iov.iov_base = p;
+	iov.iov_len = pins;
+	ASSERT_EQ(0, io_uring_register_buffers(&ring, &iov, 1));
+
+	snprintf(lim, sizeof(lim), "%lu", 8 * MiB);
+	ASSERT_EQ(0, cg_set(dir, "memory.max", lim));
+	for (i = pins / 4; i < len / 4; i++)
+		p[i] = i * 2654435761u;
+	swapped = cg_get(dir, "memory.swap.current");
+	TH_LOG("swapped %lld kB, resident %lld kB", swapped >> 10,
+	       cg_get(dir, "memory.current") >> 10);
+
+	/* Pinned pages: resident, intact. */
+	ASSERT_EQ(0, mincore(p, pins, vec));
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(1, vec[i] & 1);
+	for (i = 0; i < pins / 4; i++)
+		if (p[i] != 0xeeeeeeee)
+			ok = 0;
+	ASSERT_TRUE(ok);
+	ASSERT_EQ(1, kgc_pinned(fd, 0, 1));
+	/* Everything else reads back. */
+	for (i = pins / 4; i < len / 4; i++)
+		if (p[i] != (uint32_t)(i * 2654435761u))
+			ok = 0;
+	ASSERT_TRUE(ok);
+
+	ret = io_uring_unregister_buffers(&ring);
+	io_uring_queue_exit(&ring);
+	munmap(p, len);
+	close(fd);
+	cg_join(cg.root, getpid());
+	cg_set(dir, "memory.max", "max");
+	rmdir(dir);
+	ASSERT_EQ(0, swapoff(RAMDISK));
+	cg_teardown(&cg);
+	ASSERT_EQ(0, ret);
+	ASSERT_GE(swapped, (long long)(8 * MiB));
+}
+
+TEST_HARNESS_MAIN

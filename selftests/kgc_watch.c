@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kgc kselftests: pin-drop watches (KGC_IOC_PIN_WATCH + poll) with an
+ * io_uring fixed buffer, and the module's trace events.
+ */
+#include <liburing.h>
+#include <poll.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "kselftest_harness.h"
+#include "kgc_util.h"
+
+#define NR_REGIONS	4
+#define REGION		MiB
+#define TRACING		"/sys/kernel/tracing"
+
+static int watch(int fd, uint32_t op, uint32_t first, uint32_t count,
+		 uint64_t *bm, uint32_t *armed)
+{
+	struct kgc_pin_watch w = {
+		.first = first, .count = count, .op = op,
+		.bitmap_ptr = (uintptr_t)bm, .nr_armed = UINT32_MAX,
+	};
+	int ret = kgc_ioctl(fd, KGC_IOC_PIN_WATCH, &w);
+
+	if (armed)
+		*armed = w.nr_armed;
+	return ret;
+}
+
+static short poll_in(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN | POLLPRI };
+
+	return poll(&p, 1, ms) == 1 ? p.revents : 0;
+}
+
+FIXTURE(watch) {
+	int fd;
+	char *mem;
+	int ring_ok;
+	struct io_uring ring;
+};
+
+FIXTURE_SETUP(watch)
+{
+	struct kgc_info info;
+
+	self->mem = MAP_FAILED;
+	self->ring_ok = 0;
+	self->fd = kgc_open();
+	if (self->fd < 0)
+		SKIP(return, "cannot open " KGC_DEV ": %s", strerror(errno));
+	ASSERT_EQ(0, kgc_ioctl(self->fd, KGC_IOC_INFO, &info));
+	ASSERT_TRUE(info.features & KGC_FEAT_PIN_WATCH);
+	ASSERT_EQ(0, kgc_create(self->fd, REGION, NR_REGIONS, NULL));
+	self->mem = kgc_map(self->fd, NR_REGIONS * REGION, 0);
+	ASSERT_NE(MAP_FAILED, self->mem);
+	memset(self->mem, 0x42, NR_REGIONS * REGION);
+	if (io_uring_queue_init(4, &self->ring, 0) == 0)
+		self->ring_ok = 1;
+}
+
+FIXTURE_TEARDOWN(watch)
+{
+	if (self->ring_ok)
+		io_uring_queue_exit(&self->ring);
+	if (self->mem != MAP_FAILED)
+		munmap(self->mem, NR_REGIONS * REGION);
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+TEST_F(watch, fires_after_io_uring_unregister_not_before)
+{
+	struct iovec iov = { .iov_base = self->mem + REGION + 8192,
+			     .iov_len = 8192 };
+	uint64_t bm;
+	uint32_t armed;
+
+	if (!self->ring_ok)
+		SKIP(return, "io_uring unavailable");
+	ASSERT_EQ(0, io_uring_register_buffers(&self->ring, &iov, 1));
+	bm = 1 << 1;
+	ASSERT_EQ(0, watch(self->fd, KGC_WATCH_ARM, 0, NR_REGIONS, &bm, &armed));
+	ASSERT_EQ(1, armed);
+	/* Registered: several rechecks go by, nothing fires. */
+	ASSERT_EQ(0, poll_in(self->fd, 600));
+	bm = ~0ULL;
+	ASSERT_EQ(0, watch(self->fd, KGC_WATCH_FIRED, 0, NR_REGIONS, &bm, &armed));
+	ASSERT_EQ(0, bm);
+	ASSERT_EQ(1, armed);
+
+	ASSERT_EQ(0, io_uring_unregister_buffers(&self->ring));
+	ASSERT_EQ(POLLIN | POLLPRI, poll_in(self->fd, 10000));
+	bm = 0;
+	ASSERT_EQ(0, watch(self->fd, KGC_WATCH_FIRED, 0, NR_REGIONS, &bm, &armed));
+	ASSERT_EQ(1 << 1, bm);
+	ASSERT_EQ(0, armed);
+	/* Collected, none armed: quiet. */
+	ASSERT_EQ(0, poll_in(self->fd, 300));
+	ASSERT_EQ(0, kgc_uncommit(self->fd, 1, 1, NULL));
+}
+
+TEST_F(watch, unpinned_region_fires_at_once)
+{
+	uint64_t bm = 1 << 2 | 1 << 0;
+	uint32_t armed;
+
+	ASSERT_EQ(0, poll_in(self->fd, 0));
+	ASSERT_EQ(0, watch(self->fd, KGC_WATCH_ARM, 0, NR_REGIONS, &bm, &armed));
+	ASSERT_EQ(0, armed);
+	ASSERT_EQ(POLLIN | POLLPRI, poll_in(self->fd, 0));
+	/* Only part of the range: region 2 (bit 0 of first = 2). */
+	bm = 0;
+	ASSERT_EQ(0, watch(self->fd, KGC_WATCH_FIRED, 2, 2, &bm, NULL));
+	ASSERT_EQ(1, bm);
+	ASSERT_EQ(POLLIN | POLLPRI, poll_in(self->fd, 0));
+	bm = 0;
+	ASSERT_EQ(0, watch(self->fd, KGC_WATCH_FIRED, 0, NR_REGIONS, &bm, NULL));
+	ASSERT_EQ(1, bm);
+	ASSERT_EQ(0, poll_in(self->fd, 0));
+}
+
+TEST_F(watch, disarmed_watch_never_fires)
+{
+	struct iovec iov = { .iov_base = self->mem + 3 * REGION, .iov_len = 4096 };
+	uint64_t bm;
+	uint32_t armed;
+
+	if (!self->ring_ok)
+		SKIP(return, "io_uring unavailable");
+	ASSERT_EQ(0, io_uring_register_buffers(&self->ring, &iov, 1));
+	bm = 1 << 3;
+	ASSERT_EQ(0, watch(self->fd, KGC_WATCH_ARM, 0, NR_REGIONS, &bm, &armed));
+	ASSERT_EQ(1, armed);
+	/* Arming twice counts once. */
+	ASSERT_EQ(0, watch(self->fd, KGC_WATCH_ARM, 0, NR_REGIONS, &bm, &armed));
+	ASSERT_EQ(1, armed);
+	ASSERT_EQ(0, watch(self->fd, KGC_WATCH_DISARM, 0, NR_REGIONS, &bm, &armed));
+	ASSERT_EQ(0, armed);
+	ASSERT_EQ(0, io_uring_unregister_buffers(&self->ring));
+	ASSERT_EQ(0, poll_in(self->fd, 400));
+}
+
+TEST_F(watch, validation)
+{
+	struct kgc_pin_watch w = { .first = 0, .count = 1, .op = KGC_WATCH_ARM };
+	uint64_t bm = 0;
+	int fd2;
+
+	w.bitmap_ptr = (uintptr_t)&bm;
+	w.op = 3;
+	ASSERT_EQ(-EINVAL, kgc_ioctl(self->fd, KGC_IOC_PIN_WATCH, &w));
+	w.op = KGC_WATCH_ARM;
+	w.reserved[1] = 1;
+	ASSERT_EQ(-EINVAL, kgc_ioctl(self->fd, KGC_IOC_PIN_WATCH, &w));
+	w.reserved[1] = 0;
+	bm = 1 << 4;
+	ASSERT_EQ(-EINVAL, watch(self->fd, KGC_WATCH_ARM, 0, NR_REGIONS, &bm, NULL));
+	ASSERT_EQ(-EINVAL, watch(self->fd, KGC_WATCH_ARM, NR_REGIONS, 1, &bm, NULL));
+	ASSERT_EQ(-EINVAL, watch(self->fd, KGC_WATCH_FIRED, 0, 0, &bm, NULL));
+	ASSERT_EQ(-EFAULT, watch(self->fd, KGC_WATCH_ARM, 0, 1, (uint64_t *)8, NULL));
+	ASSERT_EQ(-EFAULT, watch(self->fd, KGC_WATCH_FIRED, 0, 1, (uint64_t *)8, NULL));
+	fd2 = kgc_open();
+	ASSERT_GE(fd2, 0);
+	ASSERT_EQ(-ENODEV, watch(fd2, KGC_WATCH_FIRED, 0, 1, &bm, NULL));
+	ASSERT_EQ(0, poll_in(fd2, 0));
+	close(fd2);
+}
+
+static int tr_write(const char *file, const char *val)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), TRACING "/%s", file);
+	return kgc_write_file(path, val);
+}
+
+/* The trace events fire: pin query, busy uncommit, watch. */
+TEST_F(watch, trace_events)
+{
+	struct iovec iov = { .iov_base = self->mem, .iov_len = 4096 };
+	static char buf[65536];
+	uint64_t bm;
+	ssize_t n, tot = 0;
+	int tfd;
+
+	if (!self->ring_ok)
+		SKIP(return, "io_uring unavailable");
+	if (access(TRACING "/trace", F_OK) &&
+	    mount("tracefs", TRACING, "tracefs", 0, NULL))
+		SKIP(return, "no tracefs: %s", strerror(errno));
+	if (access(TRACING "/events/kgc/enable", F_OK))
+		SKIP(return, "no kgc trace events");
+	tfd = open(TRACING "/trace", O_WRONLY | O_TRUNC);	/* clears it */
+	ASSERT_GE(tfd, 0);
+	close(tfd);
+	ASSERT_EQ(0, tr_write("events/kgc/enable", "1"));
+
+	ASSERT_EQ(0, io_uring_register_buffers(&self->ring, &iov, 1));
+	ASSERT_EQ(1, kgc_pinned(self->fd, 0, NR_REGIONS));
+	ASSERT_EQ(-EBUSY, kgc_uncommit(self->fd, 0, 1, NULL));
+	bm = 1;
+	ASSERT_EQ(0, watch(self->fd, KGC_WATCH_ARM, 0, NR_REGIONS, &bm, NULL));
+	ASSERT_EQ(0, io_uring_unregister_buffers(&self->ring));
+	ASSERT_EQ(POLLIN | POLLPRI, poll_in(self->fd, 10000));
+
+	ASSERT_EQ(0, tr_write("events/kgc/enable", "0"));
+	tfd = open(TRACING "/trace", O_RDONLY);
+	ASSERT_GE(tfd, 0);
+	while ((n = read(tfd, buf + tot, sizeof(buf) - 1 - tot)) > 0)
+		tot += n;
+	buf[tot] = 0;
+	close(tfd);
+	ASSERT_NE(NULL, strstr(buf, "kgc_pin_query: heap="));
+	ASSERT_NE(NULL, strstr(buf, "first=0 count=4 selected=0 pinned=1"));
+	ASSERT_NE(NULL, strstr(buf, "kgc_uncommit_busy: heap="));
+	ASSERT_NE(NULL, strstr(buf, "region=0 user_pins=0 kernel_pins=1"));
+	ASSERT_NE(NULL, strstr(buf, "kgc_watch_fire: heap="));
+	ASSERT_NE(NULL, strstr(buf, "region=0 armed=0"));
+}
+
+TEST_HARNESS_MAIN
