@@ -25,7 +25,7 @@ union kgc_ioctl_arg {
 	struct kgc_heap_create create;
 	struct kgc_region_range range;
 	struct kgc_pin_query pin;
-	struct kgc_stats stats;
+	struct kgc_dev_stats stats;
 	struct kgc_pin_watch watch;
 };
 
@@ -134,7 +134,7 @@ free_bitmap:
 	return ret;
 }
 
-static int kgc_ioctl_stats(struct kgc_heap *heap, struct kgc_stats *st)
+static int kgc_ioctl_stats(struct kgc_heap *heap, struct kgc_dev_stats *st)
 {
 	st->heap_pages = kgc_heap_nr_pages(heap);
 	st->faults = atomic64_read(&heap->faults);

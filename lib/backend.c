@@ -14,9 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "gc_internal.h"
-#define kgc_stats kgc_kmod_stats	/* the module has its own struct kgc_stats */
 #include "uapi/kgc.h"
-#undef kgc_stats
 
 #define THP_SIZE ((size_t)2 << 20)
 

@@ -217,7 +217,7 @@ TEST_F(dev, unknown_ioctl_enotty)
 {
 	char buf[256] = { 0 };
 
-	ASSERT_EQ(-ENOTTY, kgc_ioctl(self->fd, _IOWR(KGC_IOC_MAGIC, 0x3f, struct kgc_stats), buf));
+	ASSERT_EQ(-ENOTTY, kgc_ioctl(self->fd, _IOWR(KGC_IOC_MAGIC, 0x3f, struct kgc_dev_stats), buf));
 	ASSERT_EQ(-ENOTTY, kgc_ioctl(self->fd, _IO('x', 1), buf));
 	/* Right number, wrong size or direction. */
 	ASSERT_EQ(-ENOTTY, kgc_ioctl(self->fd, _IOR(KGC_IOC_MAGIC, 0x00, uint64_t), buf));
@@ -256,7 +256,7 @@ TEST_F(dev, v1_magic_is_gone_enotty)
 	ASSERT_EQ(2, KGC_API_VERSION);
 	ASSERT_EQ(0xBC, _IOC_TYPE(KGC_IOC_INFO));
 	ASSERT_EQ(-ENOTTY, kgc_ioctl(self->fd, _IOR(0xB7, 0x00, struct kgc_info), &info));
-	ASSERT_EQ(-ENOTTY, kgc_ioctl(self->fd, _IOR(0xB7, 0x05, struct kgc_stats), &info));
+	ASSERT_EQ(-ENOTTY, kgc_ioctl(self->fd, _IOR(0xB7, 0x05, struct kgc_dev_stats), &info));
 	ASSERT_EQ(0, kgc_ioctl(self->fd, KGC_IOC_INFO, &info));
 	ASSERT_EQ(2, info.api_version);
 }
@@ -269,7 +269,7 @@ TEST_F(dev, v1_magic_is_gone_enotty)
 TEST(rdonly_fd_mutating_ioctls_ebadf)
 {
 	struct kgc_heap_create hc = { .region_size = MiB, .nr_regions = 1 };
-	struct kgc_stats st;
+	struct kgc_dev_stats st;
 	struct kgc_info info;
 	int fd = open(KGC_DEV, O_RDONLY | O_CLOEXEC);
 
@@ -302,7 +302,7 @@ TEST(rdonly_fd_mutating_ioctls_ebadf)
 /* STATS of one heap says nothing about the pages other heaps hold. */
 TEST(stats_are_per_heap_only)
 {
-	struct kgc_stats st;
+	struct kgc_dev_stats st;
 	char *mem;
 	int fd1 = kgc_open(), fd2, i;
 

@@ -118,7 +118,7 @@ TEST_F(heap, commit_populate_allocates_region)
 
 TEST_F(heap, uncommit_frees_pages_refault_zero)
 {
-	struct kgc_stats st;
+	struct kgc_dev_stats st;
 	long held;
 
 	memset(self->mem, 0xab, 2 * REGION);

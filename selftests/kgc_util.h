@@ -22,7 +22,7 @@ _Static_assert(sizeof(struct kgc_heap_create) == KGC_HEAP_CREATE_SIZE, "heap_cre
 _Static_assert(sizeof(struct kgc_region_rec) == KGC_REGION_REC_SIZE, "region_rec");
 _Static_assert(sizeof(struct kgc_region_range) == KGC_REGION_RANGE_SIZE, "region_range");
 _Static_assert(sizeof(struct kgc_pin_query) == KGC_PIN_QUERY_SIZE, "pin_query");
-_Static_assert(sizeof(struct kgc_stats) == KGC_STATS_SIZE, "stats");
+_Static_assert(sizeof(struct kgc_dev_stats) == KGC_STATS_SIZE, "stats");
 _Static_assert(sizeof(struct kgc_pin_watch) == KGC_PIN_WATCH_SIZE, "pin_watch");
 
 #define KGC_DEV		"/dev/kgc"
@@ -96,7 +96,7 @@ static inline int64_t kgc_pinned(int fd, uint32_t first, uint32_t count)
 
 static inline int64_t kgc_heap_pages(int fd)
 {
-	struct kgc_stats st;
+	struct kgc_dev_stats st;
 	int ret = kgc_ioctl(fd, KGC_IOC_STATS, &st);
 
 	return ret ? ret : (int64_t)st.heap_pages;

@@ -45,7 +45,7 @@ TEST(debugfs_pages_held_zero_and_no_heaps_left)
 
 TEST(new_heap_starts_empty)
 {
-	struct kgc_stats st;
+	struct kgc_dev_stats st;
 	int fd = kgc_open();
 
 	if (fd < 0)

@@ -21,7 +21,7 @@
 
 /*
  * 2: ioctl magic 0xBC (v1 used 0xB7, registered to remoteproc and nsfs);
- *    mutating ioctls need a writable fd (EBADF); kgc_stats no longer
+ *    mutating ioctls need a writable fd (EBADF); kgc_dev_stats (was kgc_stats) no longer
  *    reports module-wide pages (root-only in debugfs/sysfs now); heap
  *    mappings may be split, merged and grown like any file mapping.
  */
@@ -40,7 +40,7 @@
  * reclaim, migration, mbind, memcg charging to the mapping's owner. The
  * table's committed_pages/kernel_pins are refreshed by COMMIT, UNCOMMIT,
  * PIN_QUERY (its regions) and the debugfs dump, not at each fault, and
- * kgc_stats.faults stays 0 (faults are shmem's).
+ * kgc_dev_stats.faults stays 0 (faults are shmem's).
  */
 #define KGC_FEAT_SHMEM		(1ULL << 6)
 #define KGC_FEAT_PIN_WATCH	(1ULL << 7)	/* KGC_IOC_PIN_WATCH, poll */
@@ -160,7 +160,7 @@ struct kgc_pin_watch {
 	__u64 reserved[2];	/* must be 0 */
 };
 
-struct kgc_stats {
+struct kgc_dev_stats {
 	__u64 heap_pages;	/* pages this heap holds now */
 	__u64 reserved0;	/* output: zero (v1: module-wide pages) */
 	__u64 faults;		/* 0: faults are shmem's (KGC_FEAT_SHMEM) */
@@ -259,7 +259,7 @@ struct kgc_stats {
 #define KGC_IOC_REGION_COMMIT	_IOWR(KGC_IOC_MAGIC, 0x02, struct kgc_region_range)
 #define KGC_IOC_REGION_UNCOMMIT	_IOWR(KGC_IOC_MAGIC, 0x03, struct kgc_region_range)
 #define KGC_IOC_PIN_QUERY	_IOWR(KGC_IOC_MAGIC, 0x04, struct kgc_pin_query)
-#define KGC_IOC_STATS		_IOR(KGC_IOC_MAGIC, 0x05, struct kgc_stats)
+#define KGC_IOC_STATS		_IOR(KGC_IOC_MAGIC, 0x05, struct kgc_dev_stats)
 #define KGC_IOC_PIN_WATCH	_IOWR(KGC_IOC_MAGIC, 0x06, struct kgc_pin_watch)
 
 /* Sizes are part of the ABI; both sides assert them. */
