@@ -766,35 +766,34 @@ static void failed_gaps(struct kgc_heap *h, struct region *r)
 	}
 }
 
-void kgci_young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
-{
-	struct ygc y = { .h = h };
-	size_t freed = 0, copied = 0, promoted = 0, cset_bytes = 0;
-	uint32_t nretained = 0, nmixed, rmax, rleft = 0;
-	size_t rbudget, rlive = 0;
-	uint32_t fails[4] = { 0 }, tospace = 0;
-	size_t mixed_live;
+/* What one young collection did, gathered from its phases. */
+struct yres {
+	size_t freed, copied, promoted, cset_bytes, rlive, mixed_live;
+	uint32_t nretained, nmixed, rleft, tospace;
+	uint32_t fails[4];
+};
 
-	y.old_list = malloc(h->nregions * sizeof(uint32_t));
-	y.nworkers = kgci_policy_gc_threads(h);
-	y.w = calloc(y.nworkers, sizeof(*y.w));
-	if (!y.old_list || !y.w)
+static void ygc_setup(struct ygc *y, struct kgc_heap *h)
+{
+	y->h = h;
+	y->old_list = malloc(h->nregions * sizeof(uint32_t));
+	y->nworkers = kgci_policy_gc_threads(h);
+	y->w = calloc(y->nworkers, sizeof(*y->w));
+	if (!y->old_list || !y->w)
 		kgci_fatal("young GC: out of memory");
-	pthread_mutex_init(&y.lock, NULL);
-	pthread_cond_init(&y.cond, NULL);
-	for (unsigned i = 0; i < y.nworkers; i++)
-		y.w[i].y = &y;
-	y.tenure = kgci_policy_tenure(h);
-	y.black = kgci_cm_marking(h);
-	y.surv_limit = kgci_policy_survivor_limit(h);
+	pthread_mutex_init(&y->lock, NULL);
+	pthread_cond_init(&y->cond, NULL);
+	for (unsigned i = 0; i < y->nworkers; i++)
+		y->w[i].y = y;
+	y->tenure = kgci_policy_tenure(h);
+	y->black = kgci_cm_marking(h);
+	y->surv_limit = kgci_policy_survivor_limit(h);
 	if (h->evac_fail_inject > 0) {
-		y.inject = true;
+		y->inject = true;
 		h->evac_fail_inject--;
 	}
 	h->surv_regions = 0;
 	h->surv_cur = h->old_cur = -1;
-	*npinned = 0;
-	*fail_mask = 0;
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
 
@@ -802,15 +801,29 @@ void kgci_young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_ma
 		r->fail_cause = FAIL_NONE;
 		r->evac_alloc_failed = 0;
 	}
+}
+
+/*
+ * The collection set: every young region (pinned ones fail evacuation at
+ * once), mixed candidates the cycle chose, and retained regions unpinned
+ * since they failed, within the policy's limits. The other old and
+ * humongous regions are listed for the card scan.
+ */
+static void ygc_select_cset(struct ygc *y, struct yres *res, uint32_t *npinned)
+{
+	struct kgc_heap *h = y->h;
+	uint32_t rmax;
+	size_t rbudget;
+
 	/* a mixed collection: old candidates of the last cycle join the cset */
-	nmixed = kgci_cm_active(h) ? 0 : kgci_cm_mixed_select(h, &mixed_live);
+	res->nmixed = kgci_cm_active(h) ? 0 : kgci_cm_mixed_select(h, &res->mixed_live);
 	kgci_policy_retained_limits(h, &rmax, &rbudget);
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
 
 		if (region_is_young(r)) {
 			r->flags |= RF_CSET;
-			cset_bytes += (size_t)(r->top - r->bottom);
+			res->cset_bytes += (size_t)(r->top - r->bottom);
 			kgci_cards_clear_region(h, r);
 			if (r->flags & (RF_PINNED | RF_KPINNED)) {
 				r->flags |= RF_FAILED;
@@ -818,43 +831,48 @@ void kgci_young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_ma
 				(*npinned)++;
 			}
 		} else if (r->flags & RF_CSET) {
-			cset_bytes += (size_t)(r->top - r->bottom);	/* mixed candidate */
+			res->cset_bytes += (size_t)(r->top - r->bottom);	/* mixed candidate */
 			kgci_cards_clear_region(h, r);
 		} else if (r->type == RT_OLD && r->retained && !(r->flags & (RF_PINNED | RF_KPINNED)) &&
-			   kgci_cm_retained_evac_ok(h) && nretained < rmax &&
-			   (!nretained || rlive + r->live_bytes <= rbudget)) {
+			   kgci_cm_retained_evac_ok(h) && res->nretained < rmax &&
+			   (!res->nretained || res->rlive + r->live_bytes <= rbudget)) {
 			/* unpinned since it failed evacuation: collect it now */
 			r->flags |= RF_CSET;
-			cset_bytes += (size_t)(r->top - r->bottom);
-			rlive += r->live_bytes;
-			nretained++;
+			res->cset_bytes += (size_t)(r->top - r->bottom);
+			res->rlive += r->live_bytes;
+			res->nretained++;
 		} else if (r->type == RT_OLD || r->type == RT_HUM_START || r->type == RT_HUM_CONT) {
-			y.old_list[y.nold++] = i;
+			y->old_list[y->nold++] = i;
 			if (r->flags & (RF_PINNED | RF_KPINNED))
 				(*npinned)++;
 			else if (r->retained)
-				rleft++;
+				res->rleft++;
 		}
 	}
-	h->retained_pending = rleft;
-	if (nretained)
+	h->retained_pending = res->rleft;
+	if (res->nretained)
 		kgci_cm_chunks_drop_evacuated(h);	/* their gaps are no promotion space now */
-	y.old_cset = nretained && y.black;
-	run_workers(&y);
+	y->old_cset = res->nretained && y->black;
+}
+
+/* The workers' counts; their copies still to trace go to the marker. */
+static void ygc_gather(struct ygc *y, struct yres *res)
+{
+	struct kgc_heap *h = y->h;
 
 	memset(h->age_bytes, 0, sizeof(h->age_bytes));
 	h->last_copied_max = 0;
 	h->last_slots = h->last_slots_taken = 0;
-	for (unsigned i = 0; i < y.nworkers; i++) {
-		struct yworker *w = &y.w[i];
+	for (unsigned i = 0; i < y->nworkers; i++) {
+		struct yworker *w = &y->w[i];
 
-		copied += w->copied;
-		promoted += w->promoted;
+		res->copied += w->copied;
+		res->promoted += w->promoted;
 		h->last_slots += w->nslots;
 		h->last_slots_taken += w->slots_taken;
 		if (w->copied > h->last_copied_max)
 			h->last_copied_max = w->copied;
-		tospace += w->tospace_regions;
+		res->tospace += w->tospace_regions;
 		for (int a = 0; a <= HDR_AGE_MAX; a++)
 			h->age_bytes[a] += w->age_bytes[a];
 		free(w->stack);
@@ -863,7 +881,40 @@ void kgci_young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_ma
 			kgci_cm_push_gray(h, w->gray, w->ngray);
 		free(w->gray);
 	}
-	kgci_weak_process(h, weak_alive_young, NULL);
+}
+
+/* A cset region that failed evacuation stays, old, its dead objects filled. */
+static void ygc_keep_failed(struct kgc_heap *h, struct region *r, uint32_t i, struct yres *res,
+			    unsigned *fail_mask)
+{
+	size_t live, used = (size_t)(r->top - r->bottom);
+
+	/* the unused rest of the region is a gap like the dead objects */
+	if (r->top < r->end) {
+		kgci_obj_fill(r->top, (size_t)(r->end - r->top));
+		r->top = r->end;
+	}
+	live = fixup_failed(h, r);
+	r->live_bytes = live;	/* an upper bound from now on */
+	res->fails[r->fail_cause]++;
+	*fail_mask |= 1u << r->fail_cause;
+	res->freed += used > live ? used - live : 0;
+	kgci_region_set_type(h, r, RT_OLD);
+	kgci_bot_rebuild(h, r);
+	if (r->fail_cause == FAIL_ALLOC)
+		failed_gaps(h, r);	/* reused in place */
+	else
+		r->retained = 1;	/* evacuated once unpinned */
+	kgci_log_line(h, LOG_PIN, "region %u: evacuation failed (%s), %zuK live kept in place",
+		      i, r->fail_cause == FAIL_ALLOC ? "allocation" :
+		      r->fail_cause == FAIL_PINNED ? "pinned" : "kernel pinned", live >> 10);
+}
+
+/* Every cset region: kept in place (failed) or freed (evacuated). */
+static void ygc_finish_regions(struct ygc *y, struct yres *res, unsigned *fail_mask)
+{
+	struct kgc_heap *h = y->h;
+
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
 
@@ -874,29 +925,9 @@ void kgci_young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_ma
 		r->evac_alloc_failed = 0;
 		if (r->flags & RF_CSET) {
 			if (r->flags & RF_FAILED) {
-				size_t live, used = (size_t)(r->top - r->bottom);
-
-				/* the unused rest of the region is a gap like the dead objects */
-				if (r->top < r->end) {
-					kgci_obj_fill(r->top, (size_t)(r->end - r->top));
-					r->top = r->end;
-				}
-				live = fixup_failed(h, r);
-				r->live_bytes = live;	/* an upper bound from now on */
-				fails[r->fail_cause]++;
-				*fail_mask |= 1u << r->fail_cause;
-				freed += used > live ? used - live : 0;
-				kgci_region_set_type(h, r, RT_OLD);
-				kgci_bot_rebuild(h, r);
-				if (r->fail_cause == FAIL_ALLOC)
-					failed_gaps(h, r);	/* reused in place */
-				else
-					r->retained = 1;	/* evacuated once unpinned */
-				kgci_log_line(h, LOG_PIN, "region %u: evacuation failed (%s), %zuK live kept in place",
-					 i, r->fail_cause == FAIL_ALLOC ? "allocation" :
-					 r->fail_cause == FAIL_PINNED ? "pinned" : "kernel pinned", live >> 10);
+				ygc_keep_failed(h, r, i, res, fail_mask);
 			} else {
-				freed += (size_t)(r->top - r->bottom);
+				res->freed += (size_t)(r->top - r->bottom);
 				if (h->opt.poison)
 					memset(r->bottom, 0xde, (size_t)(r->top - r->bottom));
 				if (r->type == RT_OLD)
@@ -909,33 +940,62 @@ void kgci_young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_ma
 		r->fail_cause = FAIL_NONE;
 	}
 	h->surv_cur = h->old_cur = -1;
-	h->tospace_need = tospace + 2;
-	h->last_mixed = nmixed;
-	if (nmixed) {
+}
+
+/* What the policy and the stats learn from this collection. */
+static void ygc_record(struct ygc *y, struct yres *res)
+{
+	struct kgc_heap *h = y->h;
+
+	h->tospace_need = res->tospace + 2;
+	h->last_mixed = res->nmixed;
+	if (res->nmixed) {
 		h->st.mixed_gcs++;
-		h->st.mixed_regions += nmixed;
-		kgci_log_line(h, LOG_HEAP, "mixed: %u old regions evacuated (%zuK live estimated)", nmixed,
-			 mixed_live >> 10);
+		h->st.mixed_regions += res->nmixed;
+		kgci_log_line(h, LOG_HEAP, "mixed: %u old regions evacuated (%zuK live estimated)",
+			      res->nmixed, res->mixed_live >> 10);
 	}
-	if (nretained)
-		kgci_log_line(h, LOG_PIN | LOG_HEAP, "retained: %u formerly pinned regions evacuated (%zuK live at most)%s, %u left",
-			 nretained, rlive >> 10, y.old_cset ? " while marking" : "", rleft);
-	h->last_cset_bytes = cset_bytes;
-	h->last_copied = copied;
+	if (res->nretained)
+		kgci_log_line(h, LOG_PIN | LOG_HEAP, "retained: %u formerly pinned regions evacuated "
+			      "(%zuK live at most)%s, %u left", res->nretained, res->rlive >> 10,
+			      y->old_cset ? " while marking" : "", res->rleft);
+	h->last_cset_bytes = res->cset_bytes;
+	h->last_copied = res->copied;
 	kgci_policy_adapt_tenure(h);
-	h->st.bytes_copied += copied;
-	h->st.bytes_promoted += promoted;
-	h->st.bytes_freed += freed > copied ? freed - copied : 0;
-	h->st.evac_fail_pinned += fails[FAIL_PINNED];
-	h->st.evac_fail_kernel_pinned += fails[FAIL_KPINNED];
-	h->st.evac_fail_alloc += fails[FAIL_ALLOC];
+	h->st.bytes_copied += res->copied;
+	h->st.bytes_promoted += res->promoted;
+	h->st.bytes_freed += res->freed > res->copied ? res->freed - res->copied : 0;
+	h->st.evac_fail_pinned += res->fails[FAIL_PINNED];
+	h->st.evac_fail_kernel_pinned += res->fails[FAIL_KPINNED];
+	h->st.evac_fail_alloc += res->fails[FAIL_ALLOC];
 	kgci_log_line(h, LOG_HEAP, "copied %zuK promoted %zuK by %u worker(s) (at most %zuK by one; "
-		 "card slots %zu, %zu taken from another worker); "
-		 "regions: eden %u survivor %u old %u humongous %u free %u",
-		 copied >> 10, promoted >> 10, y.nworkers, h->last_copied_max >> 10,
-		 h->last_slots, h->last_slots_taken,
-		 h->count[RT_EDEN], h->count[RT_SURVIVOR],
-		 h->count[RT_OLD], h->count[RT_HUM_START] + h->count[RT_HUM_CONT], h->count[RT_FREE]);
+		      "card slots %zu, %zu taken from another worker); "
+		      "regions: eden %u survivor %u old %u humongous %u free %u",
+		      res->copied >> 10, res->promoted >> 10, y->nworkers, h->last_copied_max >> 10,
+		      h->last_slots, h->last_slots_taken, h->count[RT_EDEN], h->count[RT_SURVIVOR],
+		      h->count[RT_OLD], h->count[RT_HUM_START] + h->count[RT_HUM_CONT],
+		      h->count[RT_FREE]);
+}
+
+/*
+ * A young collection at a safepoint: choose the collection set, evacuate it
+ * with the worker gang, settle weak cells, keep or free each cset region,
+ * record. *npinned: pinned regions seen; *fail_mask: FAIL_* causes seen.
+ */
+void kgci_young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
+{
+	struct ygc y = { 0 };
+	struct yres res = { 0 };
+
+	*npinned = 0;
+	*fail_mask = 0;
+	ygc_setup(&y, h);
+	ygc_select_cset(&y, &res, npinned);
+	run_workers(&y);
+	ygc_gather(&y, &res);
+	kgci_weak_process(h, weak_alive_young, NULL);
+	ygc_finish_regions(&y, &res, fail_mask);
+	ygc_record(&y, &res);
 	pthread_mutex_destroy(&y.lock);
 	pthread_cond_destroy(&y.cond);
 	free(y.q);
