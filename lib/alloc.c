@@ -408,3 +408,10 @@ API kgc_obj kgc_alloc_array(kgc_thread *t, kgc_type_id type, size_t length)
 	((uint64_t *)p)[1] = length;
 	return (kgc_obj)p;
 }
+
+/* At a safepoint: every thread's TLAB ends (its rest becomes a filler). */
+void kgci_alloc_retire_tlabs(struct kgc_heap *h)
+{
+	for (struct kgc_thread *t = h->threads; t; t = t->next)
+		kgci_alloc_retire_tlab(t);
+}

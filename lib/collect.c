@@ -87,7 +87,7 @@ static void full_pause(struct kgc_heap *h, int reason)
 void kgci_collect_run(struct kgc_heap *h, int kind, int reason)
 {
 	kgci_stale_release(h, false);	/* KGC_STALE_CHECK: quarantine over */
-	kgci_sp_retire_tlabs(h);
+	kgci_alloc_retire_tlabs(h);
 	h->eden_cur = -1;
 	kgci_cm_pause_begin(h);
 	if (kind == KGC_GC_YOUNG && young_pause(h))

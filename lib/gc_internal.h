@@ -437,7 +437,13 @@ void kgci_log_gc(struct kgc_heap *h, const char *what, const char *cause, size_t
 void kgci_log_line(struct kgc_heap *h, unsigned mask, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 size_t kgci_heap_used_bytes(struct kgc_heap *h);
-uint64_t kgci_now_ns(void);
+static inline uint64_t kgci_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 /* CLOCK_REALTIME deadline ms from now (pthread_cond_timedwait) */
 static inline void timespec_after_ms(struct timespec *ts, unsigned ms)
 {
@@ -487,7 +493,7 @@ int kgci_sp_collect(struct kgc_thread *t, int kind, int reason, uint64_t epoch);
 int kgci_sp_collect_alloc(struct kgc_thread *t, int kind, int reason, uint64_t epoch,
 		     size_t alloc_size, char **out, size_t *zero);
 char *kgci_alloc_locked(struct kgc_thread *t, size_t size, size_t *zero);
-void kgci_sp_retire_tlabs(struct kgc_heap *h);
+void kgci_alloc_retire_tlabs(struct kgc_heap *h);	/* every thread's (alloc.c) */
 void kgci_thread_check(struct kgc_thread *t, const char *what);
 bool kgci_thread_check_managed(struct kgc_thread *t, const char *what);
 

@@ -79,12 +79,6 @@ static void resume_world(struct kgc_heap *h)
 	pthread_mutex_unlock(&h->sp_lock);
 }
 
-void kgci_sp_retire_tlabs(struct kgc_heap *h)
-{
-	for (struct kgc_thread *t = h->threads; t; t = t->next)
-		kgci_alloc_retire_tlab(t);
-}
-
 static void gclocker_wait(struct kgc_heap *h)
 {
 	uint64_t t0;

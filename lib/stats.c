@@ -6,14 +6,6 @@
 #include <time.h>
 #include "gc_internal.h"
 
-uint64_t kgci_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void kgci_stats_pause(struct kgc_heap *h, bool full, uint64_t ns)
 {
 	uint64_t us = ns / 1000;
