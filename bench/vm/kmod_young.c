@@ -4,7 +4,7 @@
  * set (a 20000-node list), for the backend KGC_BACKEND selects. Run in the
  * VM rig once with KGC_BACKEND=kmod and once with KGC_BACKEND=anon
  * (arguments: young GCs to time, region size in MiB):
- *   cc -O2 -static -Ilib/include -Ilib/test bench/kmod_young.c \
+ *   cc -O2 -static -Ilib/include -Ilib/test bench/vm/kmod_young.c \
  *      lib/build/rel/libkgc.a -lffi -ldl -lpthread -lm -o /tmp/kmod_young
  * Prints the backend, young GCs and the mean/max young pause.
  */
