@@ -23,6 +23,101 @@ size_t kgci_heap_used_bytes(struct kgc_heap *h)
 	return used > h->chunk_bytes ? used - h->chunk_bytes : 0;
 }
 
+/* The caller's options, validated: heap and region size decided. */
+static int heap_geometry(const struct kgc_options *opts, struct kgc_options *o, size_t *heap,
+			 size_t *rs)
+{
+	int err;
+
+	if (opts) {
+		if ((err = kgci_options_import(opts, o)))
+			return err;
+	} else if ((err = kgc_options_init(o))) {
+		return err;
+	}
+	*heap = o->max_heap ? o->max_heap : kgci_policy_default_heap();
+	*rs = o->region_size ? o->region_size : kgci_policy_region_size(*heap);
+	if (*rs < ((size_t)1 << 20) || *rs > ((size_t)1 << 25) || (*rs & (*rs - 1))) {
+		kgci_err_set(EINVAL, "kgc_heap_create: region size %zu not a power of two in 1..32 MiB", *rs);
+		return -EINVAL;
+	}
+	*heap = ALIGN_UP(*heap, *rs);
+	if (*heap / *rs < 2 || *heap / *rs > (1u << 24) || o->pin_mode < 0 || o->pin_mode > 1 ||
+	    o->backend < 0 || o->backend > 2) {
+		kgci_err_set(EINVAL, "kgc_heap_create: bad options (heap %zu, region %zu)", *heap, *rs);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Side tables and the region array for a heap of h->nregions (0 or -ENOMEM). */
+static int heap_tables(struct kgc_heap *h)
+{
+	size_t heap = (size_t)h->nregions * h->region_size;
+
+	h->regions = calloc(h->nregions, sizeof(*h->regions));
+	h->mark_words = (heap / WORD + 63) / 64;
+	h->mark_bits = kgci_os_alloc(h->mark_words * sizeof(uint64_t));
+	h->block_dest = kgci_os_alloc((heap >> KGC_CARD_SHIFT) * sizeof(char *));
+	h->kpin_bits = calloc((h->nregions + 63) / 64, sizeof(uint64_t));
+	if (!h->regions || !h->mark_bits || !h->block_dest || !h->kpin_bits ||
+	    kgci_cards_init(h) || kgci_types_init(h)) {
+		kgci_err_set(ENOMEM, "kgc_heap_create: out of memory for side tables");
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < h->nregions; i++) {
+		struct region *r = &h->regions[i];
+
+		r->bottom = r->top = h->base + (size_t)i * h->region_size;
+		r->end = r->bottom + h->region_size;
+		r->type = RT_FREE;
+		r->flags = RF_ZEROED;
+	}
+	h->count[RT_FREE] = h->nregions;
+	h->eden_cur = h->surv_cur = h->old_cur = -1;
+	return 0;
+}
+
+static void heap_tables_free(struct kgc_heap *h)
+{
+	size_t heap = (size_t)h->nregions * h->region_size;
+
+	kgci_os_free(h->cards, h->ncards);
+	kgci_os_free(h->bot, h->ncards * sizeof(uint32_t));
+	kgci_os_free(h->mark_bits, h->mark_words * sizeof(uint64_t));
+	kgci_os_free(h->block_dest, (heap >> KGC_CARD_SHIFT) * sizeof(char *));
+	free(h->kpin_bits);
+	free(h->regions);
+}
+
+static void heap_locks(struct kgc_heap *h, bool init)
+{
+	pthread_mutex_t *m[] = { &h->lock, &h->gc_lock, &h->sp_lock, &h->ext_lock };
+	pthread_cond_t *c[] = { &h->sp_cond, &h->locker_cond };
+
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		init ? pthread_mutex_init(m[i], NULL) : pthread_mutex_destroy(m[i]);
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		init ? pthread_cond_init(c[i], NULL) : pthread_cond_destroy(c[i]);
+}
+
+/* The subsystems with their own state: concurrent cycle, weak cells, stale check. */
+static int heap_subsystems(struct kgc_heap *h)
+{
+	int err;
+
+	kgci_policy_init(h);
+	err = kgci_cm_init(h);
+	if (err)
+		return err;
+	err = kgci_weak_init(h);
+	if (!err && (err = kgci_stale_init(h)))
+		kgci_weak_destroy(h);
+	if (err)
+		kgci_cm_destroy(h);
+	return err;
+}
+
 API int kgc_heap_create(const struct kgc_options *opts, kgc_heap **out)
 {
 	struct kgc_options o;
@@ -35,25 +130,8 @@ API int kgc_heap_create(const struct kgc_options *opts, kgc_heap **out)
 		return -EINVAL;
 	}
 	*out = NULL;
-	if (opts) {
-		if ((err = kgci_options_import(opts, &o)))
-			return err;
-	} else if ((err = kgc_options_init(&o))) {
+	if ((err = heap_geometry(opts, &o, &heap, &rs)))
 		return err;
-	}
-	heap = o.max_heap ? o.max_heap : kgci_policy_default_heap();
-	rs = o.region_size ? o.region_size : kgci_policy_region_size(heap);
-	if (rs < ((size_t)1 << 20) || rs > ((size_t)1 << 25) ||
-	    (rs & (rs - 1))) {
-		kgci_err_set(EINVAL, "kgc_heap_create: region size %zu not a power of two in 1..32 MiB", rs);
-		return -EINVAL;
-	}
-	heap = ALIGN_UP(heap, rs);
-	if (heap / rs < 2 || heap / rs > (1u << 24) || o.pin_mode < 0 || o.pin_mode > 1 ||
-	    o.backend < 0 || o.backend > 2) {
-		kgci_err_set(EINVAL, "kgc_heap_create: bad options (heap %zu, region %zu)", heap, rs);
-		return -EINVAL;
-	}
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
@@ -63,70 +141,27 @@ API int kgc_heap_create(const struct kgc_options *opts, kgc_heap **out)
 	h->nregions = (uint32_t)(heap / rs);
 	h->log_mask = kgci_log_parse(o.log);
 	h->opt.log = NULL;	/* the caller's string may go away */
-	err = kgci_backend_open(h, o.backend, rs, h->nregions);
+	err = kgci_backend_open(h, o.backend, rs, h->nregions);	/* may fit nregions to the module */
 	if (err) {
 		free(h);
 		return err;
 	}
-	heap = (size_t)h->nregions * rs;	/* the backend may have fitted it to the module */
-	h->limit = h->base + heap;
-	h->regions = calloc(h->nregions, sizeof(*h->regions));
-	h->mark_words = (heap / WORD + 63) / 64;
-	h->mark_bits = kgci_os_alloc(h->mark_words * sizeof(uint64_t));
-	h->block_dest = kgci_os_alloc((heap >> KGC_CARD_SHIFT) * sizeof(char *));
-	h->kpin_bits = calloc((h->nregions + 63) / 64, sizeof(uint64_t));
-	if (!h->regions || !h->mark_bits || !h->block_dest || !h->kpin_bits ||
-	    kgci_cards_init(h) || kgci_types_init(h)) {
-		kgci_err_set(ENOMEM, "kgc_heap_create: out of memory for side tables");
-		err = -ENOMEM;
-		goto fail;
+	h->limit = h->base + (size_t)h->nregions * rs;
+	err = heap_tables(h);
+	if (!err) {
+		heap_locks(h, true);
+		err = heap_subsystems(h);
+		if (err)
+			heap_locks(h, false);
 	}
-	for (uint32_t i = 0; i < h->nregions; i++) {
-		struct region *r = &h->regions[i];
-
-		r->bottom = r->top = h->base + (size_t)i * rs;
-		r->end = r->bottom + rs;
-		r->type = RT_FREE;
-		r->flags = RF_ZEROED;
-	}
-	h->count[RT_FREE] = h->nregions;
-	h->eden_cur = h->surv_cur = h->old_cur = -1;
-	pthread_mutex_init(&h->lock, NULL);
-	pthread_mutex_init(&h->gc_lock, NULL);
-	pthread_mutex_init(&h->sp_lock, NULL);
-	pthread_cond_init(&h->sp_cond, NULL);
-	pthread_cond_init(&h->locker_cond, NULL);
-	pthread_mutex_init(&h->ext_lock, NULL);
-	kgci_policy_init(h);
-	err = kgci_cm_init(h);
-	if (err)
-		goto fail_locks;
-	err = kgci_weak_init(h);
-	if (!err && (err = kgci_stale_init(h)))
-		kgci_weak_destroy(h);
 	if (err) {
-		kgci_cm_destroy(h);
-		goto fail_locks;
+		heap_tables_free(h);
+		kgci_backend_close(h);
+		free(h);
+		return err;
 	}
 	*out = h;
 	return 0;
-fail_locks:
-	pthread_mutex_destroy(&h->ext_lock);
-	pthread_mutex_destroy(&h->lock);
-	pthread_mutex_destroy(&h->gc_lock);
-	pthread_mutex_destroy(&h->sp_lock);
-	pthread_cond_destroy(&h->sp_cond);
-	pthread_cond_destroy(&h->locker_cond);
-fail:
-	kgci_os_free(h->cards, h->ncards);
-	kgci_os_free(h->bot, h->ncards * sizeof(uint32_t));
-	kgci_os_free(h->mark_bits, h->mark_words * sizeof(uint64_t));
-	kgci_os_free(h->block_dest, (heap >> KGC_CARD_SHIFT) * sizeof(char *));
-	free(h->kpin_bits);
-	free(h->regions);
-	kgci_backend_close(h);
-	free(h);
-	return err;
 }
 
 API int kgc_heap_destroy(kgc_heap *h)

@@ -3,8 +3,11 @@
  * firsttouch: time to first-touch (write one byte per 4 KiB page) N MiB of
  * /dev/kgc heap vs anonymous memory, median of R repetitions each, and the
  * cost of a KGC_IOC_PIN_QUERY per region (all regions vs a selection).
- * Static, for the VM rig:
- *   bash selftests/vm/run.sh --demo 'firsttouch 256 9'
+ * With a third argument, a directory on a tmpfs mounted huge=within_size,
+ * also a file there (plain shmem with huge folios, what kgc's heap is built
+ * on: the peer that shows how much of the gap is shmem's own).
+ * Static (cc -O2 -static -Iuapi bench/vm/firsttouch.c -o /tmp/firsttouch), for the VM rig:
+ *   bash selftests/vm/run.sh --demo 'firsttouch 256 9 [DIR]'
  * Prints ratios; under TCG only ratios mean anything.
  */
 #define _GNU_SOURCE
@@ -77,6 +80,33 @@ static double kgc_once(size_t len, size_t region)
 	return t;
 }
 
+/* The peer: a file on a huge=within_size tmpfs, mapped shared. */
+static double shmem_once(size_t len, const char *dir)
+{
+	char path[256];
+	int fd;
+	double t;
+	char *p;
+
+	snprintf(path, sizeof(path), "%s/firsttouch.%d", dir, getpid());
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || ftruncate(fd, (off_t)len))
+		exit(8);
+	p = mmap(NULL, len + (2 << 20), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		exit(9);
+	p = (char *)(((uintptr_t)p + (2 << 20) - 1) & ~(uintptr_t)((2 << 20) - 1));
+	if (mmap(p, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED)
+		exit(10);
+	t = now();
+	touch(p, len);
+	t = now() - t;
+	munmap(p, len);
+	close(fd);
+	unlink(path);
+	return t;
+}
+
 static double median(double *v, int n)
 {
 	qsort(v, n, sizeof(*v), cmp);
@@ -111,7 +141,8 @@ int main(int argc, char **argv)
 	size_t mib = argc > 1 ? strtoul(argv[1], NULL, 0) : 256;
 	int reps = argc > 2 ? atoi(argv[2]) : 9, i;
 	size_t len = mib << 20;
-	double a[64], k1[64], k2[64];
+	double a[64], k1[64], k2[64], sh[64];
+	const char *dir = argc > 3 ? argv[3] : NULL;
 	uint32_t nr = 2048, used = 16;	/* 4 GiB heap of 2 MiB regions */
 	struct kgc_heap_create hc = { .region_size = 2 << 20, .nr_regions = nr };
 	uint64_t *bm = calloc(nr / 64, 8);
@@ -124,12 +155,18 @@ int main(int argc, char **argv)
 		a[i] = anon_once(len);
 		k2[i] = kgc_once(len, 2 << 20);
 		k1[i] = kgc_once(len, 1 << 20);
+		if (dir)
+			sh[i] = shmem_once(len, dir);
 	}
 	printf("first-touch %zu MiB, median of %d: anon %.3f s, kgc 2M regions %.3f s (%.2fx), kgc 1M regions %.3f s (%.2fx)\n",
 	       mib, reps, median(a, reps), median(k2, reps),
 	       median(k2, reps) / median(a, reps), median(k1, reps),
 	       median(k1, reps) / median(a, reps));
 
+	if (dir)
+		printf("peer: shmem file on %s %.3f s (%.2fx anon); kgc 2M regions / shmem file %.2fx\n",
+		       dir, median(sh, reps), median(sh, reps) / median(a, reps),
+		       median(k2, reps) / median(sh, reps));
 	fd = open("/dev/kgc", O_RDWR | O_CLOEXEC);
 	if (fd < 0 || ioctl(fd, KGC_IOC_HEAP_CREATE, &hc))
 		return 6;
