@@ -112,11 +112,12 @@ section() {	# section <prog> <md-fragment-name> <fallback title>
 		case " ${known[*]} " in *" $p "*) continue ;; esac
 		section "$p" "$p" "$p"
 	done
-	# measured in the VM rig, not by this script (the host has no /dev/kgc)
-	if [ -f RESULTS-vm.md ]; then
+	# sections measured by hand (the VM rig, A/B runs): RESULTS-*.md, unchanged
+	for f in RESULTS-*.md; do
+		[ -f "$f" ] || continue
 		echo
-		sed '1{/^<!--/d}' RESULTS-vm.md
-	fi
+		sed '1{/^<!--/d}' "$f"
+	done
 } > RESULTS.md
 echo
 echo "bench: wrote bench/RESULTS.md (total ${t_total} s)"
