@@ -1436,6 +1436,21 @@ static obj p_native_length(T *t, obj *a) { return call_native(t, a, m_length, "n
 static obj p_string_reverse(T *t, obj *a) { return call_native(t, a, m_reverse, "string-reverse", 1); }
 static obj p_native_hash(T *t, obj *a) { return call_native(t, a, m_fnv, "native-hash", 0); }
 
+/*
+ * A deliberate rooting bug, for run-check.sh: a string held in a C local
+ * across allocations. Under KGC_STALE_CHECK the collection that moves it
+ * leaves its old copy PROT_NONE, and the read below faults with a message;
+ * without the debug mode the read may well "work" on stale memory.
+ */
+static obj p_stale_demo(T *t, obj *a)
+{
+	obj s = mk_string(t, "moved", 5);
+
+	for (int i = 0; i < 60; i++)
+		mk_int(t, i);		/* safepoints: s may move, the local is not updated */
+	return mk_int(t, (int64_t)kgc_array_length(s));	/* BUG: s is stale */
+}
+
 static const struct prim prims[] = {
 	{ "+", 0, -1, p_add }, { "-", 1, -1, p_sub }, { "*", 0, -1, p_mul },
 	{ "quotient", 2, 2, p_quotient }, { "remainder", 2, 2, p_remainder },
@@ -1463,6 +1478,7 @@ static const struct prim prims[] = {
 	{ "sleep", 1, 1, p_sleep }, { "spawn", 1, 1, p_spawn }, { "join", 1, 1, p_join },
 	{ "byte-sum", 1, 1, p_byte_sum }, { "native-length", 1, 1, p_native_length },
 	{ "string-reverse", 1, 1, p_string_reverse }, { "native-hash", 1, 1, p_native_hash },
+	{ "%stale-demo", 0, 0, p_stale_demo },
 	{ NULL, 0, 0, NULL },
 };
 
