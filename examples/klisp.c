@@ -1398,9 +1398,11 @@ static obj native_result(T *t, int rc, const char *who)
 {
 	if (rc == -EPROTO) {		/* the native threw: report, clear, yield #f */
 		struct buf b = { 0 };
+		const char *msg = kgc_native_exception_message(t);
 
 		bprintf(&b, "; %s threw: ", who);
-		bput(&b, kgc_native_exception_message(t), strlen(kgc_native_exception_message(t)));
+		if (msg)
+			bput(&b, msg, strlen(msg));
 		bput(&b, "\n", 1);
 		emit(t, &b);
 		kgc_native_exception_clear(t);

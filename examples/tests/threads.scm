@@ -9,12 +9,17 @@
 (define result-1 #f)
 (define result-2 #f)
 
+; garbage scaled by N (-D N=...): collections while the workers run
+(define (garbage k) (let loop ((i 0) (l '())) (if (< i k) (loop (+ i 1) (if (> (length l) 20) '() (cons i l))) i)))
+
 (define (worker id n)
   (lambda ()
     ; a per-thread live list, garbage on the side, a closure over both
     (let loop ((round 0) (acc '()))
       (if (< round 10)
-          (loop (+ round 1) (cons (sum (map (lambda (x) (* x id)) (iota n))) acc))
+          (begin
+            (garbage (quotient N 20))
+            (loop (+ round 1) (cons (sum (map (lambda (x) (* x id)) (iota n))) acc)))
           (begin
             ; set! in the shared global environment
             (if (= id 1) (set! result-1 (sum acc)) (set! result-2 (sum acc)))
