@@ -1,7 +1,7 @@
 # kgc - top-level build. Sub-makefiles own their directories:
 #   kmod/ (Kbuild, kgc.ko)   lib/ (libkgc + lib/test)   selftests/ (VM rig)
-#   bench/ (make bench)      demo/ (make demo)
-.PHONY: all kmod lib check check-lib check-kmod check-dkms demo bench clean deps soak
+#   bench/ (make bench)      demo/ (make demo)      examples/ (klisp, make check-examples)
+.PHONY: all kmod lib check check-lib check-examples check-kmod check-dkms demo bench clean deps soak
 
 all: lib kmod
 
@@ -13,10 +13,15 @@ lib:
 kmod:
 	$(MAKE) -C kmod
 
-check: check-lib check-kmod check-dkms
+check: check-lib check-examples check-kmod check-dkms
 
 check-lib:
 	$(MAKE) -C lib check
+
+# klisp (examples/): a small interpreter built on the libraries through
+# pkg-config, its programs in plain, KGC_CHECK+VERIFY and KGC_STALE_CHECK modes (~15 s)
+check-examples: lib
+	$(MAKE) -C examples check
 
 check-kmod:
 	bash selftests/vm/run.sh
@@ -43,4 +48,5 @@ clean:
 	-$(MAKE) -C lib clean
 	-$(MAKE) -C kmod clean
 	-$(MAKE) -C demo clean
+	-$(MAKE) -C examples clean
 	-$(MAKE) -C bench clean
