@@ -632,7 +632,7 @@ KGC_INLINE int kgc_critical_release(kgc_thread *t, kgc_obj *ref, void *elems, in
 	X(uint64_t, pause_total_ns, "time in pauses") \
 	X(uint64_t, pause_max_ns, "longest pause") \
 	XA(uint64_t, pause_hist, KGC_PAUSE_HIST_BUCKETS, "pauses by length: bucket i = [2^i, 2^(i+1)) us") \
-	X(uint64_t, bytes_allocated, "bytes allocated") \
+	X(uint64_t, bytes_allocated, "bytes handed to threads: TLABs (whole) and objects outside them") \
 	X(uint64_t, bytes_copied, "bytes copied by young collections") \
 	X(uint64_t, bytes_promoted, "bytes copied into old space") \
 	X(uint64_t, bytes_freed, "bytes freed") \

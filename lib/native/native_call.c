@@ -83,8 +83,10 @@ static const char *type_word(unsigned t)
 	return t < NT_COUNT ? w[t] : "?";
 }
 
+/* 81 lines on purpose: the whole call sequence in one frame (the bench's (b)-(c) path). */
 static int invoke_regular(kgc_thread *t, struct kgc_method *m, kgc_obj recv,
 			  const union kgc_value *args, union kgc_value *res, void *fn);
+/* 81 lines on purpose: the whole call sequence in one frame (the bench's (b)-(c) path). */
 static int invoke_critical(kgc_thread *t, struct kgc_method *m, kgc_obj recv,
 			   const union kgc_value *args, union kgc_value *res, void *fn);
 static int invoke_crit_a1_i32(kgc_thread *t, struct kgc_method *m, kgc_obj recv,
@@ -124,6 +126,44 @@ static uint8_t entry_kind_of(const struct kgc_method *m)
 	return EK_NONE;
 }
 
+/* A critical native: static, a primitive result, only primitives and
+ * primitive arrays as parameters. true (with the reason in err) if not. */
+static bool critical_shape_bad(const struct kgc_method *m, char *err, size_t errsz)
+{
+	const struct native_sig *s = &m->sig;
+
+	if (!(m->flags & KGC_NATIVE_STATIC)) {
+		snprintf(err, errsz, "a critical native must be static");
+		return true;
+	}
+	if (s->ret > NT_D) {
+		snprintf(err, errsz, "a critical native cannot return %s", type_word(s->ret));
+		return true;
+	}
+	for (unsigned i = 0; i < s->nparams; i++)
+		if (s->types[i] == NT_OBJ || s->types[i] == NT_RARR) {
+			snprintf(err, errsz, "a critical native takes only primitives "
+				 "and primitive arrays; parameter %u is %s", i + 1,
+				 type_word(s->types[i]));
+			return true;
+		}
+	return false;
+}
+
+/* shape = fingerprint + flags: selects a specialised invoker, if any. */
+static void choose_invoker(struct kgc_method *m)
+{
+	m->shape = m->sig.fingerprint ? m->sig.fingerprint | ((uint64_t)m->flags << 60) : 0;
+	m->invoke = (m->flags & KGC_NATIVE_CRITICAL) ? invoke_critical : invoke_regular;
+	m->ekind = entry_kind_of(m);
+	if (m->call_kind != NC_FFI)
+		for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); i++)
+			if (m->shape == special[i].shape) {
+				m->invoke = special[i].invoke;
+				break;
+			}
+}
+
 int kgcn_method_prepare(struct kgc_method *m, char *err, size_t errsz)
 {
 	const struct native_sig *s = &m->sig;
@@ -131,24 +171,8 @@ int kgcn_method_prepare(struct kgc_method *m, char *err, size_t errsz)
 	unsigned ni = 0, nf = 0, nc = 0, nrefs = 1, narr = 0;
 	ffi_status st;
 
-	if (crit) {
-		if (!(m->flags & KGC_NATIVE_STATIC)) {
-			snprintf(err, errsz, "a critical native must be static");
-			return -EINVAL;
-		}
-		if (s->ret > NT_D) {
-			snprintf(err, errsz, "a critical native cannot return %s",
-				 type_word(s->ret));
-			return -EINVAL;
-		}
-		for (unsigned i = 0; i < s->nparams; i++)
-			if (s->types[i] == NT_OBJ || s->types[i] == NT_RARR) {
-				snprintf(err, errsz, "a critical native takes only primitives "
-					 "and primitive arrays; parameter %u is %s", i + 1,
-					 type_word(s->types[i]));
-				return -EINVAL;
-			}
-	}
+	if (crit && critical_shape_bad(m, err, errsz))
+		return -EINVAL;
 	m->ops = calloc(s->nparams + 1, sizeof(*m->ops));
 	m->atypes = calloc(2 * s->nparams + 3, sizeof(*m->atypes));
 	if (!m->ops || !m->atypes) {
@@ -216,17 +240,7 @@ int kgcn_method_prepare(struct kgc_method *m, char *err, size_t errsz)
 		snprintf(err, errsz, "libffi cannot describe this call (status %d)", (int)st);
 		return -EINVAL;
 	}
-
-	/* shape = fingerprint + flags: selects a specialised invoker, if any */
-	m->shape = s->fingerprint ? s->fingerprint | ((uint64_t)m->flags << 60) : 0;
-	m->invoke = crit ? invoke_critical : invoke_regular;
-	m->ekind = entry_kind_of(m);
-	if (m->call_kind != NC_FFI)
-		for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); i++)
-			if (m->shape == special[i].shape) {
-				m->invoke = special[i].invoke;
-				break;
-			}
+	choose_invoker(m);
 	return 0;
 }
 

@@ -226,6 +226,69 @@ nomem:
 	return -ENOMEM;
 }
 
+/*
+ * kgc_native_register's first pass (r->lock held): every entry checked
+ * (duplicates in the table or the registry, flags, function pointer) and
+ * its method found (target[i]) or created unbound (fresh[i] = target[i]).
+ * Nothing is bound; 0 or -errno with the reason set.
+ */
+static int register_validate(struct native_registry *r, struct kgc_native_class *c,
+			     const char *owner, const struct kgc_native_method *table, size_t n,
+			     struct kgc_method **fresh, struct kgc_method **target)
+{
+	int rc;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct kgc_native_method *e = &table[i];
+		uint32_t fl = norm_flags(e->flags);
+		struct kgc_method *m;
+
+		if (e->name && e->signature) {
+			for (size_t k = 0; k < i; k++)
+				if (table[k].name && table[k].signature &&
+				    !strcmp(table[k].name, e->name) &&
+				    !strcmp(table[k].signature, e->signature)) {
+					kgcn_error("native %s.%s%s: duplicate registration "
+						     "(entries %zu and %zu of the table)",
+						     owner, e->name, e->signature, k, i);
+					return -EEXIST;
+				}
+		}
+		if (e->flags & ~(KGC_NATIVE_STATIC | KGC_NATIVE_CRITICAL)) {
+			kgcn_error("native %s.%s%s: unknown flags %#x", owner,
+				     e->name ? e->name : "?", e->signature ? e->signature : "",
+				     e->flags);
+			return -EINVAL;
+		}
+		if (!e->fnptr) {
+			kgcn_error("native %s.%s%s: NULL function pointer", owner,
+				     e->name ? e->name : "?", e->signature ? e->signature : "");
+			return -EINVAL;
+		}
+		m = (e->name && e->signature) ? method_lookup(r, owner, e->name, e->signature) : NULL;
+		if (m) {
+			if (m->registered) {
+				kgcn_error("native %s.%s%s: duplicate registration "
+					     "(already registered)", owner, e->name, e->signature);
+				return -EEXIST;
+			}
+			if (m->flags != fl) {
+				kgcn_error("native %s.%s%s: registered as %s but known as %s",
+					     owner, e->name, e->signature, flag_str(fl),
+					     flag_str(m->flags));
+				return -EINVAL;
+			}
+			target[i] = m;
+			continue;
+		}
+		rc = method_new(c, e->name, e->signature, fl, &fresh[i]);
+		if (rc)
+			return rc;
+		target[i] = fresh[i];
+	}
+	return 0;
+}
+
 NATIVE_API int kgc_native_register(kgc_heap *heap, const char *owner,
 			const struct kgc_native_method *table, size_t n)
 {
@@ -260,59 +323,9 @@ NATIVE_API int kgc_native_register(kgc_heap *heap, const char *owner,
 		goto out;
 	}
 	/* Pass 1: validate everything, bind nothing. */
-	for (size_t i = 0; i < n; i++) {
-		const struct kgc_native_method *e = &table[i];
-		uint32_t fl = norm_flags(e->flags);
-		struct kgc_method *m;
-
-		if (e->name && e->signature) {
-			for (size_t k = 0; k < i; k++)
-				if (table[k].name && table[k].signature &&
-				    !strcmp(table[k].name, e->name) &&
-				    !strcmp(table[k].signature, e->signature)) {
-					kgcn_error("native %s.%s%s: duplicate registration "
-						     "(entries %zu and %zu of the table)",
-						     owner, e->name, e->signature, k, i);
-					rc = -EEXIST;
-					goto out;
-				}
-		}
-		if (e->flags & ~(KGC_NATIVE_STATIC | KGC_NATIVE_CRITICAL)) {
-			kgcn_error("native %s.%s%s: unknown flags %#x", owner,
-				     e->name ? e->name : "?", e->signature ? e->signature : "",
-				     e->flags);
-			rc = -EINVAL;
-			goto out;
-		}
-		if (!e->fnptr) {
-			kgcn_error("native %s.%s%s: NULL function pointer", owner,
-				     e->name ? e->name : "?", e->signature ? e->signature : "");
-			rc = -EINVAL;
-			goto out;
-		}
-		m = (e->name && e->signature) ? method_lookup(r, owner, e->name, e->signature) : NULL;
-		if (m) {
-			if (m->registered) {
-				kgcn_error("native %s.%s%s: duplicate registration "
-					     "(already registered)", owner, e->name, e->signature);
-				rc = -EEXIST;
-				goto out;
-			}
-			if (m->flags != fl) {
-				kgcn_error("native %s.%s%s: registered as %s but known as %s",
-					     owner, e->name, e->signature, flag_str(fl),
-					     flag_str(m->flags));
-				rc = -EINVAL;
-				goto out;
-			}
-			target[i] = m;
-			continue;
-		}
-		rc = method_new(c, e->name, e->signature, fl, &fresh[i]);
-		if (rc)
-			goto out;
-		target[i] = fresh[i];
-	}
+	rc = register_validate(r, c, owner, table, n, fresh, target);
+	if (rc)
+		goto out;
 	/* Pass 2: insert and bind. */
 	for (size_t i = 0; i < n; i++) {
 		if (fresh[i]) {
