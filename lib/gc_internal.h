@@ -291,6 +291,16 @@ struct handle_block {
 #define HANDLE_FREE_TAG ((uintptr_t)1)
 
 /* --------------------------------------------------------------------- heap */
+/* What policy.c remembers between its questions (h->pol). */
+struct policy_state {
+	uint32_t young_target;		/* eden regions before a young GC */
+	uint32_t young_pause_cap;	/* eden regions the pause goal allows */
+	uint32_t soft_regions;		/* heap sizing: regions we try to stay within */
+	unsigned tenure;		/* the adaptive tenuring threshold */
+	double ns_per_byte, survival;	/* pause model: young pause ~ copied bytes x ns_per_byte */
+	bool need_full;			/* the last young GC left too little: go full */
+};
+
 struct kgc_heap {
 	struct kgc_options opt;
 	unsigned log_mask;
@@ -319,12 +329,8 @@ struct kgc_heap {
 	long eden_cur;		/* current eden region for TLABs, -1 none */
 	bool eden_cur_zeroed;	/* eden_cur came fresh from the OS: no clearing needed */
 	uint32_t eden_regions;	/* eden regions handed out since the last GC */
-	uint32_t young_target;	/* eden regions before a young GC */
-	uint32_t soft_regions;	/* heap sizing: regions we try to stay within */
-	unsigned tenure;
 	size_t tlab_size;
 	size_t humongous_threshold;
-	bool need_full;
 	bool eden_use_reserve;	/* allocation after a full GC: may use the reserve */
 	bool eden_new_region;	/* eden_alloc just took a region (mutator may pre-touch) */
 	uint32_t tospace_need;	/* to-space regions the last young GC used */
@@ -337,8 +343,7 @@ struct kgc_heap {
 	uint64_t alloc_zero_retries;	/* allocations redone: a collection ran while clearing */
 	_Atomic unsigned pace_permille;	/* allocation pacing now (kgci_policy_pace), 0: off */
 	_Atomic uint64_t pace_stalls, pace_ns;	/* its sleeps (stats: pacing_stall*) */
-	double ns_per_byte, survival;
-	uint32_t young_pause_cap;	/* eden regions the pause goal allows */
+	struct policy_state pol;	/* policy.c's own state: no other file reads it */
 	size_t age_bytes[HDR_AGE_MAX + 1];	/* copied to survivor by new age, last young GC */
 	/* locks / safepoints */
 	pthread_mutex_t lock;		/* regions, threads, handles, stats */

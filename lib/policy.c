@@ -57,37 +57,37 @@ void kgci_policy_init(struct kgc_heap *h)
 		young = 1;
 	if (young > h->nregions / 2 && h->nregions >= 4)
 		young = h->nregions / 2;
-	h->young_pause_cap = young;
+	h->pol.young_pause_cap = young;
 	if (!h->opt.young_size) {
 		/* no pause history yet: start small, kgci_policy_young_pause grows it */
 		uint32_t init = (uint32_t)(INITIAL_EDEN >> h->region_shift);
 
-		h->young_pause_cap = h->nregions;
+		h->pol.young_pause_cap = h->nregions;
 		if (init < 2)
 			init = 2;
 		if (young > init)
 			young = init;
 	}
-	h->young_target = young;
-	h->tenure = h->opt.tenure_threshold > HDR_AGE_MAX ? HDR_AGE_MAX : h->opt.tenure_threshold;
+	h->pol.young_target = young;
+	h->pol.tenure = h->opt.tenure_threshold > HDR_AGE_MAX ? HDR_AGE_MAX : h->opt.tenure_threshold;
 	h->tlab_size = h->region_size / 64 > 256 * 1024 ? 256 * 1024 : h->region_size / 64;
 	if (h->tlab_size < 4096)
 		h->tlab_size = 4096;
 	h->humongous_threshold = h->region_size / 2;
-	h->soft_regions = h->nregions;
+	h->pol.soft_regions = h->nregions;
 	/* back the first collection's to-space ahead of time too (alloc_pretouch) */
-	h->tospace_need = h->young_target;	/* worst case: all of eden survives */
+	h->tospace_need = h->pol.young_target;	/* worst case: all of eden survives */
 }
 
 unsigned kgci_policy_tenure(struct kgc_heap *h)
 {
-	return h->tenure;
+	return h->pol.tenure;
 }
 
 /* Survivor regions per young GC; beyond this objects are promoted early. */
 uint32_t kgci_policy_survivor_limit(struct kgc_heap *h)
 {
-	uint32_t s = h->young_target / 4;
+	uint32_t s = h->pol.young_target / 4;
 
 	return s ? s : 1;
 }
@@ -95,7 +95,7 @@ uint32_t kgci_policy_survivor_limit(struct kgc_heap *h)
 /* Eden regions a mutator may take before the next young collection. */
 static uint32_t eden_budget(struct kgc_heap *h)
 {
-	uint32_t free = h->count[RT_FREE], res = reserve_regions(h), b = h->young_target;
+	uint32_t free = h->count[RT_FREE], res = reserve_regions(h), b = h->pol.young_target;
 
 	if (free <= res)
 		return 0;
@@ -108,13 +108,13 @@ bool kgci_policy_eden_available(struct kgc_heap *h)
 {
 	if (h->eden_use_reserve)
 		return h->count[RT_FREE] > 0;
-	return h->eden_regions < h->young_target && eden_budget(h) > 0;
+	return h->eden_regions < h->pol.young_target && eden_budget(h) > 0;
 }
 
 /* Regions a young collection must find free (young size, reserve). */
 static uint32_t room_needed(struct kgc_heap *h)
 {
-	uint32_t need = h->young_target / 2 + reserve_regions(h);
+	uint32_t need = h->pol.young_target / 2 + reserve_regions(h);
 
 	return need < 2 ? 2 : need;
 }
@@ -129,7 +129,7 @@ static uint32_t room_free(struct kgc_heap *h)
 /* After a young collection: is old space so full that the next one cannot work? */
 bool kgci_policy_should_full(struct kgc_heap *h)
 {
-	return h->need_full || room_free(h) < room_needed(h);
+	return h->pol.need_full || room_free(h) < room_needed(h);
 }
 
 /* During a concurrent cycle: would the next young collection leave so little
@@ -137,7 +137,7 @@ bool kgci_policy_should_full(struct kgc_heap *h)
  * finished in the current pause instead (mark.c). */
 static uint32_t cycle_margin(struct kgc_heap *h)
 {
-	return room_needed(h) + h->tospace_need + h->young_target / 4;
+	return room_needed(h) + h->tospace_need + h->pol.young_target / 4;
 }
 
 bool kgci_policy_cycle_urgent(struct kgc_heap *h)
@@ -220,7 +220,7 @@ static void old_evac_limits(struct kgc_heap *h, uint32_t *max, size_t *budget)
 	*max = h->nregions * MIXED_MAX_PERCENT / 100;
 	if (*max < 1)
 		*max = 1;
-	*budget = h->ns_per_byte ? (size_t)(pause_goal_ns(h) * 0.25 / h->ns_per_byte)
+	*budget = h->pol.ns_per_byte ? (size_t)(pause_goal_ns(h) * 0.25 / h->pol.ns_per_byte)
 				 : 2 * h->region_size;
 }
 
@@ -272,7 +272,7 @@ void kgci_policy_after_gc(struct kgc_heap *h, bool full)
 {
 	h->eden_regions = 0;
 	if (full)
-		h->need_full = false;
+		h->pol.need_full = false;
 	/* shrink young when old space leaves too little room */
 	if (!h->opt.young_size) {
 		uint32_t free = h->count[RT_FREE], res = reserve_regions(h);
@@ -281,11 +281,11 @@ void kgci_policy_after_gc(struct kgc_heap *h, bool full)
 
 		if (((size_t)want << h->region_shift) > ((size_t)256 << 20))
 			want = (uint32_t)(((size_t)256 << 20) >> h->region_shift);
-		if (want > h->young_pause_cap)
-			want = h->young_pause_cap;
+		if (want > h->pol.young_pause_cap)
+			want = h->pol.young_pause_cap;
 		if (want < 1)
 			want = 1;
-		h->young_target = want < cap ? want : (cap ? cap : 1);
+		h->pol.young_target = want < cap ? want : (cap ? cap : 1);
 	}
 }
 
@@ -306,28 +306,28 @@ void kgci_policy_young_pause(struct kgc_heap *h, uint64_t evac_ns)
 	if (h->last_copied >= MB) {
 		double c = (double)evac_ns / (double)h->last_copied;
 
-		h->ns_per_byte = h->ns_per_byte ? 0.5 * h->ns_per_byte + 0.5 * c : c;
+		h->pol.ns_per_byte = h->pol.ns_per_byte ? 0.5 * h->pol.ns_per_byte + 0.5 * c : c;
 	}
 	{
 		double sv = (double)h->last_copied / (double)h->last_cset_bytes;
 
-		h->survival = h->survival ? 0.5 * h->survival + 0.5 * sv : sv;
+		h->pol.survival = h->pol.survival ? 0.5 * h->pol.survival + 0.5 * sv : sv;
 	}
-	if (!h->ns_per_byte)
+	if (!h->pol.ns_per_byte)
 		return;
-	eden = goal * 0.75 / h->ns_per_byte / (h->survival > 0.01 ? h->survival : 0.01);
+	eden = goal * 0.75 / h->pol.ns_per_byte / (h->pol.survival > 0.01 ? h->pol.survival : 0.01);
 	if (eden < 2.0 * h->region_size)
 		eden = 2.0 * h->region_size;
 	if (eden > (double)h->nregions * h->region_size)
 		eden = (double)h->nregions * h->region_size;
-	h->young_pause_cap = (uint32_t)(eden / h->region_size);
+	h->pol.young_pause_cap = (uint32_t)(eden / h->region_size);
 }
 
 /* After a full collection: give free regions beyond what the next young
  * collections need back to the OS (the module refuses pinned ones: -EBUSY). */
 void kgci_policy_uncommit(struct kgc_heap *h)
 {
-	uint32_t keep = h->young_target * 2 + reserve_regions(h), seen = 0, done = 0;
+	uint32_t keep = h->pol.young_target * 2 + reserve_regions(h), seen = 0, done = 0;
 
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
@@ -366,10 +366,10 @@ void kgci_policy_adapt_tenure(struct kgc_heap *h)
 			break;
 		}
 	}
-	if (t != h->tenure)
+	if (t != h->pol.tenure)
 		kgci_log_line(h, LOG_HEAP, "tenuring threshold %u -> %u (survivors %zuK, desired %zuK)",
-			 h->tenure, t, cum >> 10, desired >> 10);
-	h->tenure = t;
+			 h->pol.tenure, t, cum >> 10, desired >> 10);
+	h->pol.tenure = t;
 }
 
 /* Young GC workers: KGC_GC_THREADS, else one per CPU up to 4 (1 for tiny heaps). */
