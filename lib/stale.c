@@ -6,8 +6,8 @@
  *    move often, not only when eden happens to fill;
  *  - a region a young collection evacuated is not reused at once: it stays
  *    free but quarantined (PROT_NONE, out of the allocator's reach) for
- *    STALE_KEEP_GCS more collections, at most a quarter of the heap at a
- *    time;
+ *    STALE_KEEP_GCS (16) more collections, at most a quarter of the heap at a
+ *    time (when full, the oldest region leaves first);
  *  - a fault in a quarantined region stops the process with a message
  *    naming the address, the region and the collection that evacuated it.
  * Without it the old copy is eden reused at once, and the stale pointer
@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include "gc_internal.h"
 
-#define STALE_KEEP_GCS	2
+#define STALE_KEEP_GCS	16
 #define STALE_HEAPS	16
 
 /* Heaps in stale-check mode, for the SIGSEGV handler (lock-free reads). */
@@ -105,11 +105,32 @@ void kgci_stale_destroy(struct kgc_heap *h)
 	pthread_mutex_unlock(&stale_lock);
 }
 
-/* Young GC: region r was evacuated and freed: quarantine it. */
+/* The longest-quarantined region back to use (the quarantine is full). */
+static void release_oldest(struct kgc_heap *h)
+{
+	struct region *old = NULL;
+
+	for (uint32_t i = 0; i < h->nregions; i++)
+		if (h->regions[i].quarantined &&
+		    (!old || h->regions[i].quarantine_gc < old->quarantine_gc))
+			old = &h->regions[i];
+	if (!old)
+		return;
+	if (kgci_backend_protect(h, old->bottom, h->region_size, true))
+		kgci_fatal("KGC_STALE_CHECK: cannot unprotect region %u", (unsigned)(old - h->regions));
+	old->quarantined = 0;
+	h->nquarantine--;
+}
+
+/* Young GC: region r was evacuated and freed: quarantine it (the newest
+ * evacuations are the likeliest targets of a stale pointer: when the
+ * quarantine is full, the oldest region leaves it). */
 void kgci_stale_quarantine(struct kgc_heap *h, struct region *r)
 {
-	if (!h->opt.stale_check || h->nquarantine >= h->nregions / 4)
+	if (!h->opt.stale_check || h->nregions < 8)
 		return;
+	if (h->nquarantine >= h->nregions / 4)
+		release_oldest(h);
 	if (kgci_backend_protect(h, r->bottom, h->region_size, false))
 		return;		/* cannot protect: reuse as usual */
 	r->quarantined = 1;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * KGC_STALE_CHECK catches a pointer left unrooted across an allocation at
- * once, with a message: the allocation collects (every N allocations), the
+ * once, with a message - also when it is used a dozen collections later: the
+ * allocation collects (every N allocations), the
  * object moves, its old region is quarantined (PROT_NONE), and the read
  * through the stale pointer stops the process naming the region. The same
  * program without the mode reads garbage silently (shown, not asserted:
@@ -10,6 +11,8 @@
 #include "tgc.h"
 
 static kgc_type_id NODE;
+
+static int stale_gcs = 1;	/* collections between the last use and the stale one */
 
 static void planted_stale_pointer(void)
 {
@@ -26,7 +29,7 @@ static void planted_stale_pointer(void)
 	T_ASSERT_EQ(kgc_thread_attach(h, "mutator", &t), 0);
 	stale = kgc_alloc(t, NODE);		/* in no root */
 	KGC_FIELD(stale, N_VALUE, int64_t) = 7;
-	for (int i = 0; i < 200; i++)		/* at least one collection */
+	while (t_stats(h).young_gcs < (uint64_t)stale_gcs)	/* the object moves */
 		T_ASSERT(kgc_alloc(t, NODE));
 	v = KGC_FIELD(stale, N_VALUE, int64_t);	/* faults */
 	printf("read %lld through a stale pointer without a fault\n", (long long)v);
@@ -40,6 +43,8 @@ int main(void)
 	kgc_obj r[1] = { 0 };
 	struct kgc_frame f;
 
+	t_expect_death(planted_stale_pointer, "stale pointer: access to");
+	stale_gcs = 12;		/* used again much later: still quarantined */
 	t_expect_death(planted_stale_pointer, "stale pointer: access to");
 
 	/* a correct program: rooted across allocations, many collections */
