@@ -582,7 +582,7 @@ unsigned kgci_policy_pace(struct kgc_heap *h, bool marking);
 /* kpinwatch.c (kmod): after a young collection, h->lock held, at the safepoint */
 void kgci_kpinwatch_after_young(struct kgc_heap *h);
 void kgci_kpinwatch_destroy(struct kgc_heap *h);	/* heap destroy: stops the thread */
-extern bool kgci_kpinwatch_test_off;	/* test hook: arm nothing, start no thread */
+void kgci_kpinwatch_test_off(bool off);	/* test hook: arm nothing, start no thread */
 int kgci_thread_attach_service(struct kgc_heap *h, const char *name, struct kgc_thread **out);
 
 /* alloc */

@@ -37,7 +37,12 @@
 #define KPW_RETRY_MS 100
 #define KPW_RETRIES 10
 
-bool kgci_kpinwatch_test_off;
+static bool test_off;
+
+void kgci_kpinwatch_test_off(bool off)
+{
+	test_off = off;
+}
 
 struct kpinwatch {
 	pthread_t thread;
@@ -221,7 +226,7 @@ void kgci_kpinwatch_after_young(struct kgc_heap *h)
 
 	/* a failed pin query marks every region kernel-pinned: no watches then */
 	if (h->be.kind != KGC_BACKEND_KMOD || !h->be.pin_watch || !h->kpin_known ||
-	    kgci_kpinwatch_test_off || (kpw && (kpw->failed || atomic_load(&kpw->stop))))
+	    test_off || (kpw && (kpw->failed || atomic_load(&kpw->stop))))
 		return;
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];

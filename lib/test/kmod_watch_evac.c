@@ -115,8 +115,10 @@ int main(void)
 	int err, type = -1, retained = -1;
 	unsigned waited = 0;
 
-	if (getenv("KGC_TEST_KPIN_WATCH_OFF") && atoi(getenv("KGC_TEST_KPIN_WATCH_OFF")))
-		kgci_kpinwatch_test_off = true;
+	const char *off_env = getenv("KGC_TEST_KPIN_WATCH_OFF");
+	bool watch_off = off_env && atoi(off_env);
+
+	kgci_kpinwatch_test_off(watch_off);
 	T_ASSERT_EQ(kgc_options_init(&o), 0);
 	o.max_heap = (size_t)32 << 20;
 	o.region_size = (size_t)1 << 20;
@@ -167,7 +169,7 @@ int main(void)
 	T_ASSERT(s0.evac_fail_kernel_pinned >= 1);
 	printf("array %p in region %u: retained, kernel-pinned; watches armed %llu\n", (void *)arr, ridx,
 	       (unsigned long long)s0.kpin_watch_armed);
-	if (!kgci_kpinwatch_test_off)
+	if (!watch_off)
 		T_ASSERT(s0.kpin_watch_armed >= 1);
 	/* still pinned: nothing fires, nothing collects */
 	kgc_enter_native(t);
