@@ -166,6 +166,8 @@ static void *kpw_main(void *arg)
 			atomic_fetch_add_explicit(&h->kpw_fired, nfired, memory_order_relaxed);
 		}
 		nwant = kpw_prune(h, kpw, false, &first);
+		if (nwant)	/* counted before it runs: whoever sees its effect sees the count */
+			atomic_fetch_add_explicit(&h->kpw_gcs, 1, memory_order_relaxed);
 		if (nfired || nwant)
 			kgci_log_line(h, LOG_PIN, "kpin watch: %u region(s) unpinned by the kernel; %u retained "
 				      "to evacuate (region %u%s)%s", nfired, nwant, nwant ? first : 0,
@@ -179,7 +181,6 @@ static void *kpw_main(void *arg)
 		kgc_leave_native(t);
 		kgc_collect(t, KGC_GC_YOUNG);
 		kgc_enter_native(t);
-		atomic_fetch_add_explicit(&h->kpw_gcs, 1, memory_order_relaxed);
 		pthread_mutex_lock(&h->lock);
 		left = kpw_prune(h, kpw, true, &first);
 		stuck = left < nwant ? 0 : stuck + 1;
