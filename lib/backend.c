@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * backend.c - the only file that talks to the OS: heap reservation (anon
- * mmap or /dev/kgc), commit/uncommit, kernel pin queries, side-table memory,
- * membarrier.
+ * mmap or /dev/kgc), commit/uncommit, kernel pin queries and pin-drop
+ * watches, side-table memory, membarrier.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/membarrier.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -21,6 +23,8 @@
 _Static_assert(sizeof(struct kgc_region_rec) == KGC_REGION_REC_SIZE, "uapi");
 _Static_assert(sizeof(struct kgc_heap_create) == KGC_HEAP_CREATE_SIZE, "uapi");
 _Static_assert(sizeof(struct kgc_pin_query) == KGC_PIN_QUERY_SIZE, "uapi");
+_Static_assert(KGC_WATCH_ARM == KPW_ARM && KGC_WATCH_DISARM == KPW_DISARM &&
+	       KGC_WATCH_FIRED == KPW_FIRED, "gc_internal.h's watch ops are the uapi's");
 
 void *kgci_os_alloc(size_t bytes)
 {
@@ -173,6 +177,8 @@ static int kmod_open(struct kgc_heap *h, size_t region_size, uint32_t nregions)
 	h->pin_stride = sizeof(struct kgc_region_rec) / sizeof(uint32_t);
 	h->be.fd = fd;
 	h->be.kind = KGC_BACKEND_KMOD;
+	/* optional: without it, retained regions wait for a collection to look */
+	h->be.pin_watch = !!(info.features & KGC_FEAT_PIN_WATCH);
 	return 0;
 fail:
 	if (h->be.reserve)
@@ -291,4 +297,80 @@ int kgci_backend_kernel_pins(struct kgc_heap *h, uint64_t *bitmap)
 		return -EPROTO;
 	memcpy(bitmap, h->be.pinq_bitmap, words * sizeof(uint64_t));
 	return (int)q.nr_pinned;
+}
+
+/*
+ * Pin-drop watches (kmod with KGC_FEAT_PIN_WATCH): op KPW_ARM / KPW_DISARM
+ * on the regions whose bit is set in bitmap (nregions bits), or KPW_FIRED:
+ * bitmap (zeroed here first) gets the regions whose watch fired since the
+ * last KPW_FIRED. Returns the heap's armed watches, or -errno (-EOPNOTSUPP
+ * without watches: anon, or a module without them).
+ */
+int kgci_backend_pin_watch(struct kgc_heap *h, int op, uint64_t *bitmap)
+{
+	struct kgc_pin_watch w;
+
+	if (h->be.kind != KGC_BACKEND_KMOD || !h->be.pin_watch)
+		return -EOPNOTSUPP;
+	if (op == KPW_FIRED)
+		memset(bitmap, 0, ((size_t)h->nregions + 63) / 64 * sizeof(uint64_t));
+	memset(&w, 0, sizeof(w));
+	w.first = 0;
+	w.count = h->nregions;
+	w.bitmap_ptr = (uintptr_t)bitmap;
+	w.op = (uint32_t)op;
+	if (ioctl(h->be.fd, KGC_IOC_PIN_WATCH, &w) < 0)
+		return -errno;
+	return (int)w.nr_armed;
+}
+
+/* The watch thread's wake-up: an eventfd (-errno if none). */
+int kgci_os_event_open(void)
+{
+	int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+	return fd < 0 ? -errno : fd;
+}
+
+void kgci_os_event_signal(int fd)
+{
+	uint64_t one = 1;
+
+	while (write(fd, &one, sizeof(one)) < 0 && errno == EINTR)
+		;
+}
+
+void kgci_os_event_close(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * Wait until a pin-drop watch fired (the device polls readable), event_fd
+ * was signalled, or timeout_ms passed (-1: no timeout). Returns a mask of
+ * KPW_WAKE_FIRED / KPW_WAKE_EVENT (0: timeout), or -errno.
+ */
+int kgci_backend_watch_wait(struct kgc_heap *h, int event_fd, int timeout_ms)
+{
+	struct pollfd p[2] = {
+		{ .fd = h->be.fd, .events = POLLIN | POLLPRI },
+		{ .fd = event_fd, .events = POLLIN },
+	};
+	int n = poll(p, 2, timeout_ms), ret = 0;
+
+	if (n < 0)
+		return -errno;
+	if (p[0].revents & (POLLERR | POLLNVAL))
+		return -EIO;
+	if (p[0].revents & (POLLIN | POLLPRI))
+		ret |= KPW_WAKE_FIRED;
+	if (p[1].revents) {
+		uint64_t v;
+
+		while (read(event_fd, &v, sizeof(v)) < 0 && errno == EINTR)
+			;
+		ret |= KPW_WAKE_EVENT;
+	}
+	return ret;
 }

@@ -5,7 +5,8 @@
  * and records what the policy learns from it (pause time, occupancy,
  * pacing). Nothing else decides between a young and a full collection.
  *
- *   young pause   pins -> kgci_young_collect -> the cycle's step (kgci_cm_after_young)
+ *   young pause   pins -> kgci_young_collect -> watches on kernel-pinned retained regions
+ *                 (kgci_kpinwatch_after_young) -> the cycle's step (kgci_cm_after_young)
  *                 -> the policy records the pause; it may ask for a full one
  *   full pause    abort the cycle -> pins -> kgci_full_collect -> uncommit
  * Each pause is verified before and after with KGC_VERIFY.
@@ -46,6 +47,7 @@ static bool young_pause(struct kgc_heap *h)
 		kgci_verify_heap(h, "before young GC");
 	kgci_pins_compute(h);
 	kgci_young_collect(h, &npinned, &fail);
+	kgci_kpinwatch_after_young(h);	/* kmod: learn when retained regions' kernel pins drop */
 	kgci_policy_young_pause(h, kgci_now_ns() - t0);
 	step = kgci_cm_after_young(h);
 	if (h->opt.verify)

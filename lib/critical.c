@@ -81,6 +81,8 @@ void kgci_pins_compute(struct kgc_heap *h)
 	int kp = kernel_pins(h);
 	uint32_t nused = 0;
 
+	h->kpin_known = kp >= 0;
+
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
 

@@ -28,6 +28,7 @@
  *   weak.c      weak references, cleaners, identity hashes (weak cells)
  *   stale.c     KGC_STALE_CHECK debug mode (quarantined regions)
  *   critical.c  critical API, pin counts, per-thread pin cache
+ *   kpinwatch.c kmod: pin-drop watches on retained regions, thread kgc-kpinwatch
  *   ext.c       extension slots and hooks for layered libraries (kgc_ext.h)
  */
 #ifndef KGC_GC_INTERNAL_H
@@ -157,6 +158,7 @@ struct backend {
 	size_t table_size;
 	uint64_t *pinq_bitmap;	/* kmod: PIN_QUERY scratch */
 	bool membarrier;
+	bool pin_watch;		/* kmod: the module has KGC_IOC_PIN_WATCH */
 	uint64_t uncommit_busy;
 };
 int kgci_backend_open(struct kgc_heap *h, int kind, size_t region_size, uint32_t nregions);
@@ -169,6 +171,14 @@ int kgci_backend_protect(struct kgc_heap *h, void *p, size_t len, bool accessibl
 int kgci_backend_kernel_pins(struct kgc_heap *h, uint64_t *bitmap); /* regions pinned by the kernel; 0 if none */
 void kgci_os_membarrier(struct kgc_heap *h);
 size_t kgci_os_phys_mem(void);
+/* pin-drop watches (kmod): ops as KGC_WATCH_*; wait results */
+enum { KPW_ARM = 0, KPW_DISARM = 1, KPW_FIRED = 2 };
+enum { KPW_WAKE_FIRED = 1, KPW_WAKE_EVENT = 2 };
+int kgci_backend_pin_watch(struct kgc_heap *h, int op, uint64_t *bitmap);	/* nr_armed or -errno */
+int kgci_backend_watch_wait(struct kgc_heap *h, int event_fd, int timeout_ms);
+int kgci_os_event_open(void);
+void kgci_os_event_signal(int fd);
+void kgci_os_event_close(int fd);
 
 /* ----------------------------------------------------------------- regions */
 enum region_type {
@@ -254,6 +264,7 @@ struct kgc_thread {
 	struct kgc_thread *next, *prev;
 	char name[40];
 	struct ext_slot ext[EXT_SLOTS];	/* layered libraries' data (ext.c) */
+	bool service;			/* the library's own (kgc-kpinwatch): not the user's to detach */
 };
 
 /* struct kgc_thread_pub is compiled into callers of kgc.h's inline functions:
@@ -380,6 +391,9 @@ struct kgc_heap {
 	long surv_cur, old_cur;	/* GC allocation regions */
 	uint32_t surv_regions;
 	uint64_t *kpin_bits;
+	bool kpin_known;	/* the last kgci_pins_compute's kernel pin query succeeded */
+	struct kpinwatch *kpw;	/* pin-drop watches (kpinwatch.c), NULL until first armed */
+	_Atomic uint64_t kpw_armed, kpw_fired, kpw_gcs;	/* stats: kpin_watch_* */
 	struct gc_pool *gc_pool;	/* young GC worker threads (KGC_GC_THREADS > 1) */
 	/* concurrent marking (mark.c) */
 	struct cmark *cm;
@@ -575,6 +589,12 @@ void kgci_policy_mixed_limits(struct kgc_heap *h, uint32_t ncand_cycle, uint32_t
 			 size_t *budget);
 bool kgci_policy_cycle_urgent(struct kgc_heap *h);
 unsigned kgci_policy_pace(struct kgc_heap *h, bool marking);
+
+/* kpinwatch.c (kmod): after a young collection, h->lock held, at the safepoint */
+void kgci_kpinwatch_after_young(struct kgc_heap *h);
+void kgci_kpinwatch_destroy(struct kgc_heap *h);	/* heap destroy: stops the thread */
+void kgci_kpinwatch_test_off(bool off);	/* test hook: arm nothing, start no thread */
+int kgci_thread_attach_service(struct kgc_heap *h, const char *name, struct kgc_thread **out);
 
 /* alloc */
 void kgci_alloc_retire_tlab(struct kgc_thread *t);

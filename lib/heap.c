@@ -171,12 +171,17 @@ API int kgc_heap_destroy(kgc_heap *h)
 	if (!h)
 		return -EINVAL;
 	pthread_mutex_lock(&h->lock);
-	if (h->threads) {
-		struct kgc_thread *t = h->threads;
+	/* the library's own threads (kgc-kpinwatch) do not count: stopped below */
+	struct kgc_thread *user = h->threads;
+
+	while (user && user->service)
+		user = user->next;
+	if (user) {
+		struct kgc_thread *t = user;
 		uint32_t top = __atomic_load_n(&t->pub.crit_top, __ATOMIC_SEQ_CST);
 
 		for (struct kgc_thread *u = h->threads; u; u = u->next)
-			if (u->pub.crit_open) {
+			if (!u->service && u->pub.crit_open) {
 				t = u;
 				top = __atomic_load_n(&u->pub.crit_top, __ATOMIC_SEQ_CST);
 				break;
@@ -198,6 +203,7 @@ API int kgc_heap_destroy(kgc_heap *h)
 		return -EBUSY;
 	}
 	pthread_mutex_unlock(&h->lock);
+	kgci_kpinwatch_destroy(h);	/* its thread detaches: now no thread is attached */
 	kgci_ext_heap_destroy(h);	/* layered libraries' heap data, e.g. libkgc-native's registry */
 	heap = (size_t)h->nregions << h->region_shift;
 	kgci_young_pool_destroy(h);

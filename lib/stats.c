@@ -67,6 +67,9 @@ void kgci_stats_refresh(struct kgc_heap *h)
 	h->st.pacing_stalls = atomic_load_explicit(&h->pace_stalls, memory_order_relaxed);
 	h->st.pacing_stall_ns = atomic_load_explicit(&h->pace_ns, memory_order_relaxed);
 	h->st.cleaners_run = atomic_load_explicit(&h->cleaners_run, memory_order_relaxed);
+	h->st.kpin_watch_armed = atomic_load_explicit(&h->kpw_armed, memory_order_relaxed);
+	h->st.kpin_watch_fired = atomic_load_explicit(&h->kpw_fired, memory_order_relaxed);
+	h->st.kpin_watch_gcs = atomic_load_explicit(&h->kpw_gcs, memory_order_relaxed);
 }
 
 __attribute__((visibility("default")))

@@ -107,20 +107,10 @@ bool kgci_thread_check_managed(struct kgc_thread *t, const char *what)
 	return false;
 }
 
-API int kgc_thread_attach_abi(kgc_heap *h, const char *name, kgc_thread **out, unsigned abi)
+static int attach(struct kgc_heap *h, const char *name, struct kgc_thread **out, bool service)
 {
 	struct kgc_thread *t;
 
-	if (!h || !out) {
-		kgci_err_set(EINVAL, "kgc_thread_attach: NULL argument");
-		return -EINVAL;
-	}
-	if (abi != KGC_ABI_VERSION) {
-		kgci_err_set(EPROTO, "kgc_thread_attach: the program's kgc.h has thread layout version %u, "
-			"this libkgc %u: rebuild the program against this library's kgc.h", abi,
-			KGC_ABI_VERSION);
-		return -EPROTO;
-	}
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
@@ -137,6 +127,7 @@ API int kgc_thread_attach_abi(kgc_heap *h, const char *name, kgc_thread **out, u
 	t->pub.membarrier = h->be.membarrier;
 	t->pub.crit_fast = !t->gclocker && !h->opt.check;
 	t->magic = THREAD_MAGIC;
+	t->service = service;
 	snprintf(t->name, sizeof(t->name), "%s", name ? name : "?");
 	pthread_mutex_lock(&h->lock);
 	t->pub.satb_active = h->satb_active;
@@ -149,6 +140,28 @@ API int kgc_thread_attach_abi(kgc_heap *h, const char *name, kgc_thread **out, u
 	thread_to_managed(t);
 	*out = t;
 	return 0;
+}
+
+API int kgc_thread_attach_abi(kgc_heap *h, const char *name, kgc_thread **out, unsigned abi)
+{
+	if (!h || !out) {
+		kgci_err_set(EINVAL, "kgc_thread_attach: NULL argument");
+		return -EINVAL;
+	}
+	if (abi != KGC_ABI_VERSION) {
+		kgci_err_set(EPROTO, "kgc_thread_attach: the program's kgc.h has thread layout version %u, "
+			"this libkgc %u: rebuild the program against this library's kgc.h", abi,
+			KGC_ABI_VERSION);
+		return -EPROTO;
+	}
+	return attach(h, name, out, false);
+}
+
+/* A thread of the library itself (kgc-kpinwatch): kgc_heap_destroy does not
+ * count it as attached, and stops it. */
+int kgci_thread_attach_service(struct kgc_heap *h, const char *name, struct kgc_thread **out)
+{
+	return attach(h, name, out, true);
 }
 
 API int kgc_thread_detach(kgc_thread *t)

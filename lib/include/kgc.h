@@ -662,7 +662,10 @@ KGC_INLINE int kgc_critical_release(kgc_thread *t, kgc_obj *ref, void *elems, in
 	X(uint64_t, pacing_stalls, "sleeps of allocating threads for a cycle falling behind") \
 	X(uint64_t, pacing_stall_ns, "time in those sleeps") \
 	X(uint64_t, weak_cleared, "weak cells cleared: weak references, cleaners, hashes of dead objects") \
-	X(uint64_t, cleaners_run, "cleaner functions run")
+	X(uint64_t, cleaners_run, "cleaner functions run") \
+	X(uint64_t, kpin_watch_armed, "pin-drop watches armed on retained kernel-pinned regions (kmod)") \
+	X(uint64_t, kpin_watch_fired, "of those, fired: the kernel's pins dropped (kmod)") \
+	X(uint64_t, kpin_watch_gcs, "young collections a fired watch requested (kmod)")
 
 #define KGC__STAT_FIELD(type, name, what) type name;
 #define KGC__STAT_ARRAY(type, name, n, what) type name[n];
