@@ -8,28 +8,12 @@
  * references into the filler. Cleanup then frees its regions.
  */
 #include <time.h>
-#include "tgc.h"
-#include "../gc_internal.h"
+#include "tcycle.h"
 
 #define NX 256
 #define HLEN (200 * 1024)	/* 1.6 MiB of slots: humongous with 1 MiB regions */
 
 static kgc_type_id NODE;
-
-static void wait_state(kgc_thread *t, kgc_heap *h, const char *want, bool collect)
-{
-	for (int i = 0; strcmp(kgci_cm_test_state(h), want) && i < 5000; i++) {
-		struct timespec ts = { 0, 1000000 };
-
-		if (collect)
-			T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);
-		kgc_enter_native(t);
-		nanosleep(&ts, NULL);
-		kgc_leave_native(t);
-	}
-	if (strcmp(kgci_cm_test_state(h), want))
-		T_FAIL("cycle state %s, waited for %s", kgci_cm_test_state(h), want);
-}
 
 int main(void)
 {
@@ -60,7 +44,7 @@ int main(void)
 	}
 	slots[1] = NULL;
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);	/* nodes promoted (tenure 1) */
-	wait_state(t, h, "idle", true);
+	t_cycle_wait(t, h, "idle", true);
 	T_ASSERT_EQ(region_of(h, kgc_array_get_ref(slots[0], 0))->type, RT_OLD);
 
 	/* both die; the next young GC starts a cycle, the marker marks and sweeps */
@@ -68,9 +52,9 @@ int main(void)
 	hum_before = h->count[RT_HUM_START];
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);
 	T_ASSERT(!strcmp(kgci_cm_test_state(h), "marking") || !strcmp(kgci_cm_test_state(h), "remark-ready"));
-	wait_state(t, h, "remark-ready", false);
+	t_cycle_wait(t, h, "remark-ready", false);
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);	/* remark */
-	wait_state(t, h, "swept", false);
+	t_cycle_wait(t, h, "swept", false);
 	/* swept, not cleaned up: this young GC's verifier walks the dead array */
 	T_ASSERT(kgci_cm_obj_dead(h, h->regions[hidx].bottom));
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);	/* cleanup */

@@ -10,26 +10,12 @@
  * runs over lists whose nodes land there; every list must survive.
  */
 #include <time.h>
-#include "tgc.h"
-#include "../gc_internal.h"
+#include "tcycle.h"
 
 #define NLISTS 64
 #define LLEN 200
 
 static kgc_type_id NODE;
-
-static void finish_cycle(kgc_thread *t, kgc_heap *h)
-{
-	for (int gcs = 0; strcmp(kgci_cm_test_state(h), "idle") && gcs < 4000; gcs++) {
-		struct timespec ts = { 0, 1000000 };
-
-		T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);
-		kgc_enter_native(t);
-		nanosleep(&ts, NULL);
-		kgc_leave_native(t);
-	}
-	T_ASSERT(!strcmp(kgci_cm_test_state(h), "idle"));
-}
 
 /* Another thread: a young GC (the array pinned: R stays, a cycle starts),
  * then young GCs until the cycle is over (R pinned all along: not evacuated). */
@@ -41,7 +27,7 @@ static void *cycle_elsewhere(void *arg)
 	T_ASSERT_EQ(kgc_thread_attach(h, "gc-helper", &t), 0);
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);
 	T_ASSERT(strcmp(kgci_cm_test_state(h), "idle"));	/* the cycle started */
-	finish_cycle(t, h);
+	t_cycle_finish(t, h);
 	T_ASSERT_EQ(kgc_thread_detach(t), 0);
 	return NULL;
 }
@@ -94,7 +80,7 @@ int main(void)
 	if (bits)
 		T_FAIL("free region %u still has %zu mark bit(s) of the cycle that evacuated it", ridx, bits);
 	kgci_cm_test_hold(h, false);
-	finish_cycle(t, h);
+	t_cycle_finish(t, h);
 
 	/* reuse: a node N lands where the array was, in eden, the only path to an old
 	 * list; an array after it is pinned while another thread collects, so R
@@ -103,7 +89,7 @@ int main(void)
 	t_list(t, NODE, &slots[2], LLEN, 7000);
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);
-	finish_cycle(t, h);
+	t_cycle_finish(t, h);
 	T_ASSERT_EQ(region_of(h, slots[2])->type, RT_OLD);
 	kgc_array_set_ref(t, slots[0], 1, slots[2]);
 	slots[2] = NULL;
@@ -131,7 +117,7 @@ int main(void)
 	T_ASSERT_EQ(kgc_critical_release(t, &slots[1], p, 0), 0);
 	T_ASSERT_EQ(h->regions[ridx].type, RT_OLD);
 	T_ASSERT_EQ(t_stats(h).concurrent_cycles, cycles + 1);
-	finish_cycle(t, h);
+	t_cycle_finish(t, h);
 	t_list_check(kgc_array_get_ref(slots[0], 0), LLEN + 1);
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_FULL), 0);
 	t_list_check(kgc_array_get_ref(slots[0], 0), LLEN + 1);

@@ -8,8 +8,7 @@
  * ones. The verifier runs at every pause and checks every weak referent.
  */
 #include <time.h>
-#include "tgc.h"
-#include "../gc_internal.h"
+#include "tcycle.h"
 
 static kgc_type_id NODE;
 
@@ -20,19 +19,6 @@ static kgc_obj node(kgc_thread *t, int64_t v)
 	T_ASSERT(n);
 	KGC_FIELD(n, N_VALUE, int64_t) = v;
 	return n;
-}
-
-static void finish_cycle(kgc_thread *t, kgc_heap *h)
-{
-	for (int i = 0; strcmp(kgci_cm_test_state(h), "idle") && i < 5000; i++) {
-		struct timespec ts = { 0, 1000000 };
-
-		T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);
-		kgc_enter_native(t);
-		nanosleep(&ts, NULL);
-		kgc_leave_native(t);
-	}
-	T_ASSERT(!strcmp(kgci_cm_test_state(h), "idle"));
 }
 
 int main(void)
@@ -82,7 +68,7 @@ int main(void)
 	r[1] = kgc_weak_get(t, fetched);	/* strong again: must survive the cycle */
 	T_ASSERT(r[1]);
 	kgci_cm_test_hold(h, false);
-	finish_cycle(t, h);
+	t_cycle_finish(t, h);
 	T_ASSERT(kgc_weak_get(t, old_dead) == NULL);
 	T_ASSERT(kgc_weak_get(t, fetched) == r[1]);
 	T_ASSERT_EQ(KGC_FIELD(r[1], N_VALUE, int64_t), 3);
