@@ -14,6 +14,7 @@
  * UNCOMMIT: -EBUSY with busy_region set (the struct is copied out).
  */
 #include <linux/fs.h>
+#include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -46,6 +47,7 @@ static int kgc_ioctl_info(struct kgc_info *info)
 				  U32_MAX);
 	info->region_rec_size = sizeof(struct kgc_region_rec);
 	info->table_offset = KGC_TABLE_OFFSET;
+	info->huge_region_shift = kgc_shm_mnt_huge ? HPAGE_PMD_SHIFT : 0;
 	return 0;
 }
 

@@ -189,6 +189,28 @@ fail:
 	return err;
 }
 
+/*
+ * The region size the backend serves best: on /dev/kgc the smallest that
+ * gets huge folios (KGC_IOC_INFO's huge_region_shift; smaller regions get
+ * small pages, a huge folio never straddles two regions); 0 on anonymous
+ * memory or when the module is absent or of another API version.
+ */
+size_t kgci_backend_region_hint(int kind)
+{
+	struct kgc_info info;
+	int fd;
+
+	if (kind == KGC_BACKEND_ANON || (fd = open("/dev/kgc", O_RDWR | O_CLOEXEC)) < 0)
+		return 0;
+	memset(&info, 0, sizeof(info));
+	if (ioctl(fd, KGC_IOC_INFO, &info) < 0 || info.api_version != KGC_API_VERSION)
+		info.huge_region_shift = 0;
+	close(fd);
+	if (info.huge_region_shift < KGC_REGION_SHIFT_MIN || info.huge_region_shift > KGC_REGION_SHIFT_MAX)
+		return 0;
+	return (size_t)1 << info.huge_region_shift;
+}
+
 int kgci_backend_open(struct kgc_heap *h, int kind, size_t region_size, uint32_t nregions)
 {
 	int err = -ENODEV;

@@ -161,6 +161,7 @@ struct backend {
 	bool pin_watch;		/* kmod: the module has KGC_IOC_PIN_WATCH */
 	uint64_t uncommit_busy;
 };
+size_t kgci_backend_region_hint(int kind);		/* region size served best, 0: any */
 int kgci_backend_open(struct kgc_heap *h, int kind, size_t region_size, uint32_t nregions);
 void kgci_backend_close(struct kgc_heap *h);
 void *kgci_os_alloc(size_t bytes);			/* zeroed, NORESERVE side tables */
@@ -434,7 +435,7 @@ void kgci_options_defaults(struct kgc_options *o);
 int kgci_options_import(const struct kgc_options *caller, struct kgc_options *o);
 
 void kgci_policy_init(struct kgc_heap *h);
-size_t kgci_policy_region_size(size_t max_heap);
+size_t kgci_policy_region_size(size_t max_heap, size_t hint);
 size_t kgci_policy_default_heap(void);
 void kgci_policy_after_gc(struct kgc_heap *h, bool full);
 void kgci_policy_young_pause(struct kgc_heap *h, uint64_t evac_ns);

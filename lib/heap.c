@@ -36,7 +36,8 @@ static int heap_geometry(const struct kgc_options *opts, struct kgc_options *o, 
 		return err;
 	}
 	*heap = o->max_heap ? o->max_heap : kgci_policy_default_heap();
-	*rs = o->region_size ? o->region_size : kgci_policy_region_size(*heap);
+	*rs = o->region_size ? o->region_size
+			     : kgci_policy_region_size(*heap, kgci_backend_region_hint(o->backend));
 	if (*rs < ((size_t)1 << 20) || *rs > ((size_t)1 << 25) || (*rs & (*rs - 1))) {
 		kgci_err_set(EINVAL, "kgc_heap_create: region size %zu not a power of two in 1..32 MiB", *rs);
 		return -EINVAL;

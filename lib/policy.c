@@ -25,9 +25,14 @@ size_t kgci_policy_default_heap(void)
 	return h;
 }
 
-size_t kgci_policy_region_size(size_t max_heap)
+/* G1's rule (about TARGET_REGIONS regions), but never below the size the
+ * backend serves best (hint: the kmod backend's huge-folio region size). */
+size_t kgci_policy_region_size(size_t max_heap, size_t hint)
 {
 	size_t r = MB;
+
+	while (r < hint && r < 32 * (size_t)MB)
+		r *= 2;
 
 	while (r < 32 * (size_t)MB && r * 2 * TARGET_REGIONS <= max_heap)
 		r *= 2;

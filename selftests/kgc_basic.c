@@ -52,7 +52,8 @@ TEST_F(dev, info)
 	ASSERT_EQ(info.max_heap_bytes >> KGC_REGION_SHIFT_MIN, info.max_regions);
 	ASSERT_EQ(sizeof(struct kgc_region_rec), info.region_rec_size);
 	ASSERT_EQ(KGC_TABLE_OFFSET, info.table_offset);
-	for (i = 0; i < 4; i++)
+	ASSERT_EQ(0, info.reserved0);
+	for (i = 0; i < 3; i++)
 		ASSERT_EQ(0, info.reserved[i]);
 }
 

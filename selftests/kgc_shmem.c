@@ -157,6 +157,30 @@ TEST(huge_folios_pmd_mapped)
 	close(fd);
 }
 
+/*
+ * INFO tells which region sizes get huge folios, so a client (the library
+ * picks its default region size from it) need not guess: PMD-sized and up
+ * where THP serves shmem, 0 where it cannot.
+ */
+TEST(info_huge_region_shift)
+{
+	struct kgc_info info;
+	char why[64];
+	int fd = kgc_open();
+
+	if (fd < 0)
+		SKIP(return, "cannot open " KGC_DEV ": %s", strerror(errno));
+	memset(&info, 0xff, sizeof(info));
+	ASSERT_EQ(0, ioctl(fd, KGC_IOC_INFO, &info));
+	if (thp_shmem_usable(why, sizeof(why))) {
+		ASSERT_EQ(__builtin_ctzl(PMD), info.huge_region_shift);
+	} else {
+		TH_LOG("%s: huge_region_shift %u", why, info.huge_region_shift);
+	}
+	ASSERT_EQ(0, info.reserved0);
+	close(fd);
+}
+
 /* 1 MiB regions: a huge folio would straddle two regions, so none. */
 TEST(small_regions_stay_small)
 {

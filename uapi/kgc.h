@@ -62,7 +62,14 @@ struct kgc_info {
 	__u32 max_regions;
 	__u32 region_rec_size;	/* sizeof(struct kgc_region_rec) */
 	__u64 table_offset;	/* KGC_TABLE_OFFSET */
-	__u64 reserved[4];	/* output: zero */
+	/*
+	 * log2 of the smallest region size whose heaps get huge folios
+	 * (21 on x86-64: PMD-sized regions and up; a huge folio never
+	 * straddles two regions), 0 when heaps get small pages only.
+	 */
+	__u32 huge_region_shift;
+	__u32 reserved0;	/* output: zero */
+	__u64 reserved[3];	/* output: zero */
 };
 
 /* KGC_IOC_HEAP_CREATE: in region_size, nr_regions, flags (0); out the rest. */

@@ -151,12 +151,19 @@ int main(int argc, char **argv)
 
 	if (reps > 64)
 		reps = 64;
+	/* Each repetition starts with the next kind (rotating order), so no kind
+	 * always follows the one that just freed 256 MiB of small pages. */
 	for (i = 0; i < reps; i++) {
-		a[i] = anon_once(len);
-		k2[i] = kgc_once(len, 2 << 20);
-		k1[i] = kgc_once(len, 1 << 20);
-		if (dir)
-			sh[i] = shmem_once(len, dir);
+		for (int k = 0; k < 4; k++) {
+			switch ((i + k) % 4) {
+			case 0: a[i] = anon_once(len); break;
+			case 1: k2[i] = kgc_once(len, 2 << 20); break;
+			case 2: k1[i] = kgc_once(len, 1 << 20); break;
+			case 3: if (dir)
+					sh[i] = shmem_once(len, dir);
+				break;
+			}
+		}
 	}
 	printf("first-touch %zu MiB, median of %d: anon %.3f s, kgc 2M regions %.3f s (%.2fx), kgc 1M regions %.3f s (%.2fx)\n",
 	       mib, reps, median(a, reps), median(k2, reps),

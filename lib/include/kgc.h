@@ -65,7 +65,9 @@ struct kgc_options {
 	uint32_t size;		/* the caller's sizeof(struct kgc_options): kgc_options_init sets it */
 	uint32_t reserved0;	/* zero */
 	size_t max_heap;	/* bytes reserved for the heap */
-	size_t region_size;	/* 1..32 MiB power of two, 0 = from max_heap */
+	size_t region_size;	/* 1..32 MiB power of two, 0 = from max_heap (about 2048
+				   regions, at least the size /dev/kgc backs with
+				   huge folios: 2 MiB on x86-64) */
 	size_t young_size;	/* eden+survivor target, 0 = policy decides */
 	unsigned tenure_threshold; /* young GCs survived before promotion */
 	unsigned gc_threads;	/* evacuation workers, 0 = policy decides */
