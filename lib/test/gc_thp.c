@@ -14,25 +14,11 @@
 /* 1: the mapping holding addr has VmFlags "hg"; 0: it has not; -1: not found */
 static int vma_hugepage(const void *addr)
 {
-	FILE *f = fopen("/proc/self/smaps", "r");
-	char line[512];
-	int in = 0, res = -1;
+	char flags[256];
 
-	T_ASSERT(f);
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-
-		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
-			in = (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
-			continue;
-		}
-		if (in && !strncmp(line, "VmFlags:", 8)) {
-			res = strstr(line, " hg") != NULL;
-			break;
-		}
-	}
-	fclose(f);
-	return res;
+	if (t_smaps_value(addr, "VmFlags", flags, sizeof(flags)))
+		return -1;
+	return strstr(flags, " hg") != NULL;
 }
 
 int main(void)

@@ -65,21 +65,13 @@ int main(void)
 	pthread_t th;
 	uint8_t *wbuf, *p, *prev = NULL;
 	unsigned long long seed;
-	int err, fd, moves = 0, overlaps = 0, evacuated = 0, iters, gcs0;
+	int fd, moves = 0, overlaps = 0, evacuated = 0, iters, gcs0;
 
 	T_ASSERT_EQ(kgc_options_init(&o), 0);
 	o.max_heap = (size_t)32 << 20;
 	o.region_size = (size_t)1 << 20;
 	o.young_size = (size_t)4 << 20;
-	err = kgc_heap_create(&o, &h);
-	if (err) {
-		T_SKIP_IF(access("/dev/kgc", F_OK) != 0, "needs the kmod backend (/dev/kgc absent)");
-		T_FAIL("kgc_heap_create: %d", err);
-	}
-	if (strcmp(kgc_heap_backend(h), "kmod") != 0) {
-		T_ASSERT_EQ(kgc_heap_destroy(h), 0);
-		T_SKIP_IF(1, "needs the kmod backend (heap backend is not kmod)");
-	}
+	h = t_kmod_heap(&o);
 	fd = open("/dev/ram0", O_RDWR | O_DIRECT | O_CLOEXEC);
 	if (fd < 0) {
 		T_ASSERT_EQ(kgc_heap_destroy(h), 0);

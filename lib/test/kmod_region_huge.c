@@ -15,31 +15,6 @@
 #include "tgc.h"
 #include "../gc_internal.h"
 
-/* kB of key (e.g. "ShmemPmdMapped") in the smaps entry of the mapping holding addr */
-static long smaps_kb(const void *addr, const char *key)
-{
-	FILE *f = fopen("/proc/self/smaps", "r");
-	char line[512];
-	int in = 0;
-	long v = -1;
-
-	T_ASSERT(f);
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-
-		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
-			in = (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
-			continue;
-		}
-		if (in && !strncmp(line, key, strlen(key)) && line[strlen(key)] == ':') {
-			v = strtol(line + strlen(key) + 1, NULL, 10);
-			break;
-		}
-	}
-	fclose(f);
-	return v;
-}
-
 int main(void)
 {
 	char buf[128] = "";
@@ -49,7 +24,6 @@ int main(void)
 	kgc_thread *t;
 	kgc_heap *h;
 	FILE *f;
-	int err;
 
 	f = fopen("/sys/kernel/mm/transparent_hugepage/shmem_enabled", "r");
 	T_SKIP_IF(!f, "kernel without transparent huge pages");
@@ -59,15 +33,7 @@ int main(void)
 	T_ASSERT_EQ(kgc_options_init(&o), 0);
 	o.max_heap = (size_t)256 << 20;		/* G1's rule alone: 1 MiB regions */
 	o.young_size = (size_t)32 << 20;
-	err = kgc_heap_create(&o, &h);
-	if (err) {
-		T_SKIP_IF(access("/dev/kgc", F_OK) != 0, "needs the kmod backend (/dev/kgc absent)");
-		T_FAIL("kgc_heap_create: %d", err);
-	}
-	if (strcmp(kgc_heap_backend(h), "kmod") != 0) {
-		T_ASSERT_EQ(kgc_heap_destroy(h), 0);
-		T_SKIP_IF(1, "needs the kmod backend (heap backend is not kmod)");
-	}
+	h = t_kmod_heap(&o);
 	printf("default region size on kmod: %zu KiB\n", kgc_heap_region_size(h) >> 10);
 	T_ASSERT_EQ(kgc_heap_region_size(h), (size_t)2 << 20);
 	T_ASSERT_EQ(kgc_thread_attach(h, "main", &t), 0);
@@ -77,7 +43,8 @@ int main(void)
 		T_ASSERT(arr[i]);
 		memset(kgc_array_data(arr[i]), 0x5a, (size_t)2 << 20);
 	}
-	long pmd = smaps_kb(h->base, "ShmemPmdMapped");
+	T_ASSERT_EQ(t_smaps_value(h->base, "ShmemPmdMapped", buf, sizeof(buf)), 0);
+	long pmd = strtol(buf, NULL, 10);
 	printf("heap mapping: ShmemPmdMapped %ld kB after 16 MiB of arrays\n", pmd);
 	/* Fragmented guest memory may refuse some huge folios; most are huge. */
 	T_ASSERT(pmd >= 8 * 1024);

@@ -141,15 +141,7 @@ int main(void)
 	o.max_heap = (size_t)32 << 20;
 	o.region_size = (size_t)1 << 20;
 	o.young_size = (size_t)4 << 20;
-	err = kgc_heap_create(&o, &h);
-	if (err) {
-		T_SKIP_IF(access("/dev/kgc", F_OK) != 0, "needs the kmod backend (/dev/kgc absent)");
-		T_FAIL("kgc_heap_create: %d", err);
-	}
-	if (strcmp(kgc_heap_backend(h), "kmod") != 0) {
-		T_ASSERT_EQ(kgc_heap_destroy(h), 0);
-		T_SKIP_IF(1, "needs the kmod backend (heap backend is not kmod)");
-	}
+	h = t_kmod_heap(&o);
 	err = ring_init(&ring);
 	if (err) {
 		T_ASSERT_EQ(kgc_heap_destroy(h), 0);

@@ -4,6 +4,7 @@
 #define KGC_TGC_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -41,6 +42,53 @@ static inline kgc_heap *t_heap_opts(const struct kgc_options *o, kgc_type_id *no
 	T_ASSERT_EQ(kgc_heap_create(o, &h), 0);
 	T_ASSERT_EQ(kgc_type_register(h, &d, node_type), 0);
 	return h;
+}
+
+/* A heap from o on the kmod backend; SKIP (exit 77) where there is none. */
+static inline kgc_heap *t_kmod_heap(const struct kgc_options *o)
+{
+	kgc_heap *h;
+	int err = kgc_heap_create(o, &h);
+
+	if (err) {
+		T_SKIP_IF(access("/dev/kgc", F_OK) != 0, "needs the kmod backend (/dev/kgc absent)");
+		T_FAIL("kgc_heap_create: %d", err);
+	}
+	if (strcmp(kgc_heap_backend(h), "kmod") != 0) {
+		T_ASSERT_EQ(kgc_heap_destroy(h), 0);
+		T_SKIP_IF(1, "needs the kmod backend (heap backend is not kmod)");
+	}
+	return h;
+}
+
+/* The text after "key:" in the /proc/self/smaps entry of the mapping
+ * holding addr, in out (0), or -1 when there is no such line. */
+static inline int t_smaps_value(const void *addr, const char *key, char *out, size_t len)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	int in = 0, res = -1;
+
+	T_ASSERT(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+			in = (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
+			continue;
+		}
+		if (in && !strncmp(line, key, strlen(key)) && line[strlen(key)] == ':') {
+			const char *v = line + strlen(key) + 1;
+			size_t n = strlen(v) < len ? strlen(v) : len - 1;
+
+			memcpy(out, v, n);	/* cut to len - 1 bytes */
+			out[n] = '\0';
+			res = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return res;
 }
 
 /* Options for a small heap of 1 MiB regions that promotes at the first young GC. */
