@@ -1,6 +1,7 @@
 # kgc - top-level build. Sub-makefiles own their directories:
 #   kmod/ (Kbuild, kgc.ko)   lib/ (libkgc + lib/test)   selftests/ (VM rig)
 #   bench/ (make bench)      demo/ (make demo)      examples/ (klisp, make check-examples)
+#   tools/ (kgcstat)         man/ (man pages)       install.mk (make install / uninstall)
 .PHONY: all kmod lib check check-lib check-examples check-kmod check-dkms demo bench clean deps soak
 
 all: lib kmod
@@ -50,3 +51,5 @@ clean:
 	-$(MAKE) -C demo clean
 	-$(MAKE) -C examples clean
 	-$(MAKE) -C bench clean
+
+include install.mk
