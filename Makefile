@@ -2,7 +2,7 @@
 #   kmod/ (Kbuild, kgc.ko)   lib/ (libkgc + lib/test)   selftests/ (VM rig)
 #   bench/ (make bench)      demo/ (make demo)      examples/ (klisp, make check-examples)
 #   tools/ (kgcstat)         man/ (man pages)       install.mk (make install / uninstall)
-.PHONY: all kmod lib check check-lib check-examples check-kmod check-dkms demo bench clean deps soak
+.PHONY: all kmod lib check check-lib check-examples check-kmod check-dkms check-install demo bench clean deps soak
 
 all: lib kmod
 
@@ -14,7 +14,7 @@ lib:
 kmod:
 	$(MAKE) -C kmod
 
-check: check-lib check-examples check-kmod check-dkms
+check: check-lib check-examples check-install check-kmod check-dkms
 
 check-lib:
 	$(MAKE) -C lib check
@@ -31,6 +31,12 @@ check-kmod:
 # SOAK_MODES, SOAK_JOBS, ...). Run it before each submission that touches the collector.
 soak:
 	$(MAKE) -C lib soak
+
+# make install into a temporary DESTDIR, an out-of-tree program built with
+# pkg-config only and run, the man pages linted and matched against the
+# exported symbols, make uninstall leaving no file (scripts/install-check.sh).
+check-install: lib
+	bash scripts/install-check.sh
 
 # dkms build of kgc.ko against the VM rig's 6.12 headers (dkms.conf).
 check-dkms:
