@@ -315,6 +315,8 @@ struct policy_state {
 struct kgc_heap {
 	struct kgc_options opt;
 	unsigned log_mask;
+	struct log_file *log_file;	/* KGC_LOG_FILE sink (log.c), NULL = stderr */
+	struct statpub *statpub;	/* KGC_STATS_PUBLISH page (statpub.c), NULL = off */
 	struct backend be;
 	char *base, *limit;
 	size_t region_size;
@@ -454,6 +456,8 @@ void kgci_stats_refresh(struct kgc_heap *h);
 void kgci_log_gc(struct kgc_heap *h, const char *what, const char *cause, size_t before,
 	    size_t after, uint64_t ns, uint32_t npinned, unsigned fail_mask);
 void kgci_log_line(struct kgc_heap *h, unsigned mask, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int kgci_log_open(struct kgc_heap *h, const struct kgc_options *o);	/* KGC_LOG_FILE */
+void kgci_log_close(struct kgc_heap *h);
 
 size_t kgci_heap_used_bytes(struct kgc_heap *h);
 static inline uint64_t kgci_now_ns(void)

@@ -140,8 +140,11 @@ API int kgc_heap_create(const struct kgc_options *opts, kgc_heap **out)
 	h->region_shift = (uint32_t)__builtin_ctzl(rs);
 	h->nregions = (uint32_t)(heap / rs);
 	h->log_mask = kgci_log_parse(o.log);
-	h->opt.log = NULL;	/* the caller's string may go away */
-	err = kgci_backend_open(h, o.backend, rs, h->nregions);	/* may fit nregions to the module */
+	h->opt.log = NULL;	/* the caller's strings may go away */
+	h->opt.log_file = NULL;
+	err = kgci_log_open(h, &o);
+	if (!err && (err = kgci_backend_open(h, o.backend, rs, h->nregions)))	/* may fit nregions to the module */
+		kgci_log_close(h);
 	if (err) {
 		free(h);
 		return err;
@@ -157,6 +160,7 @@ API int kgc_heap_create(const struct kgc_options *opts, kgc_heap **out)
 	if (err) {
 		heap_tables_free(h);
 		kgci_backend_close(h);
+		kgci_log_close(h);
 		free(h);
 		return err;
 	}
@@ -226,6 +230,7 @@ API int kgc_heap_destroy(kgc_heap *h)
 	free(h->stack);
 	free(h->regions);
 	kgci_backend_close(h);
+	kgci_log_close(h);
 	pthread_mutex_destroy(&h->lock);
 	pthread_mutex_destroy(&h->gc_lock);
 	pthread_mutex_destroy(&h->sp_lock);
