@@ -88,6 +88,7 @@ static void heap_tables_free(struct kgc_heap *h)
 	kgci_os_free(h->block_dest, (heap >> KGC_CARD_SHIFT) * sizeof(char *));
 	free(h->kpin_bits);
 	free(h->regions);
+	kgci_types_destroy(h);	/* a later step failed: the predefined types */
 }
 
 static void heap_locks(struct kgc_heap *h, bool init)
@@ -101,7 +102,7 @@ static void heap_locks(struct kgc_heap *h, bool init)
 		init ? pthread_cond_init(c[i], NULL) : pthread_cond_destroy(c[i]);
 }
 
-/* The subsystems with their own state: concurrent cycle, weak cells, stale check. */
+/* The subsystems with their own state: concurrent cycle, weak cells, stale check, stats page. */
 static int heap_subsystems(struct kgc_heap *h)
 {
 	int err;
@@ -113,6 +114,10 @@ static int heap_subsystems(struct kgc_heap *h)
 	err = kgci_weak_init(h);
 	if (!err && (err = kgci_stale_init(h)))
 		kgci_weak_destroy(h);
+	if (!err && (err = kgci_statpub_open(h))) {
+		kgci_stale_destroy(h);
+		kgci_weak_destroy(h);
+	}
 	if (err)
 		kgci_cm_destroy(h);
 	return err;
@@ -207,6 +212,7 @@ API int kgc_heap_destroy(kgc_heap *h)
 		return -EBUSY;
 	}
 	pthread_mutex_unlock(&h->lock);
+	kgci_statpub_close(h);
 	kgci_kpinwatch_destroy(h);	/* its thread detaches: now no thread is attached */
 	kgci_ext_heap_destroy(h);	/* layered libraries' heap data, e.g. libkgc-native's registry */
 	heap = (size_t)h->nregions << h->region_shift;

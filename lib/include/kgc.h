@@ -673,7 +673,9 @@ KGC_INLINE int kgc_critical_release(kgc_thread *t, kgc_obj *ref, void *elems, in
 	X(uint64_t, cleaners_run, "cleaner functions run") \
 	X(uint64_t, kpin_watch_armed, "pin-drop watches armed on retained kernel-pinned regions (kmod)") \
 	X(uint64_t, kpin_watch_fired, "of those, fired: the kernel's pins dropped (kmod)") \
-	X(uint64_t, kpin_watch_gcs, "young collections a fired watch requested (kmod)")
+	X(uint64_t, kpin_watch_gcs, "young collections a fired watch requested (kmod)") \
+	X(uint64_t, young_pause_ns, "time in young pauses (mixed ones included)") \
+	X(uint64_t, full_pause_ns, "time in full pauses")
 
 #define KGC__STAT_FIELD(type, name, what) type name;
 #define KGC__STAT_ARRAY(type, name, n, what) type name[n];
