@@ -2,7 +2,7 @@
 #   kmod/ (Kbuild, kgc.ko)   lib/ (libkgc + lib/test)   selftests/ (VM rig)
 #   bench/ (make bench)      demo/ (make demo)      examples/ (klisp, make check-examples)
 #   tools/ (kgcstat)         man/ (man pages)       install.mk (make install / uninstall)
-.PHONY: all kmod lib check check-lib check-examples check-kmod check-dkms check-install demo bench clean deps soak
+.PHONY: all kmod lib check check-lib check-examples check-kmod check-dkms check-install check-tools tools demo bench clean deps soak
 
 all: lib kmod
 
@@ -14,7 +14,7 @@ lib:
 kmod:
 	$(MAKE) -C kmod
 
-check: check-lib check-examples check-install check-kmod check-dkms
+check: check-lib check-examples check-tools check-install check-kmod check-dkms
 
 check-lib:
 	$(MAKE) -C lib check
@@ -31,6 +31,13 @@ check-kmod:
 # SOAK_MODES, SOAK_JOBS, ...). Run it before each submission that touches the collector.
 soak:
 	$(MAKE) -C lib soak
+
+# kgcstat (tools/) against a live process that publishes its heap (~5 s)
+tools: lib
+	$(MAKE) -C tools
+
+check-tools: lib
+	$(MAKE) -C tools check
 
 # make install into a temporary DESTDIR, an out-of-tree program built with
 # pkg-config only and run, the man pages linted and matched against the

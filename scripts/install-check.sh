@@ -36,14 +36,16 @@ for l in libkgc libkgc-native; do
 	[ -f "$lib/$l.a" ] || fail "no $l.a"
 	[ -f "$lib/pkgconfig/$l.pc" ] || fail "no $l.pc"
 done
-for f in include/kgc.h include/kgc_ext.h include/kgc_native.h include/linux/kgc.h \
-	 share/man/man7/kgc.7 share/man/man4/kgc.4; do
+for f in include/kgc.h include/kgc_ext.h include/kgc_native.h include/linux/kgc.h bin/kgcstat \
+	 share/man/man7/kgc.7 share/man/man4/kgc.4 share/man/man1/kgcstat.1; do
 	[ -f "$root$prefix/$f" ] || fail "not installed: $prefix/$f"
 done
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
 for f in dkms.conf kmod/Kbuild kmod/kgc_main.c uapi/kgc.h; do
 	[ -f "$root/usr/src/kgc-$ver/$f" ] || fail "DKMS source missing: /usr/src/kgc-$ver/$f"
 done
+rc=0; out=$("$root$prefix/bin/kgcstat" 1 2>&1) || rc=$?
+[ "$rc" = 1 ] && grep -q "has no kgc heap" <<<"$out" || fail "installed kgcstat on pid 1: exit $rc: $out"
 grep -q 'GROUP="kgc", MODE="0660"' "$root/usr/lib/udev/rules.d/70-kgc.rules" || fail "udev rule"
 ok "installed $(find "$root" -type f | wc -l) files, $(find "$root" -type l | wc -l) symlinks"
 
