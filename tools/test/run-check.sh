@@ -6,6 +6,7 @@
 #     process itself reports; <pid> 100 3: a header and three lines;
 #   --map: old, survivor, humongous, pinned (a held kgc_critical_get) and
 #     free regions; --png: a valid PNG (png_check) with the same counts;
+#   seqlock_check: no torn copy of a page updated hundreds of times;
 #   errors: a pid without a kgc heap, no such pid, bad arguments, a page of
 #     another user (as root: a copy chowned to nobody), a page that is not
 #     a kgc page.
@@ -78,6 +79,9 @@ wait "$pid"
 rc=$?
 pid=
 check "the process exits cleanly and its page is gone" test "$rc" = 0 -a ! -e "$page"
+
+out=$(KGC_VERIFY=1 "$b/test/seqlock_check" 2>&1)
+check "no torn copy while a process updates its page ($out)" test $? = 0
 
 # errors
 expect() {	# expect NAME RC PATTERN kgcstat-args...
