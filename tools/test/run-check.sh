@@ -32,7 +32,7 @@ cmd() {
 	local n
 	n=$(grep -c '' "$tmp/out")
 	echo "$1" >&7
-	for _ in $(seq 200); do
+	for _ in $(seq 1200); do	# up to 60 s on a loaded host
 		[ "$(grep -c '' "$tmp/out")" -gt "$n" ] && { tail -n 1 "$tmp/out"; return 0; }
 		sleep 0.05
 	done
@@ -46,7 +46,7 @@ mkfifo "$tmp/in"
 KGC_STATS_PUBLISH=1 KGC_VERIFY=1 KGC_BACKEND=anon "$b/test/kgcstat_target" <"$tmp/in" >"$tmp/out" 2>"$tmp/err" &
 pid=$!
 exec 7>"$tmp/in"
-for _ in $(seq 100); do grep -q ready "$tmp/out" && break; sleep 0.05; done
+for _ in $(seq 600); do grep -q ready "$tmp/out" && break; sleep 0.05; done
 page=/dev/shm/kgc-$pid
 check "page $page exists, mode 0600, owned by $(id -un)" \
 	test "$(stat -c '%a %u' "$page" 2>/dev/null)" = "600 $(id -u)"
