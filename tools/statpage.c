@@ -42,7 +42,10 @@ int kgcs_page_open(long pid, struct kgcs_page *p, char *err, size_t n)
 	p->pid = pid;
 	snprintf(path, sizeof(path), "/dev/shm" KGC_STATPUB_NAME, pid);
 	if (kill((pid_t)pid, 0) < 0 && errno == ESRCH) {
-		snprintf(err, n, "no process %ld", pid);
+		if (access(path, F_OK) == 0)
+			snprintf(err, n, "no process %ld (%s is left from a crash: remove it)", pid, path);
+		else
+			snprintf(err, n, "no process %ld", pid);
 		return -1;
 	}
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);

@@ -95,6 +95,9 @@ sleep 60 &
 sleeper=$!
 expect "a process without a kgc heap" 1 "has no kgc heap publishing statistics" "$sleeper"
 expect "no such process" 1 "no process" 2147483646
+: >/dev/shm/kgc-2147483646
+expect "a page left by a dead process" 1 "is left from a crash" 2147483646
+rm -f /dev/shm/kgc-2147483646
 expect "bad arguments" 2 "usage:" --bogus
 expect "bad interval" 2 "usage:" "$sleeper" 10x
 head -c 4096 /dev/zero >"/dev/shm/kgc-$sleeper"

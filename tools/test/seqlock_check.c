@@ -75,6 +75,8 @@ int main(void)
 				kgcs_snap_count(&s, KGC_MAP_HUMONGOUS), s.st.regions_free,
 				kgcs_snap_count(&s, KGC_MAP_FREE));
 			kill(pid, SIGKILL);
+			snprintf(err, sizeof(err), "/dev/shm" KGC_STATPUB_NAME, (long)pid);
+			unlink(err);	/* the killed writer's page */
 			return 1;
 		}
 		distinct += s.updates != last;
