@@ -4,7 +4,7 @@
 #   tools/ (kgcstat)         man/ (man pages)       install.mk (make install / uninstall)
 .PHONY: all kmod lib check check-lib check-examples check-kmod check-dkms check-install check-tools tools demo bench clean deps soak
 
-all: lib kmod
+all: lib kmod tools
 
 lib:
 	$(MAKE) -C lib
@@ -64,5 +64,6 @@ clean:
 	-$(MAKE) -C demo clean
 	-$(MAKE) -C examples clean
 	-$(MAKE) -C bench clean
+	-$(MAKE) -C tools clean
 
 include install.mk

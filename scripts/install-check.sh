@@ -12,6 +12,7 @@
 #      exported kgc_* symbols of libkgc.so and libkgc-native.so (nm -D;
 #      kgc__* are the inline fast paths' helpers, not API), plus names the
 #      installed headers define as macros or static inline functions;
+#      every KGC_* option of lib/options.c's table has an entry in kgc(7);
 #   6. make uninstall leaves no file in the DESTDIR.
 # Usage: bash scripts/install-check.sh    (from anywhere)
 set -euo pipefail
@@ -125,6 +126,12 @@ for n in $(comm -23 "$tmp/doc" "$tmp/sym"); do	# not exported: must be header-on
 		fail "man NAME names $n: not exported, not a macro or inline function of the headers"
 done
 ok "$(wc -l <"$tmp/sym") exported kgc_* functions, $(wc -l <"$tmp/doc") documented names: they match"
+
+# 5b. every KGC_* option of the one table (lib/options.c) has an entry in kgc(7) ENVIRONMENT
+for v in $(sed -n 's/^\t{ "\(KGC_[A-Z0-9_]*\)", O_.*/\1/p' "$top/lib/options.c"); do
+	grep -q "^\.B $v\$" "$top/man/kgc.7" || fail "option $v (lib/options.c) has no '.B $v' entry in man/kgc.7 ENVIRONMENT"
+done
+ok "every KGC_* option of lib/options.c is in kgc(7)"
 
 # 6. uninstall leaves nothing
 mk uninstall >"$tmp/uninstall.log" 2>&1 || { cat "$tmp/uninstall.log"; fail "make uninstall"; }
