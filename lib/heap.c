@@ -212,8 +212,8 @@ API int kgc_heap_destroy(kgc_heap *h)
 		return -EBUSY;
 	}
 	pthread_mutex_unlock(&h->lock);
-	kgci_statpub_close(h);
 	kgci_kpinwatch_destroy(h);	/* its thread detaches: now no thread is attached */
+	kgci_statpub_close(h);		/* no collection can run any more */
 	kgci_ext_heap_destroy(h);	/* layered libraries' heap data, e.g. libkgc-native's registry */
 	heap = (size_t)h->nregions << h->region_shift;
 	kgci_young_pool_destroy(h);
