@@ -1,9 +1,10 @@
 # kgc - top-level build. Sub-makefiles own their directories:
 #   kmod/ (Kbuild, kgc.ko)   lib/ (libkgc + lib/test)   selftests/ (VM rig)
 #   bench/ (make bench)      demo/ (make demo)      examples/ (klisp, make check-examples)
-.PHONY: all kmod lib check check-lib check-examples check-kmod check-dkms demo bench clean deps soak
+#   tools/ (kgcstat)         man/ (man pages)       install.mk (make install / uninstall)
+.PHONY: all kmod lib check check-lib check-examples check-kmod check-dkms check-install check-tools tools demo bench clean deps soak
 
-all: lib kmod
+all: lib kmod tools
 
 lib:
 	$(MAKE) -C lib
@@ -13,7 +14,7 @@ lib:
 kmod:
 	$(MAKE) -C kmod
 
-check: check-lib check-examples check-kmod check-dkms
+check: check-lib check-examples check-tools check-install check-kmod check-dkms
 
 check-lib:
 	$(MAKE) -C lib check
@@ -30,6 +31,19 @@ check-kmod:
 # SOAK_MODES, SOAK_JOBS, ...). Run it before each submission that touches the collector.
 soak:
 	$(MAKE) -C lib soak
+
+# kgcstat (tools/) against a live process that publishes its heap (~5 s)
+tools: lib
+	$(MAKE) -C tools
+
+check-tools: lib
+	$(MAKE) -C tools check
+
+# make install into a temporary DESTDIR, an out-of-tree program built with
+# pkg-config only and run, the man pages linted and matched against the
+# exported symbols, make uninstall leaving no file (scripts/install-check.sh).
+check-install: lib
+	bash scripts/install-check.sh
 
 # dkms build of kgc.ko against the VM rig's 6.12 headers (dkms.conf).
 check-dkms:
@@ -50,3 +64,6 @@ clean:
 	-$(MAKE) -C demo clean
 	-$(MAKE) -C examples clean
 	-$(MAKE) -C bench clean
+	-$(MAKE) -C tools clean
+
+include install.mk

@@ -9,7 +9,8 @@
  *                 (kgci_kpinwatch_after_young) -> the cycle's step (kgci_cm_after_young)
  *                 -> the policy records the pause; it may ask for a full one
  *   full pause    abort the cycle -> pins -> kgci_full_collect -> uncommit
- * Each pause is verified before and after with KGC_VERIFY.
+ * Each pause is verified before and after with KGC_VERIFY; the stats page
+ * (KGC_STATS_PUBLISH, statpub.c) is updated after it.
  */
 #include <time.h>
 #include "gc_internal.h"
@@ -97,4 +98,6 @@ void kgci_collect_run(struct kgc_heap *h, int kind, int reason)
 	else if (kind != KGC_GC_YOUNG)
 		full_pause(h, reason);
 	kgci_cm_pause_end(h);
+	if (h->statpub)
+		kgci_statpub_update(h);	/* KGC_STATS_PUBLISH: kgcstat's page */
 }

@@ -8,9 +8,11 @@
  *   error.c     kgc_last_error, kgci_err_set, kgci_fatal (checked-mode aborts)
  *   options.c   the one table of KGC_* environment variables
  *   backend.c   the only file talking to the OS: mmap/madvise/ioctl/membarrier
+ *               (but log.c's file sink and statpub.c's page, their own boundaries)
  *   policy.c    all policy: sizing, young size, tenuring, when to go full
  *   stats.c     counters and the pause histogram
- *   log.c       -Xlog:gc style lines
+ *   log.c       -Xlog:gc style lines (stderr or KGC_LOG_FILE, rotated)
+ *   statpub.c   KGC_STATS_PUBLISH: stats + region map in /dev/shm/kgc-<pid> (kgcstat)
  *   region.c    region types and checked transitions, free-region search
  *   heap.c      heap create/destroy
  *   object.c    header word, sizes, fillers
@@ -316,6 +318,8 @@ struct policy_state {
 struct kgc_heap {
 	struct kgc_options opt;
 	unsigned log_mask;
+	struct log_file *log_file;	/* KGC_LOG_FILE sink (log.c), NULL = stderr */
+	struct statpub *statpub;	/* KGC_STATS_PUBLISH page (statpub.c), NULL = off */
 	struct backend be;
 	char *base, *limit;
 	size_t region_size;
@@ -451,10 +455,16 @@ uint32_t kgci_policy_survivor_limit(struct kgc_heap *h);
 
 void kgci_stats_pause(struct kgc_heap *h, bool full, uint64_t ns);
 void kgci_stats_refresh(struct kgc_heap *h);
+void kgci_stats_snapshot(struct kgc_heap *h, struct kgc_stats *s);
+int kgci_statpub_open(struct kgc_heap *h);	/* KGC_STATS_PUBLISH (statpub.c) */
+void kgci_statpub_update(struct kgc_heap *h);
+void kgci_statpub_close(struct kgc_heap *h);
 
 void kgci_log_gc(struct kgc_heap *h, const char *what, const char *cause, size_t before,
 	    size_t after, uint64_t ns, uint32_t npinned, unsigned fail_mask);
 void kgci_log_line(struct kgc_heap *h, unsigned mask, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int kgci_log_open(struct kgc_heap *h, const struct kgc_options *o);	/* KGC_LOG_FILE */
+void kgci_log_close(struct kgc_heap *h);
 
 size_t kgci_heap_used_bytes(struct kgc_heap *h);
 static inline uint64_t kgci_now_ns(void)

@@ -89,6 +89,7 @@ static void heap_tables_free(struct kgc_heap *h)
 	kgci_os_free(h->block_dest, (heap >> KGC_CARD_SHIFT) * sizeof(char *));
 	free(h->kpin_bits);
 	free(h->regions);
+	kgci_types_destroy(h);	/* a later step failed: the predefined types */
 }
 
 static void heap_locks(struct kgc_heap *h, bool init)
@@ -102,7 +103,7 @@ static void heap_locks(struct kgc_heap *h, bool init)
 		init ? pthread_cond_init(c[i], NULL) : pthread_cond_destroy(c[i]);
 }
 
-/* The subsystems with their own state: concurrent cycle, weak cells, stale check. */
+/* The subsystems with their own state: concurrent cycle, weak cells, stale check, stats page. */
 static int heap_subsystems(struct kgc_heap *h)
 {
 	int err;
@@ -114,6 +115,10 @@ static int heap_subsystems(struct kgc_heap *h)
 	err = kgci_weak_init(h);
 	if (!err && (err = kgci_stale_init(h)))
 		kgci_weak_destroy(h);
+	if (!err && (err = kgci_statpub_open(h))) {
+		kgci_stale_destroy(h);
+		kgci_weak_destroy(h);
+	}
 	if (err)
 		kgci_cm_destroy(h);
 	return err;
@@ -141,8 +146,11 @@ API int kgc_heap_create(const struct kgc_options *opts, kgc_heap **out)
 	h->region_shift = (uint32_t)__builtin_ctzl(rs);
 	h->nregions = (uint32_t)(heap / rs);
 	h->log_mask = kgci_log_parse(o.log);
-	h->opt.log = NULL;	/* the caller's string may go away */
-	err = kgci_backend_open(h, o.backend, rs, h->nregions);	/* may fit nregions to the module */
+	h->opt.log = NULL;	/* the caller's strings may go away */
+	h->opt.log_file = NULL;
+	err = kgci_log_open(h, &o);
+	if (!err && (err = kgci_backend_open(h, o.backend, rs, h->nregions)))	/* may fit nregions to the module */
+		kgci_log_close(h);
 	if (err) {
 		free(h);
 		return err;
@@ -158,6 +166,7 @@ API int kgc_heap_create(const struct kgc_options *opts, kgc_heap **out)
 	if (err) {
 		heap_tables_free(h);
 		kgci_backend_close(h);
+		kgci_log_close(h);
 		free(h);
 		return err;
 	}
@@ -205,6 +214,7 @@ API int kgc_heap_destroy(kgc_heap *h)
 	}
 	pthread_mutex_unlock(&h->lock);
 	kgci_kpinwatch_destroy(h);	/* its thread detaches: now no thread is attached */
+	kgci_statpub_close(h);		/* no collection can run any more */
 	kgci_ext_heap_destroy(h);	/* layered libraries' heap data, e.g. libkgc-native's registry */
 	heap = (size_t)h->nregions << h->region_shift;
 	kgci_young_pool_destroy(h);
@@ -227,6 +237,7 @@ API int kgc_heap_destroy(kgc_heap *h)
 	free(h->stack);
 	free(h->regions);
 	kgci_backend_close(h);
+	kgci_log_close(h);
 	pthread_mutex_destroy(&h->lock);
 	pthread_mutex_destroy(&h->gc_lock);
 	pthread_mutex_destroy(&h->sp_lock);

@@ -34,6 +34,10 @@ static const struct opt_desc {
 	{ "KGC_STALE_CHECK", O_UINT, offsetof(struct kgc_options, stale_check), "debug: young GC every N allocations, evacuated regions PROT_NONE for a while (0: off)" },
 	{ "KGC_THP", O_BOOL, offsetof(struct kgc_options, thp), "anon heap: transparent huge pages (MADV_HUGEPAGE)" },
 	{ "KGC_LOG", O_STR, offsetof(struct kgc_options, log), "gc,gc+heap,gc+pin,gc+safepoint,gc*" },
+	{ "KGC_LOG_FILE", O_STR, offsetof(struct kgc_options, log_file), "log to this file, not stderr (%p: pid)" },
+	{ "KGC_LOG_FILE_SIZE", O_SIZE, offsetof(struct kgc_options, log_file_size), "rotate the log file at this size (0: 20m)" },
+	{ "KGC_LOG_FILE_COUNT", O_UINT, offsetof(struct kgc_options, log_file_count), "rotated log files kept (0: 5)" },
+	{ "KGC_STATS_PUBLISH", O_BOOL, offsetof(struct kgc_options, stats_publish), "publish stats in /dev/shm/kgc-<pid> for kgcstat" },
 };
 
 static int parse_size(const char *s, size_t *out)

@@ -46,7 +46,7 @@ static void stop_world(struct kgc_heap *h, struct kgc_thread *self)
 	bool all;
 	uint64_t t0 = kgci_now_ns(), warned = 0;
 	uint64_t warn_ns = (uint64_t)kgci_policy_safepoint_warn_ms(h) * 1000000ull;
-	const char *last = NULL;
+	char last[sizeof(self->name)] = "";	/* a copy: the thread may detach before the log line */
 
 	atomic_store_explicit(&h->poll_word, 1, memory_order_seq_cst);
 	kgci_os_membarrier(h);
@@ -56,7 +56,7 @@ static void stop_world(struct kgc_heap *h, struct kgc_thread *self)
 		for (struct kgc_thread *t = h->threads; t; t = t->next)
 			if (t != self && __atomic_load_n(&t->pub.state, __ATOMIC_SEQ_CST) == TS_MANAGED) {
 				all = false;
-				last = t->name;
+				snprintf(last, sizeof(last), "%s", t->name);
 				if (warn_ns && kgci_now_ns() - t0 > (warned ? 2 * warned : warn_ns)) {
 					warned = kgci_now_ns() - t0;
 					warn_late(h, t, warned);
@@ -68,7 +68,7 @@ static void stop_world(struct kgc_heap *h, struct kgc_thread *self)
 			backoff(&n);
 	} while (!all);
 	kgci_log_line(h, LOG_SAFEPOINT, "safepoint: all threads stopped after %.3fms%s%s%s",
-		 (kgci_now_ns() - t0) / 1e6, last ? " (last: '" : "", last ? last : "", last ? "')" : "");
+		 (kgci_now_ns() - t0) / 1e6, *last ? " (last: '" : "", last, *last ? "')" : "");
 }
 
 static void resume_world(struct kgc_heap *h)

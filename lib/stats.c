@@ -11,10 +11,13 @@ void kgci_stats_pause(struct kgc_heap *h, bool full, uint64_t ns)
 	uint64_t us = ns / 1000;
 	int b = 0;
 
-	if (full)
+	if (full) {
 		h->st.full_gcs++;
-	else
+		h->st.full_pause_ns += ns;
+	} else {
 		h->st.young_gcs++;
+		h->st.young_pause_ns += ns;
+	}
 	h->st.pause_total_ns += ns;
 	if (ns > h->st.pause_max_ns)
 		h->st.pause_max_ns = ns;
@@ -72,6 +75,16 @@ void kgci_stats_refresh(struct kgc_heap *h)
 	h->st.kpin_watch_gcs = atomic_load_explicit(&h->kpw_gcs, memory_order_relaxed);
 }
 
+/* h->lock held: the numbers now, into *s. */
+void kgci_stats_snapshot(struct kgc_heap *h, struct kgc_stats *s)
+{
+	kgci_stats_refresh(h);
+	*s = h->st;
+	/* live threads' TLAB bytes are added at detach; report them now too */
+	for (struct kgc_thread *t = h->threads; t; t = t->next)
+		s->bytes_allocated += __atomic_load_n(&t->bytes_allocated, __ATOMIC_RELAXED);
+}
+
 __attribute__((visibility("default")))
 int kgc_stats_get(kgc_heap *h, struct kgc_stats *out, size_t size)
 {
@@ -82,11 +95,7 @@ int kgc_stats_get(kgc_heap *h, struct kgc_stats *out, size_t size)
 		return -EINVAL;
 	}
 	pthread_mutex_lock(&h->lock);
-	kgci_stats_refresh(h);
-	s = h->st;
-	/* live threads' TLAB bytes are added at detach; report them now too */
-	for (struct kgc_thread *t = h->threads; t; t = t->next)
-		s.bytes_allocated += __atomic_load_n(&t->bytes_allocated, __ATOMIC_RELAXED);
+	kgci_stats_snapshot(h, &s);
 	pthread_mutex_unlock(&h->lock);
 	memcpy(out, &s, size < sizeof(s) ? size : sizeof(s));
 	if (size > sizeof(s))

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages kgc needs to build, test and benchmark.
 # Idempotent: only calls apt when something is missing.
-# (dwarves, libelf1, libssl3: what the Debian 6.12 kbuild tools need in the VM rig)
+# (dwarves, libelf1, libssl3: what the Debian 6.12 kbuild tools need in the VM rig;
+#  groff-base: make check-install lints the man pages)
 # --bench: also what only `make bench` needs (a JDK for the HotSpot G1 reference).
 set -euo pipefail
 pkgs=(build-essential pkg-config libffi-dev libgc-dev liburing-dev gnuplot-nox
-      qemu-system-x86 busybox-static cpio xz-utils kmod dwarves libelf1 libssl3)
+      qemu-system-x86 busybox-static cpio xz-utils kmod dwarves libelf1 libssl3 groff-base)
 [ "${1:-}" = --bench ] && pkgs+=(openjdk-17-jdk-headless)
 missing=()
 for p in "${pkgs[@]}"; do

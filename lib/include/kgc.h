@@ -58,7 +58,7 @@ enum kgc_pin_mode {
  * KGC_YOUNG_SIZE, KGC_TENURE, KGC_GC_THREADS, KGC_BACKEND, KGC_PIN_MODE,
  * KGC_VERIFY, KGC_CHECK, KGC_POISON, KGC_IHOP, KGC_PAUSE_GOAL_MS,
  * KGC_MIXED_LIVE, KGC_PACING, KGC_SAFEPOINT_WARN_MS, KGC_STALE_CHECK, KGC_THP,
- * KGC_LOG).
+ * KGC_LOG, KGC_LOG_FILE, KGC_LOG_FILE_SIZE, KGC_LOG_FILE_COUNT, KGC_STATS_PUBLISH).
  * A zero size means "choose".
  */
 struct kgc_options {
@@ -93,6 +93,14 @@ struct kgc_options {
 				 * regions kept PROT_NONE for a while: a stale pointer faults
 				 * with a message (0 = off) */
 	unsigned pad_;		/* zero */
+	const char *log_file;	/* log lines to this file instead of stderr ("%p": the pid);
+				 * NULL = stderr. Implies "gc" when log is NULL */
+	size_t log_file_size;	/* rotate the log file before it passes this many bytes
+				 * (0 = default, 20 MiB) */
+	unsigned log_file_count; /* rotated files kept: path.0 (newest) .. path.<n-1>
+				 * (0 = default, 5) */
+	unsigned stats_publish;	/* publish stats and the region map after each collection
+				 * in /dev/shm/kgc-<pid> for kgcstat (0 = off) */
 	uint64_t reserved[1];
 };
 
@@ -667,7 +675,9 @@ KGC_INLINE int kgc_critical_release(kgc_thread *t, kgc_obj *ref, void *elems, in
 	X(uint64_t, cleaners_run, "cleaner functions run") \
 	X(uint64_t, kpin_watch_armed, "pin-drop watches armed on retained kernel-pinned regions (kmod)") \
 	X(uint64_t, kpin_watch_fired, "of those, fired: the kernel's pins dropped (kmod)") \
-	X(uint64_t, kpin_watch_gcs, "young collections a fired watch requested (kmod)")
+	X(uint64_t, kpin_watch_gcs, "young collections a fired watch requested (kmod)") \
+	X(uint64_t, young_pause_ns, "time in young pauses (mixed ones included)") \
+	X(uint64_t, full_pause_ns, "time in full pauses")
 
 #define KGC__STAT_FIELD(type, name, what) type name;
 #define KGC__STAT_ARRAY(type, name, n, what) type name[n];
