@@ -238,9 +238,9 @@ static __attribute__((noinline)) void *critical_get_slow(struct kgc_thread *t, k
 		struct kgc_frame f = { .prev = t->frames, .slots = &o, .nslots = 1,
 				       .magic = FRAME_MAGIC };
 
-		t->frames = &f;
+		__atomic_store_n(&t->frames, &f, __ATOMIC_RELAXED);
 		gclocker_enter(t);
-		t->frames = f.prev;
+		__atomic_store_n(&t->frames, f.prev, __ATOMIC_RELAXED);
 		*ref = o;
 	} else {
 		pin_inc(t, crit_region(t, o));

@@ -17,7 +17,8 @@ API void kgc_frame_push(kgc_thread *t, struct kgc_frame *f, kgc_obj *slots,
 	f->nslots = nslots;
 	f->refmap = refmap;
 	f->magic = FRAME_MAGIC;
-	t->frames = f;
+	/* relaxed atomic (a plain store on x86): a late safepoint's warning reads it */
+	__atomic_store_n(&t->frames, f, __ATOMIC_RELAXED);
 	t->frame_depth++;
 }
 
@@ -33,7 +34,7 @@ API int kgc_frame_pop(kgc_thread *t, struct kgc_frame *f)
 			t->name, (void *)f, (void *)t->frames);
 		return -EINVAL;
 	}
-	t->frames = f->prev;
+	__atomic_store_n(&t->frames, f->prev, __ATOMIC_RELAXED);
 	f->magic = 0;
 	t->frame_depth--;
 	return 0;

@@ -31,13 +31,15 @@ static void backoff(unsigned *n)
 
 /* A safepoint has waited long for thread t (h->lock held): say so on stderr,
  * whatever KGC_LOG says - a hang with no word is the worst way to learn of a
- * blocking call made in managed state. */
+ * blocking call made in managed state. t runs: its frames pointer is read
+ * atomically (its stores are relaxed atomics), and only its name, set at
+ * attach, otherwise. */
 static void warn_late(struct kgc_heap *h, struct kgc_thread *t, uint64_t waited_ns)
 {
 	fprintf(stderr, "kgc: warning: a safepoint (GC(%llu)) has waited %.1f s for thread '%s', "
 		"which is managed%s and has not polled: is it blocked in a call made without "
 		"kgc_enter_native / kgc_do_blocking?\n", (unsigned long long)h->gc_id, waited_ns / 1e9,
-		t->name, t->frames ? " with frames pushed" : "");
+		t->name, __atomic_load_n(&t->frames, __ATOMIC_RELAXED) ? " with frames pushed" : "");
 }
 
 static void stop_world(struct kgc_heap *h, struct kgc_thread *self)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A thread that blocks in managed state holds up every collection. The
+ * A thread that runs in managed state without polling (here it pushes and
+ * pops frames for 400 ms) holds up every collection. The
  * safepoint names it on stderr after KGC_SAFEPOINT_WARN_MS (here 100 ms)
  * without any KGC_LOG; the same wait made through kgc_do_blocking holds up
  * nothing and is not named.
@@ -23,6 +24,25 @@ static void *sleep_400ms(void *arg)
 	return arg;
 }
 
+/* Busy in managed state for 400 ms without a poll, pushing and popping a
+ * frame all the while: the safepoint's warning reads the frames pointer of
+ * this running thread (under TSan, a plain read of it was a data race). */
+static void spin_400ms(kgc_thread *t)
+{
+	struct timespec ts, now;
+	kgc_obj slot = NULL;
+	struct kgc_frame f;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	do {
+		for (int i = 0; i < 1000; i++) {
+			kgc_frame_push(t, &f, &slot, 1, NULL);
+			T_ASSERT_EQ(kgc_frame_pop(t, &f), 0);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while ((now.tv_sec - ts.tv_sec) * 1000000000ll + (now.tv_nsec - ts.tv_nsec) < 400000000ll);
+}
+
 static void *sleeper(void *arg)
 {
 	kgc_thread *t;
@@ -33,7 +53,7 @@ static void *sleeper(void *arg)
 	if (blocking)
 		T_ASSERT(kgc_do_blocking(t, sleep_400ms, arg) == arg);
 	else
-		sleep_400ms(NULL);		/* managed: the collection waits */
+		spin_400ms(t);			/* managed: the collection waits */
 	T_ASSERT_EQ(kgc_thread_detach(t), 0);
 	return NULL;
 }
