@@ -6,6 +6,7 @@
  * calls are io_prep.c's; what the collector sees of a ring, io_roots.c's.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,6 +156,25 @@ static unsigned consume(struct kgc_io_ring *r, struct kgc_io_cqe *out, unsigned 
 }
 
 /*
+ * Wait (native state, r->lock not held) until a completion is there, or at
+ * most IO_WAIT_SLICE_NS: another thread reaping the same ring may take the
+ * completion this one was woken for, and then this one looks again.
+ */
+#define IO_WAIT_SLICE_NS 20000000
+static int wait_one(struct kgc_io_ring *r)
+{
+	struct __kernel_timespec ts = { .tv_sec = 0, .tv_nsec = IO_WAIT_SLICE_NS };
+	struct io_uring_getevents_arg arg = { .sigmask_sz = _NSIG / 8, .ts = (uintptr_t)&ts };
+	int err;
+
+	if (!(r->ur.features & IORING_FEAT_EXT_ARG))
+		return io_uring_enter(r->ur.ring_fd, 0, 1, IORING_ENTER_GETEVENTS, NULL);
+	err = io_uring_enter2(r->ur.ring_fd, 0, 1, IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG,
+			      (sigset_t *)&arg, sizeof(arg));
+	return err == -ETIME ? 0 : err;
+}
+
+/*
  * Up to max completions into out (NULL: dropped), waiting until target
  * are reaped; r->lock held on entry and exit, dropped while waiting (native
  * state). Returns how many, or -errno if the wait failed with none reaped.
@@ -174,7 +194,7 @@ static int reap_locked(struct kgc_io_ring *r, struct kgc_thread *t, struct kgc_i
 		if (err >= 0 || err == -EAGAIN || err == -EBUSY || err == -EINTR) {
 			pthread_mutex_unlock(&r->lock);
 			kgc_enter_native(t);
-			err = io_uring_enter(r->ur.ring_fd, 0, 1, IORING_ENTER_GETEVENTS, NULL);
+			err = wait_one(r);
 			kgc_leave_native(t);
 			kgci_io_lock(r, t);
 		}
