@@ -191,6 +191,8 @@ static int reap_locked(struct kgc_io_ring *r, struct kgc_thread *t, struct kgc_i
 		if (got >= target || got >= max || !atomic_load(&r->inflight))
 			return (int)got;
 		err = submit_locked(r, t);	/* what we wait for may still be queued */
+		if (err > 0 && io_uring_cq_ready(&r->ur))
+			continue;	/* completed inline (the page cache): no wait */
 		if (err >= 0 || err == -EAGAIN || err == -EBUSY || err == -EINTR) {
 			pthread_mutex_unlock(&r->lock);
 			kgc_enter_native(t);
