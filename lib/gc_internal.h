@@ -315,6 +315,9 @@ struct policy_state {
 	bool need_full;			/* the last young GC left too little: go full */
 };
 
+/* kgc_io ring counters (h->io_stat, stats io_*) */
+enum io_stat { IOS_SUBMITTED, IOS_COMPLETED, IOS_ERRORS, IOS_BYTES, IOS_CANCELS, IOS_COUNT };
+
 struct kgc_heap {
 	struct kgc_options opt;
 	unsigned log_mask;
@@ -404,6 +407,9 @@ struct kgc_heap {
 	struct cmark *cm;
 	uint32_t satb_active;		/* copied to attaching threads */
 	size_t chunk_bytes;		/* swept gaps available for promotion */
+	/* asynchronous I/O (io_ring.c): the heap's rings, their counters */
+	struct kgc_io_ring *io_rings;	/* h->lock; their in-flight arrays are roots */
+	_Atomic uint64_t io_stat[IOS_COUNT];
 };
 
 static inline const struct type_info *type_get(struct kgc_heap *h, uint32_t id)
@@ -531,6 +537,11 @@ bool kgci_thread_check_managed(struct kgc_thread *t, const char *what);
 typedef void (*slot_fn)(struct kgc_heap *h, kgc_obj *slot, void *ctx);
 void kgci_roots_iterate(struct kgc_heap *h, slot_fn fn, void *ctx);		/* frames + handles */
 void kgci_roots_iterate_critical(struct kgc_heap *h, slot_fn fn, void *ctx);	/* open critical arrays (read only) */
+/* a pinned root o (what) of owner_kind 'owner': fn gets a copy; fatal if fn moved it */
+void kgci_pinned_root(struct kgc_heap *h, const char *owner_kind, const char *owner, kgc_obj o,
+		      const char *what, slot_fn fn, void *ctx);
+void kgci_io_roots_iterate(struct kgc_heap *h, slot_fn fn, void *ctx);	/* io_roots.c: in-flight arrays */
+void kgci_io_stats_refresh(struct kgc_heap *h);				/* io_roots.c: stats io_* */
 void kgci_handles_destroy(struct kgc_heap *h);
 /* calls fn on every reference slot of object o */
 void kgci_obj_iterate_refs(struct kgc_heap *h, kgc_obj o, slot_fn fn, void *ctx);

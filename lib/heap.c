@@ -186,6 +186,11 @@ API int kgc_heap_destroy(kgc_heap *h)
 
 	while (user && user->service)
 		user = user->next;
+	if (h->io_rings) {
+		pthread_mutex_unlock(&h->lock);
+		kgci_err_set(EBUSY, "kgc_heap_destroy: a kgc_io ring is still open (kgc_io_ring_destroy)");
+		return -EBUSY;
+	}
 	if (user) {
 		struct kgc_thread *t = user;
 		uint32_t top = __atomic_load_n(&t->pub.crit_top, __ATOMIC_SEQ_CST);

@@ -121,12 +121,13 @@ void kgci_roots_iterate(struct kgc_heap *h, slot_fn fn, void *ctx)
 }
 
 /*
- * Open critical arrays and the arrays of running critical natives are roots
- * (an array reachable only from native code must survive). They are pinned,
- * so they never move: fn gets a copy and must not change it.
+ * Open critical arrays, the arrays of running critical natives and those of
+ * I/O in flight on kgc_io rings are roots (an array reachable only from
+ * native code or the kernel must survive). They are pinned, so they never
+ * move: fn gets a copy and must not change it.
  */
-static void pinned_root(struct kgc_heap *h, struct kgc_thread *t, kgc_obj o, const char *what,
-			slot_fn fn, void *ctx)
+void kgci_pinned_root(struct kgc_heap *h, const char *owner_kind, const char *owner, kgc_obj o,
+		      const char *what, slot_fn fn, void *ctx)
 {
 	kgc_obj c = o;
 
@@ -134,8 +135,8 @@ static void pinned_root(struct kgc_heap *h, struct kgc_thread *t, kgc_obj o, con
 		return;
 	fn(h, &c, ctx);
 	if (c != o)
-		kgci_fatal("%s %p of thread '%s' was moved (region %u not pinned)",
-		      what, (void *)o, t->name, region_index(h, o));
+		kgci_fatal("%s %p of %s '%s' was moved (region %u not pinned)",
+		      what, (void *)o, owner_kind, owner, region_index(h, o));
 }
 
 void kgci_roots_iterate_critical(struct kgc_heap *h, slot_fn fn, void *ctx)
@@ -143,12 +144,13 @@ void kgci_roots_iterate_critical(struct kgc_heap *h, slot_fn fn, void *ctx)
 	for (struct kgc_thread *t = h->threads; t; t = t->next) {
 		uint32_t top = __atomic_load_n(&t->pub.crit_top, __ATOMIC_ACQUIRE);
 
-		pinned_root(h, t, __atomic_load_n(&t->cn_arg, __ATOMIC_ACQUIRE),
-			    "critical native array", fn, ctx);
+		kgci_pinned_root(h, "thread", t->name, __atomic_load_n(&t->cn_arg, __ATOMIC_ACQUIRE),
+				 "critical native array", fn, ctx);
 		for (uint32_t i = 0; i < top && i < CRIT_MAX; i++)
-			pinned_root(h, t, __atomic_load_n(&t->crit[i], __ATOMIC_ACQUIRE),
-				    "critical array", fn, ctx);
+			kgci_pinned_root(h, "thread", t->name, __atomic_load_n(&t->crit[i], __ATOMIC_ACQUIRE),
+					 "critical array", fn, ctx);
 	}
+	kgci_io_roots_iterate(h, fn, ctx);
 }
 
 void kgci_obj_iterate_refs(struct kgc_heap *h, kgc_obj o, slot_fn fn, void *ctx)

@@ -125,7 +125,7 @@ int kgc_options_set(struct kgc_options *opts, const char *key, const char *value
 
 /* opts NULL = kgc_options_init() defaults. */
 int kgc_heap_create(const struct kgc_options *opts, kgc_heap **out);
-/* -EBUSY if threads are still attached or critical sections are open. */
+/* -EBUSY if threads are still attached, critical sections or kgc_io rings open. */
 int kgc_heap_destroy(kgc_heap *heap);
 /* "kmod" or "anon". */
 const char *kgc_heap_backend(const kgc_heap *heap);
@@ -626,6 +626,99 @@ KGC_INLINE int kgc_critical_release(kgc_thread *t, kgc_obj *ref, void *elems, in
 	return 0;
 }
 
+/* ------------------------------------------ asynchronous I/O (io_uring) */
+
+/*
+ * Zero-copy asynchronous I/O straight into (or out of) ordinary, movable
+ * primitive arrays, on an io_uring ring bound to a heap (kgc_io.3).
+ *
+ * A prep call names its buffer as (array root, byte offset, byte length):
+ * array points at a root holding a primitive array (a frame slot, a handle;
+ * in managed state any variable). From the prep until its completion is
+ * reaped the array's region is pinned (JEP 423: collections keep running,
+ * the region stays in place) and the ring holds the array as a root: it
+ * stays alive and in place even when the program drops its last reference.
+ * Reaping the completion releases both.
+ *
+ * Every call takes the calling thread, attached to the ring's heap and in
+ * managed state; calls that may block (submit, reap with wait_nr > 0,
+ * destroy) block in native state and never hold up a collection. A ring
+ * may be used by several threads (calls are serialized internally).
+ *
+ * Errors: 0 or a count, else -errno with kgc_last_error, and nothing is
+ * queued: -EINVAL (NULL ring or array, not a primitive array - a reference
+ * array, an instance -, a thread not attached to the ring's heap or
+ * detached, length over 2^31-1, more than KGC_IO_IOV_MAX buffers),
+ * -EFAULT (offset + length beyond the array's bytes), -EPERM (thread in
+ * native state or inside a critical section), -EAGAIN (as many operations
+ * in flight as the ring has entries: reap first). I/O errors come back as
+ * -errno in the completion's res (like io_uring's cqe->res).
+ */
+typedef struct kgc_io_ring kgc_io_ring;
+
+#define KGC_IO_IOV_MAX	8	/* buffers per readv/writev */
+#define KGC_IO_OFF_CUR	((uint64_t)-1)	/* file_off: the file position (pipes, sockets) */
+
+struct kgc_io_buf {		/* one buffer of a readv/writev */
+	kgc_obj *array;		/* root holding a primitive array */
+	size_t offset, length;	/* bytes into its elements */
+};
+
+struct kgc_io_cqe {		/* one completion */
+	uint64_t user_data;	/* the prep call's */
+	int32_t res;		/* bytes transferred, or -errno */
+	uint32_t flags;		/* io_uring's cqe->flags */
+};
+
+/* A ring of entries (1..4096) submission slots bound to t's heap;
+ * setup_flags are io_uring_setup's IORING_SETUP_* (passed through). At most
+ * entries operations are in flight at once. 0 or -errno. */
+int kgc_io_ring_create(kgc_thread *t, unsigned entries, unsigned setup_flags, kgc_io_ring **out);
+/*
+ * Submits what is queued, cancels everything in flight and waits (native
+ * state) until the kernel has completed all of it - the arrays stay pinned
+ * and rooted until then, so no memory the kernel may still write is ever
+ * reused - then frees the ring. Returns how many operations were still in
+ * flight (their completions are dropped), or -EINVAL.
+ */
+int kgc_io_ring_destroy(kgc_io_ring *r, kgc_thread *t);
+
+/* Queue one operation (submitted by kgc_io_submit). file_off KGC_IO_OFF_CUR
+ * = the file position. 0 or -errno (see above). */
+int kgc_io_prep_read(kgc_io_ring *r, kgc_thread *t, int fd, kgc_obj *array, size_t offset,
+		     size_t length, uint64_t file_off, uint64_t user_data);
+int kgc_io_prep_write(kgc_io_ring *r, kgc_thread *t, int fd, kgc_obj *array, size_t offset,
+		      size_t length, uint64_t file_off, uint64_t user_data);
+int kgc_io_prep_readv(kgc_io_ring *r, kgc_thread *t, int fd, const struct kgc_io_buf *bufs,
+		      unsigned nbufs, uint64_t file_off, uint64_t user_data);
+int kgc_io_prep_writev(kgc_io_ring *r, kgc_thread *t, int fd, const struct kgc_io_buf *bufs,
+		       unsigned nbufs, uint64_t file_off, uint64_t user_data);
+/* msg_flags: recv(2)/send(2)'s MSG_* */
+int kgc_io_prep_recv(kgc_io_ring *r, kgc_thread *t, int sockfd, kgc_obj *array, size_t offset,
+		     size_t length, int msg_flags, uint64_t user_data);
+int kgc_io_prep_send(kgc_io_ring *r, kgc_thread *t, int sockfd, kgc_obj *array, size_t offset,
+		     size_t length, int msg_flags, uint64_t user_data);
+
+/* Submit the queued operations (native state). Returns how many, or -errno
+ * (io_uring_enter's). */
+int kgc_io_submit(kgc_io_ring *r, kgc_thread *t);
+/*
+ * Reap up to max completions into out, first waiting (native state) until
+ * at least min(wait_nr, max, operations in flight) are there. Each reaped
+ * completion unpins and unroots its arrays. Returns how many, or -errno.
+ */
+int kgc_io_reap(kgc_io_ring *r, kgc_thread *t, struct kgc_io_cqe *out, unsigned max,
+		unsigned wait_nr);
+/*
+ * Request cancellation of every operation in flight with this user_data
+ * (submitted now; queued ones are submitted first). Each still completes,
+ * with -ECANCELED if the cancel won, its result otherwise: reap it as
+ * usual. Returns how many operations matched, -ENOENT if none.
+ */
+int kgc_io_cancel(kgc_io_ring *r, kgc_thread *t, uint64_t user_data);
+/* Operations queued or in flight whose completions are not reaped yet. */
+unsigned kgc_io_inflight(const kgc_io_ring *r);
+
 /* -------------------------------------------------------------------- stats */
 
 #define KGC_PAUSE_HIST_BUCKETS 24	/* bucket i: pauses in [2^i, 2^(i+1)) us */
@@ -677,7 +770,12 @@ KGC_INLINE int kgc_critical_release(kgc_thread *t, kgc_obj *ref, void *elems, in
 	X(uint64_t, kpin_watch_fired, "of those, fired: the kernel's pins dropped (kmod)") \
 	X(uint64_t, kpin_watch_gcs, "young collections a fired watch requested (kmod)") \
 	X(uint64_t, young_pause_ns, "time in young pauses (mixed ones included)") \
-	X(uint64_t, full_pause_ns, "time in full pauses")
+	X(uint64_t, full_pause_ns, "time in full pauses") \
+	X(uint64_t, io_submitted, "I/O operations queued on kgc_io rings (prep calls that succeeded)") \
+	X(uint64_t, io_completed, "of those, completions reaped (or dropped by a ring's destroy)") \
+	X(uint64_t, io_errors, "of those, with a negative result (-errno, -ECANCELED included)") \
+	X(uint64_t, io_bytes, "bytes the completed operations transferred") \
+	X(uint64_t, io_cancels, "cancel requests submitted (kgc_io_cancel, ring destroy)")
 
 #define KGC__STAT_FIELD(type, name, what) type name;
 #define KGC__STAT_ARRAY(type, name, n, what) type name[n];

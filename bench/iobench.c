@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * iobench - reading a file from the tmpfs page cache into managed byte
+ * arrays while 2 threads allocate (issue 13), three ways in one run:
+ *   zerocopy  kgc_io ring (queue depth QD) straight into ordinary arrays
+ *             (pinned from submission to completion, collections go on)
+ *   copy      the same ring into a malloc buffer, then memcpy into the
+ *             array (the JDK's way for a heap ByteBuffer)
+ *   gclocker  a critical section (KGC_PIN_MODE_GCLOCKER) around a blocking
+ *             pread into the array (the GCLocker's way)
+ * and a row without I/O (the allocators alone). Per block size: GB/s and the
+ * allocating threads' longest stall (the longest time one batch of 256
+ * small allocations took). The JDK anchor (IoRead.java, FileChannel.read
+ * into a heap vs a direct ByteBuffer, same file) runs in the same
+ * invocation when a JDK is installed. Fixed buffers in a pinned space (the
+ * issue's way 2) are not built yet: no row.
+ * Sizes: IOBENCH_MB (default 1024 x BENCH_SCALE) read per configuration
+ * from a 256 MiB file in /dev/shm.
+ */
+#include "common.h"
+
+#ifdef HAVE_KGC
+#include <pthread.h>
+#include <stdatomic.h>
+#include <liburing.h>
+#include <kgc.h>
+
+#define FILE_MB 256u
+#define QD 16
+#define BATCH 256
+
+enum mode { M_NONE, M_ZEROCOPY, M_COPY, M_GCLOCKER, M_COUNT };
+static const char *const mode_name[M_COUNT] = { "no I/O", "zerocopy", "copy", "gclocker" };
+
+static const char *path = "/dev/shm/kgc-iobench.dat";	/* IOBENCH_FILE */
+static size_t file_bytes = (size_t)FILE_MB << 20;
+static kgc_heap *heap;
+static kgc_type_id node_type;
+static atomic_int stop;
+static _Atomic uint64_t stall_max;
+
+struct result { double gbps; uint64_t stall_ns, young, full, gclocker_stall_ns; };
+
+static void make_file(void)
+{
+	int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+	uint64_t *b = malloc(1 << 20);
+
+	if (fd < 0 || !b)
+		die("cannot create %s: %s", path, strerror(errno));
+	for (size_t off = 0; off < file_bytes; off += 1 << 20) {
+		for (size_t i = 0; i < (1 << 20) / 8; i++)
+			b[i] = off + i * 8;	/* each 8 bytes: their offset */
+		if (write(fd, b, 1 << 20) != 1 << 20)
+			die("write %s: %s", path, strerror(errno));
+	}
+	free(b);
+	close(fd);
+}
+
+static void *allocator(void *arg)
+{
+	kgc_thread *t;
+	kgc_obj keep[64] = { 0 };
+	struct kgc_frame f;
+	unsigned k = 0;
+
+	if (kgc_thread_attach(heap, "alloc", &t))
+		die("attach: %s", kgc_last_error());
+	kgc_frame_push(t, &f, keep, 64, NULL);
+	while (!atomic_load(&stop)) {
+		uint64_t t0 = now_ns(), d, m;
+
+		for (int i = 0; i < BATCH; i++)
+			if (!(keep[k++ % 64] = kgc_alloc(t, node_type)))
+				die("alloc: %s", kgc_last_error());
+		d = now_ns() - t0;
+		m = atomic_load(&stall_max);
+		while (d > m && !atomic_compare_exchange_weak(&stall_max, &m, d))
+			;
+	}
+	kgc_frame_pop(t, &f);
+	kgc_thread_detach(t);
+	return NULL;
+}
+
+/* The first 8 bytes of a block read at off must say off. */
+static void check_block(const void *p, uint64_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	if (v != off)
+		die("data check: block at %llu holds %llu", (unsigned long long)off, (unsigned long long)v);
+}
+
+static void die_if(int err, const char *what)
+{
+	if (err < 0)
+		die("%s: %s (%s)", what, strerror(-err), kgc_last_error());
+}
+
+/* zerocopy: QD arrays (roots a[0..QD)) read through a kgc_io ring. */
+static void run_zerocopy(kgc_thread *t, kgc_obj *a, size_t bs, size_t total, int fd)
+{
+	uint64_t off_of[QD], next = 0, done = 0;
+	struct kgc_io_cqe c[QD];
+	kgc_io_ring *r;
+
+	die_if(kgc_io_ring_create(t, QD, 0, &r), "ring");
+	for (int s = 0; s < QD && next < total; s++, next += bs) {
+		off_of[s] = next % file_bytes;
+		die_if(kgc_io_prep_read(r, t, fd, &a[s], 0, bs, off_of[s], (uint64_t)s), "prep");
+	}
+	while (done < total) {
+		int n = kgc_io_reap(r, t, c, QD, 1);
+
+		die_if(n, "reap");
+		for (int i = 0; i < n; i++) {
+			int s = (int)c[i].user_data;
+
+			if (c[i].res != (int)bs)
+				die("read: %d", c[i].res);
+			check_block(kgc_array_data(a[s]), off_of[s]);
+			done += bs;
+			if (next < total) {
+				off_of[s] = next % file_bytes;
+				next += bs;
+				die_if(kgc_io_prep_read(r, t, fd, &a[s], 0, bs, off_of[s], (uint64_t)s), "prep");
+			}
+		}
+	}
+	die_if(kgc_io_ring_destroy(r, t), "destroy");
+}
+
+static void copy_prep(struct io_uring *ur, int fd, char *buf, size_t bs, uint64_t off, int s)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ur);
+
+	io_uring_prep_read(sqe, fd, buf, bs, off);
+	io_uring_sqe_set_data64(sqe, (uint64_t)s);
+}
+
+/* copy: the same queue depth with plain liburing into malloc buffers, each
+ * completion copied into its array (managed state); waits in native state. */
+static void run_copy(kgc_thread *t, kgc_obj *a, size_t bs, size_t total, int fd)
+{
+	uint64_t off_of[QD], next = 0, done = 0;
+	char *bounce = malloc(QD * bs);
+	struct io_uring ur;
+
+	if (!bounce)
+		die("malloc");
+	die_if(io_uring_queue_init(QD, &ur, 0), "io_uring_queue_init");
+	for (int s = 0; s < QD && next < total; s++, next += bs) {
+		off_of[s] = next % file_bytes;
+		copy_prep(&ur, fd, bounce + s * bs, bs, off_of[s], s);
+	}
+	while (done < total) {
+		struct io_uring_cqe *cqe;
+		int err, s;
+
+		kgc_enter_native(t);
+		err = io_uring_submit_and_wait(&ur, 1);
+		kgc_leave_native(t);
+		die_if(err, "io_uring_submit_and_wait");
+		while (io_uring_peek_cqe(&ur, &cqe) == 0) {
+			s = (int)cqe->user_data;
+			if (cqe->res != (int)bs)
+				die("read: %d", cqe->res);
+			io_uring_cqe_seen(&ur, cqe);
+			memcpy(kgc_array_data(a[s]), bounce + s * bs, bs);
+			check_block(kgc_array_data(a[s]), off_of[s]);
+			done += bs;
+			if (next < total) {
+				off_of[s] = next % file_bytes;
+				next += bs;
+				copy_prep(&ur, fd, bounce + s * bs, bs, off_of[s], s);
+			}
+		}
+	}
+	io_uring_queue_exit(&ur);
+	free(bounce);
+}
+
+/* gclocker: a critical section (GCLocker mode: collections wait) around a
+ * blocking pread into the array, one block at a time. */
+static void run_gclocker(kgc_thread *t, kgc_obj *a, size_t bs, size_t total, int fd)
+{
+	for (uint64_t done = 0; done < total; done += bs) {
+		uint64_t off = done % file_bytes;
+		void *p = kgc_critical_get(t, &a[0], NULL);
+
+		if (!p)
+			die("critical_get: %s", kgc_last_error());
+		if (pread(fd, p, bs, (off_t)off) != (ssize_t)bs)
+			die("pread: %s", strerror(errno));
+		check_block(p, off);
+		kgc_critical_release(t, &a[0], p, 0);
+	}
+}
+
+static void *sleep_1s(void *arg)
+{
+	(void)arg;
+	sleep(1);
+	return NULL;
+}
+
+static struct result run(enum mode m, size_t bs, size_t total)
+{
+	struct kgc_options o;
+	kgc_thread *t;
+	kgc_obj a[QD] = { 0 };
+	struct kgc_frame f;
+	struct kgc_stats s0, s1;
+	pthread_t al[2];
+	struct result res = { 0 };
+	uint64_t t0, t1;
+	int fd = open(path, O_RDONLY);
+	static const uint32_t offs[1] = { 8 };
+	struct kgc_type_desc d = { .name = "node", .payload_size = 24, .nrefs = 1, .ref_offsets = offs };
+
+	kgc_options_init(&o);
+	o.max_heap = 1024ul << 20;
+	o.young_size = 32ul << 20;
+	o.pin_mode = m == M_GCLOCKER ? KGC_PIN_MODE_GCLOCKER : KGC_PIN_MODE_PIN;
+	if (fd < 0 || kgc_heap_create(&o, &heap) || kgc_type_register(heap, &d, &node_type) ||
+	    kgc_thread_attach(heap, "io", &t))
+		die("setup: %s", kgc_last_error());
+	kgc_frame_push(t, &f, a, QD, NULL);
+	for (int i = 0; i < QD; i++)
+		if (!(a[i] = kgc_alloc_array(t, KGC_TYPE_PRIM_ARRAY(KGC_PRIM_BYTE), bs)))
+			die("alloc: %s", kgc_last_error());
+	atomic_store(&stop, 0);
+	atomic_store(&stall_max, 0);
+	kgc_enter_native(t);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&al[i], NULL, allocator, NULL);
+	kgc_leave_native(t);
+	kgc_stats_get(heap, &s0, sizeof(s0));
+	t0 = now_ns();
+	if (m == M_ZEROCOPY)
+		run_zerocopy(t, a, bs, total, fd);
+	else if (m == M_COPY)
+		run_copy(t, a, bs, total, fd);
+	else if (m == M_GCLOCKER)
+		run_gclocker(t, a, bs, total, fd);
+	else
+		kgc_do_blocking(t, sleep_1s, NULL);
+	t1 = now_ns();
+	kgc_stats_get(heap, &s1, sizeof(s1));
+	atomic_store(&stop, 1);
+	kgc_enter_native(t);
+	for (int i = 0; i < 2; i++)
+		pthread_join(al[i], NULL);
+	kgc_leave_native(t);
+	res.gbps = m == M_NONE ? 0 : (double)total / (double)(t1 - t0);
+	res.stall_ns = atomic_load(&stall_max);
+	res.young = s1.young_gcs - s0.young_gcs;
+	res.full = s1.full_gcs - s0.full_gcs;
+	res.gclocker_stall_ns = s1.gclocker_stall_ns - s0.gclocker_stall_ns;
+	kgc_frame_pop(t, &f);
+	kgc_thread_detach(t);
+	kgc_heap_destroy(heap);
+	close(fd);
+	return res;
+}
+
+/* The JDK anchor: java IoRead <file> <block> <total> prints "heap GB/s direct GB/s". */
+static int jdk(size_t bs, size_t total, double *heap_gbps, double *direct_gbps)
+{
+	char cmd[1024];
+	FILE *p;
+	int n;
+
+	if (access("out/IoRead.class", R_OK) != 0 || system("command -v java >/dev/null 2>&1"))
+		return -1;
+	snprintf(cmd, sizeof(cmd), "java -Xmx1g -XX:+UseG1GC -cp out IoRead %s %zu %zu", path, bs, total);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	n = fscanf(p, "%lf %lf", heap_gbps, direct_gbps);
+	pclose(p);
+	return n == 2 ? 0 : -1;
+}
+
+int main(void)
+{
+	static const size_t blocks[] = { 4096, 65536, 262144, 1 << 20 };
+	const char *e = getenv("IOBENCH_MB");
+	size_t total = (size_t)((e ? atof(e) : 1024.0 * bench_scale()) * (1 << 20));
+	FILE *md = md_open("iobench");
+	char r1[32], r2[32];
+	struct result none;
+
+	if (getenv("IOBENCH_FILE"))
+		path = getenv("IOBENCH_FILE");
+	make_file();
+	none = run(M_NONE, 4096, 0);
+	both(md, "\n## Zero-copy I/O into managed arrays (issue 13)\n\n");
+	both(md, "`bench/iobench`: %zu MiB read per row from a %u MiB file %s (page cache), "
+	     "queue depth %d, while 2 threads allocate (batches of %d small objects; stall = the longest batch). "
+	     "zerocopy = kgc_io ring into ordinary arrays; copy = the same depth on a plain io_uring into malloc "
+	     "buffers + memcpy into the arrays (the JDK's heap-buffer way); gclocker = critical section "
+	     "(GCLocker mode) around a blocking pread. Not built yet: fixed buffers in a pinned space (way 2). "
+	     "Allocators alone (1 s, no I/O): longest stall %.2f ms.\n\n", total >> 20, FILE_MB, path, QD, BATCH,
+	     ms(none.stall_ns));
+	both(md, "| block | way | GB/s | vs copy | longest alloc stall ms | young GCs | full GCs | GCLocker stall ms |\n");
+	both(md, "|---|---|---|---|---|---|---|---|\n");
+	for (size_t b = 0; b < sizeof(blocks) / sizeof(blocks[0]); b++) {
+		struct result rs[M_COUNT];
+		double jh, jd;
+
+		for (int m = M_ZEROCOPY; m < M_COUNT; m++)
+			rs[m] = run((enum mode)m, blocks[b], total);
+		for (int m = M_ZEROCOPY; m < M_COUNT; m++)
+			both(md, "| %zu KiB | %s | %.2f | %s | %.2f | %llu | %llu | %.1f |\n", blocks[b] >> 10,
+			     mode_name[m], rs[m].gbps, ratio_str(r1, sizeof(r1), rs[m].gbps, rs[M_COPY].gbps),
+			     ms(rs[m].stall_ns), (unsigned long long)rs[m].young, (unsigned long long)rs[m].full,
+			     ms(rs[m].gclocker_stall_ns));
+		if (jdk(blocks[b], total, &jh, &jd) == 0)
+			both(md, "| %zu KiB | JDK FileChannel.read heap / direct ByteBuffer | %.2f / %.2f | %s | | | | |\n",
+			     blocks[b] >> 10, jh, jd, ratio_str(r2, sizeof(r2), jh, jd));
+		else
+			both(md, "| %zu KiB | JDK | not run (no JDK or out/IoRead.class) | | | | | |\n", blocks[b] >> 10);
+	}
+	both(md, "\nJDK row: \"vs copy\" there is heap/direct within the JDK (its own copy cost).\n");
+	fclose(md);
+	unlink(path);
+	return 0;
+}
+#else
+int main(void)
+{
+	FILE *md = md_open("iobench");
+
+	both(md, "\n## Zero-copy I/O into managed arrays (issue 13)\n\nnot available: libkgc did not build/link\n");
+	fclose(md);
+	return 0;
+}
+#endif

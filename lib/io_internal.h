@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * io_internal.h - kgc_io rings (io_ring.c: lifecycle, submit, reap, cancel;
+ * io_prep.c: the prep calls; io_roots.c: what the collector sees).
+ *
+ * A slot is one operation queued or in flight: the arrays it holds are
+ * roots (io_roots.c) and each pins its region (one count in the region's
+ * pin count per array) from the prep until its completion is reaped. The
+ * sqe's user_data is the slot index; the program's user_data stays in the
+ * slot. Slots change only in managed state with r->lock held, so a
+ * collection (at a safepoint) never sees one half-written; the collector
+ * reads them with __atomic loads and without the lock.
+ *
+ * r->lock is never held while blocked on the kernel's completions; a thread
+ * that finds it taken waits for it in native state (a thread holding it may
+ * be in native state inside io_uring_enter, or waiting for a collection).
+ */
+#ifndef KGC_IO_INTERNAL_H
+#define KGC_IO_INTERNAL_H
+
+#include <liburing.h>
+#include "gc_internal.h"
+
+#define IO_SLOTS_MAX	4096u
+#define IO_TAG_CANCEL	UINT64_MAX	/* user_data of our cancel sqes */
+#define IO_NONE		UINT32_MAX
+
+struct io_slot {
+	kgc_obj arr[KGC_IO_IOV_MAX];	/* roots, pinned (__atomic: the collector reads) */
+	uint32_t narr;			/* arrays held; 0 = free (__atomic) */
+	uint32_t next_free;
+	uint64_t user_data;		/* the program's */
+	struct iovec iov[KGC_IO_IOV_MAX];	/* readv/writev: read by the kernel */
+};
+
+struct kgc_io_ring {
+	struct kgc_heap *h;
+	struct kgc_io_ring *next, *prev;	/* h->io_rings (h->lock) */
+	pthread_mutex_t lock;			/* all below */
+	struct io_uring ur;
+	struct io_slot *slots;
+	uint32_t nslots, free_head;
+	_Atomic uint32_t inflight;		/* slots in use (kgc_io_inflight reads it unlocked) */
+	char name[32];				/* for messages: "ring 0x..." */
+};
+
+#define IO_FAIL(err, ...) (kgci_err_set((err), __VA_ARGS__), -(err))
+
+/* io_ring.c */
+int kgci_io_check(struct kgc_io_ring *r, struct kgc_thread *t, const char *what);
+void kgci_io_lock(struct kgc_io_ring *r, struct kgc_thread *t);
+struct io_uring_sqe *kgci_io_get_sqe(struct kgc_io_ring *r, struct kgc_thread *t);
+/* io_prep.c's slot bookkeeping, r->lock held, managed */
+struct io_slot *kgci_io_slot_get(struct kgc_io_ring *r);
+void kgci_io_slot_hold(struct kgc_io_ring *r, struct io_slot *s, const kgc_obj *objs, unsigned n,
+		       uint64_t user_data);
+
+#endif

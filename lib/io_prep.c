@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * io_prep.c - the kgc_io prep calls: read, write, readv, writev, recv, send
+ * into or out of (array root, byte offset, byte length) of primitive
+ * arrays. Every argument is checked before anything is queued; then the
+ * arrays are rooted and pinned in a slot of the ring (io_ring.c) and the
+ * sqe is queued for kgc_io_submit.
+ */
+#include <errno.h>
+#include "io_internal.h"
+
+#define API __attribute__((visibility("default")))
+#define IO_LEN_MAX	0x7fffffffu	/* cqe->res is an int32_t */
+
+enum io_op { OP_READ, OP_WRITE, OP_READV, OP_WRITEV, OP_RECV, OP_SEND };
+
+static const char *const op_name[] = {
+	"kgc_io_prep_read", "kgc_io_prep_write", "kgc_io_prep_readv",
+	"kgc_io_prep_writev", "kgc_io_prep_recv", "kgc_io_prep_send",
+};
+
+struct io_req {
+	enum io_op op;
+	int fd, msg_flags;
+	uint64_t file_off, user_data;
+};
+
+/* Buffer i: *array a primitive array of h, [offset, offset+length) in its
+ * bytes. Sets *o and *p (the first byte). */
+static int buf_check(struct kgc_heap *h, const char *what, unsigned i, const struct kgc_io_buf *b,
+		     kgc_obj *o, char **p)
+{
+	uint64_t hd;
+	size_t bytes;
+
+	if (!b->array || !(*o = *b->array))
+		return IO_FAIL(EINVAL, "%s: buffer %u: NULL array", what, i);
+	if (!in_heap(h, *o) || region_of(h, *o)->type == RT_FREE)
+		return IO_FAIL(EINVAL, "%s: buffer %u: %p is not an object of the ring's heap", what, i,
+			       (void *)*o);
+	hd = *obj_hdr(*o);
+	if (hdr_kind(hd) != KIND_PRIM_ARRAY || (hd & HDR_TAG_MASK))
+		return IO_FAIL(EINVAL, "%s: buffer %u: array %p is not a primitive array (%s)", what, i,
+			       (void *)*o, hdr_kind(hd) == KIND_REF_ARRAY ? "a reference array" : "kind");
+	bytes = kgc_array_length(*o) << hdr_info(hd);
+	if (b->offset > bytes || b->length > bytes - b->offset)
+		return IO_FAIL(EFAULT, "%s: buffer %u: offset %zu + length %zu beyond array %p (%zu bytes)",
+			       what, i, b->offset, b->length, (void *)*o, bytes);
+	if (b->length > IO_LEN_MAX)
+		return IO_FAIL(EINVAL, "%s: buffer %u: length %zu over %u", what, i, b->length, IO_LEN_MAX);
+	*p = (char *)kgc_array_data(*o) + b->offset;
+	return 0;
+}
+
+static void sqe_fill(struct io_uring_sqe *sqe, const struct io_req *q, struct io_slot *s,
+		     char *p, size_t len, unsigned n)
+{
+	switch (q->op) {
+	case OP_READ:
+		io_uring_prep_read(sqe, q->fd, p, (unsigned)len, q->file_off);
+		break;
+	case OP_WRITE:
+		io_uring_prep_write(sqe, q->fd, p, (unsigned)len, q->file_off);
+		break;
+	case OP_READV:
+		io_uring_prep_readv(sqe, q->fd, s->iov, n, q->file_off);
+		break;
+	case OP_WRITEV:
+		io_uring_prep_writev(sqe, q->fd, s->iov, n, q->file_off);
+		break;
+	case OP_RECV:
+		io_uring_prep_recv(sqe, q->fd, p, len, q->msg_flags);
+		break;
+	case OP_SEND:
+		io_uring_prep_send(sqe, q->fd, p, len, q->msg_flags);
+		break;
+	}
+}
+
+/* Ring r, slot and sqe: r->lock held, managed, objs the arrays now. */
+static int queue_locked(struct kgc_io_ring *r, struct kgc_thread *t, const struct io_req *q,
+			const struct kgc_io_buf *bufs, const kgc_obj *objs, unsigned n)
+{
+	struct io_slot *s = kgci_io_slot_get(r);
+	struct io_uring_sqe *sqe;
+
+	if (!s)
+		return IO_FAIL(EAGAIN, "%s: %s: %u operations in flight (reap first)", op_name[q->op],
+			       r->name, r->nslots);
+	sqe = kgci_io_get_sqe(r, t);
+	if (!sqe) {
+		s->next_free = r->free_head;
+		r->free_head = (uint32_t)(s - r->slots);
+		return IO_FAIL(EAGAIN, "%s: %s: submission queue full", op_name[q->op], r->name);
+	}
+	for (unsigned i = 0; i < n; i++)
+		s->iov[i] = (struct iovec){ (char *)kgc_array_data(objs[i]) + bufs[i].offset,
+					    bufs[i].length };
+	kgci_io_slot_hold(r, s, objs, n, q->user_data);
+	sqe_fill(sqe, q, s, s->iov[0].iov_base, s->iov[0].iov_len, n);
+	sqe->user_data = (uint64_t)(s - r->slots);
+	return 0;
+}
+
+static int prep(struct kgc_io_ring *r, struct kgc_thread *t, const struct io_req *q,
+		const struct kgc_io_buf *bufs, unsigned n)
+{
+	const char *what = op_name[q->op];
+	kgc_obj objs[KGC_IO_IOV_MAX];
+	struct kgc_frame f;
+	char *p;
+	int err;
+
+	if (!r)
+		return IO_FAIL(EINVAL, "%s: NULL ring", what);
+	if ((err = kgci_io_check(r, t, what)))
+		return err;
+	if (!bufs || n == 0 || n > KGC_IO_IOV_MAX)
+		return IO_FAIL(EINVAL, "%s: %u buffers (1..%u)", what, n, KGC_IO_IOV_MAX);
+	for (unsigned i = 0; i < n; i++)
+		if ((err = buf_check(r->h, what, i, &bufs[i], &objs[i], &p)))
+			return err;
+	/* taking the lock may wait in native state: objs is a frame meanwhile */
+	kgc_frame_push(t, &f, objs, n, NULL);
+	kgci_io_lock(r, t);
+	kgc_frame_pop(t, &f);
+	err = queue_locked(r, t, q, bufs, objs, n);
+	pthread_mutex_unlock(&r->lock);
+	return err;
+}
+
+static int prep1(struct kgc_io_ring *r, struct kgc_thread *t, struct io_req q, kgc_obj *array,
+		 size_t offset, size_t length)
+{
+	struct kgc_io_buf b = { array, offset, length };
+
+	return prep(r, t, &q, &b, 1);
+}
+
+API int kgc_io_prep_read(kgc_io_ring *r, kgc_thread *t, int fd, kgc_obj *array, size_t offset,
+			 size_t length, uint64_t file_off, uint64_t user_data)
+{
+	return prep1(r, t, (struct io_req){ OP_READ, fd, 0, file_off, user_data }, array, offset, length);
+}
+
+API int kgc_io_prep_write(kgc_io_ring *r, kgc_thread *t, int fd, kgc_obj *array, size_t offset,
+			  size_t length, uint64_t file_off, uint64_t user_data)
+{
+	return prep1(r, t, (struct io_req){ OP_WRITE, fd, 0, file_off, user_data }, array, offset, length);
+}
+
+API int kgc_io_prep_recv(kgc_io_ring *r, kgc_thread *t, int sockfd, kgc_obj *array, size_t offset,
+			 size_t length, int msg_flags, uint64_t user_data)
+{
+	return prep1(r, t, (struct io_req){ OP_RECV, sockfd, msg_flags, 0, user_data }, array, offset,
+		     length);
+}
+
+API int kgc_io_prep_send(kgc_io_ring *r, kgc_thread *t, int sockfd, kgc_obj *array, size_t offset,
+			 size_t length, int msg_flags, uint64_t user_data)
+{
+	return prep1(r, t, (struct io_req){ OP_SEND, sockfd, msg_flags, 0, user_data }, array, offset,
+		     length);
+}
+
+API int kgc_io_prep_readv(kgc_io_ring *r, kgc_thread *t, int fd, const struct kgc_io_buf *bufs,
+			  unsigned nbufs, uint64_t file_off, uint64_t user_data)
+{
+	return prep(r, t, &(struct io_req){ OP_READV, fd, 0, file_off, user_data }, bufs, nbufs);
+}
+
+API int kgc_io_prep_writev(kgc_io_ring *r, kgc_thread *t, int fd, const struct kgc_io_buf *bufs,
+			   unsigned nbufs, uint64_t file_off, uint64_t user_data)
+{
+	return prep(r, t, &(struct io_req){ OP_WRITEV, fd, 0, file_off, user_data }, bufs, nbufs);
+}
