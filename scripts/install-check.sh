@@ -51,7 +51,11 @@ grep -q 'GROUP="kgc", MODE="0660"' "$root/usr/lib/udev/rules.d/70-kgc.rules" || 
 ok "installed $(find "$root" -type f | wc -l) files, $(find "$root" -type l | wc -l) symlinks"
 
 # 3. out-of-tree builds with pkg-config only
-export PKG_CONFIG_LIBDIR=$lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root
+# the install first, then the system's own .pc files (libkgc's Requires.private: liburing);
+# the sysroot prefix makes theirs point at nothing under $root, and the compiler's
+# default paths find them
+sys_pc=$(pkg-config --variable pc_path pkg-config)
+export PKG_CONFIG_LIBDIR=$lib/pkgconfig:$sys_pc PKG_CONFIG_SYSROOT_DIR=$root
 mkdir -p "$tmp/src"
 cp "$top/examples/klisp.c" "$tmp/src/"
 (cd "$tmp/src" && cc -O2 -std=gnu11 -pthread $(pkg-config --cflags libkgc libkgc-native) klisp.c -o klisp \
