@@ -441,7 +441,6 @@ void kgci_policy_young_pause(struct kgc_heap *h, uint64_t evac_ns);
 void kgci_policy_adapt_tenure(struct kgc_heap *h);
 unsigned kgci_policy_safepoint_warn_ms(struct kgc_heap *h);
 unsigned kgci_policy_gc_threads(struct kgc_heap *h);
-void kgci_young_pool_destroy(struct kgc_heap *h);
 unsigned kgci_policy_tenure(struct kgc_heap *h);
 bool kgci_policy_should_full(struct kgc_heap *h);
 bool kgci_policy_eden_available(struct kgc_heap *h);
@@ -527,6 +526,7 @@ void kgci_obj_iterate_refs_range(struct kgc_heap *h, kgc_obj o, char *lo, char *
 
 /* collections (called at a safepoint with h->lock held) */
 void kgci_young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask);
+void kgci_gang_destroy(struct kgc_heap *h);	/* the young pause's worker threads */
 void kgci_full_collect(struct kgc_heap *h, uint32_t *npinned);
 void kgci_verify_heap(struct kgc_heap *h, const char *when);
 void kgci_pins_compute(struct kgc_heap *h);	/* sets RF_PINNED / RF_KPINNED */
@@ -535,7 +535,7 @@ void kgci_pin_flush_cache(struct kgc_thread *t);
 bool kgci_region_pinned_now(struct kgc_heap *h, uint32_t idx);
 void kgci_evac_test_inject_failure(kgc_heap *h, int ngcs);	/* test hook */
 extern void (*kgci_alloc_test_zero_hook)(struct kgc_heap *h);	/* test hook (alloc.c) */
-extern void (*kgci_young_test_batch_hook)(bool own);	/* test hooks (young.c) */
+extern void (*kgci_young_test_batch_hook)(bool own);	/* test hooks (gang.c) */
 extern void (*kgci_young_test_drain_hook)(void);
 
 /* concurrent mark (mark.c); pause functions with h->lock held */

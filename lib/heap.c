@@ -206,7 +206,7 @@ API int kgc_heap_destroy(kgc_heap *h)
 	kgci_kpinwatch_destroy(h);	/* its thread detaches: now no thread is attached */
 	kgci_ext_heap_destroy(h);	/* layered libraries' heap data, e.g. libkgc-native's registry */
 	heap = (size_t)h->nregions << h->region_shift;
-	kgci_young_pool_destroy(h);
+	kgci_gang_destroy(h);
 	kgci_cm_destroy(h);
 	while (h->zombies) {
 		struct kgc_thread *z = h->zombies;
