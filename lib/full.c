@@ -9,38 +9,9 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "gc_internal.h"
+#include "markbits.h"
 
 #define BLOCK_SHIFT 9	/* 512 bytes = 64 words = one bitmap word */
-
-static inline size_t bit_index(struct kgc_heap *h, const void *p)
-{
-	return (size_t)((const char *)p - h->base) / WORD;
-}
-static inline bool is_marked(struct kgc_heap *h, const void *p)
-{
-	size_t b = bit_index(h, p);
-
-	return h->mark_bits[b / 64] >> (b % 64) & 1;
-}
-static inline bool set_mark(struct kgc_heap *h, const void *p)
-{
-	size_t b = bit_index(h, p);
-	uint64_t m = 1ull << (b % 64);
-
-	if (h->mark_bits[b / 64] & m)
-		return false;
-	h->mark_bits[b / 64] |= m;
-	return true;
-}
-
-static void clear_bits(struct kgc_heap *h, struct region *r)
-{
-	size_t b = bit_index(h, r->bottom) / 64;
-	size_t n = ((h->region_size / WORD) + 63) / 64;
-
-	memset(&h->mark_bits[b], 0, n * sizeof(uint64_t));
-}
 
 static void mark_push(struct kgc_heap *h, kgc_obj o)
 {
@@ -54,16 +25,9 @@ static void mark_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 	kgc_obj o = *slot;
 
 	(void)ctx;
-	if (set_mark(h, o))
+	if (mb_set(&h->mark, o))
 		mark_push(h, o);
 }
-
-/* Iterate marked object starts in [lo, hi). */
-#define FOR_EACH_MARKED(h, lo, hi, p)                                              \
-	for (size_t _w = bit_index(h, lo) / 64, _we = (bit_index(h, hi) + 63) / 64; _w < _we; _w++) \
-		for (uint64_t _bits = (h)->mark_bits[_w]; _bits; _bits &= _bits - 1)      \
-			if (((p) = (h)->base + ((_w * 64 + (size_t)__builtin_ctzll(_bits)) * WORD)), \
-			    (p) >= (lo) && (p) < (hi))
 
 static inline bool compactable(const struct region *r)
 {
@@ -85,7 +49,7 @@ static char *forwardee(struct kgc_heap *h, char *p)
 	d = h->block_dest[b];
 	bs = h->base + (b << BLOCK_SHIFT);
 	bit = (size_t)(p - bs) / WORD;
-	bits = h->mark_bits[b] & ((1ull << bit) - 1);	/* block = exactly one bitmap word */
+	bits = mb_word(&h->mark, bs) & ((1ull << bit) - 1);	/* block = exactly one bitmap word */
 	while (bits) {
 		char *q = bs + (size_t)__builtin_ctzll(bits) * WORD;
 
@@ -108,7 +72,7 @@ static void adjust_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 static kgc_obj weak_alive_marked(struct kgc_heap *h, kgc_obj o, void *ctx)
 {
 	(void)ctx;
-	return is_marked(h, o) ? o : NULL;
+	return mb_test(&h->mark, o) ? o : NULL;
 }
 
 static kgc_obj weak_forwardee(struct kgc_heap *h, kgc_obj o, void *ctx)
@@ -124,7 +88,7 @@ static void fill_dead(struct kgc_heap *h, struct region *r)
 	while (p < r->top) {
 		size_t sz = obj_size(p);
 
-		if (is_marked(h, p)) {
+		if (mb_test(&h->mark, p)) {
 			if (dead)
 				kgci_obj_fill(dead, (size_t)(p - dead));
 			dead = NULL;
@@ -208,7 +172,7 @@ static void full_forward(struct full *f)
 		size_t cur_block = SIZE_MAX, block_bytes = 0;
 		char *block_start = NULL;
 
-		FOR_EACH_MARKED(h, r->bottom, r->top, p) {
+		MB_FOR_EACH(&h->mark, r->bottom, r->top, p) {
 			size_t sz = obj_size(p), b = (size_t)(p - h->base) >> BLOCK_SHIFT;
 
 			if (b != cur_block) {
@@ -248,11 +212,11 @@ static void full_adjust(struct full *f)
 		if (r->type == RT_FREE || r->type == RT_HUM_CONT)
 			continue;
 		if (r->type == RT_HUM_START) {
-			if (is_marked(h, r->bottom))
+			if (mb_test(&h->mark, r->bottom))
 				kgci_obj_iterate_refs(h, (kgc_obj)r->bottom, adjust_slot, NULL);
 			continue;
 		}
-		FOR_EACH_MARKED(h, r->bottom, r->top, p)
+		MB_FOR_EACH(&h->mark, r->bottom, r->top, p)
 			kgci_obj_iterate_refs(h, (kgc_obj)p, adjust_slot, NULL);
 	}
 }
@@ -268,7 +232,7 @@ static void full_compact(struct full *f)
 		size_t cur_block = SIZE_MAX;
 		char *d = NULL;
 
-		FOR_EACH_MARKED(h, r->bottom, r->top, p) {
+		MB_FOR_EACH(&h->mark, r->bottom, r->top, p) {
 			size_t sz = obj_size(p), b = (size_t)(p - h->base) >> BLOCK_SHIFT;
 
 			if (b != cur_block) {
@@ -312,7 +276,7 @@ static void full_regions(struct full *f)
 
 			for (uint32_t k = 0; k < r->hum_count; k++)
 				pinned |= kgci_region_pinned_now(h, i + k);
-			if (!is_marked(h, r->bottom) && !pinned) {
+			if (!mb_test(&h->mark, r->bottom) && !pinned) {
 				uint32_t cnt = r->hum_count;
 
 				for (uint32_t k = 0; k < cnt; k++)
@@ -328,7 +292,7 @@ static void full_regions(struct full *f)
 		struct region *r = &h->regions[i];
 
 		if (f->was_used[i]) {
-			clear_bits(h, r);
+			kgci_markbits_clear(&h->mark, r->bottom, r->end);
 			kgci_cards_clear_region(h, r);	/* no young objects are left */
 		}
 		r->flags &= ~RF_CSET;

@@ -302,6 +302,9 @@ struct handle_block {
 #define HANDLE_FREE_TAG ((uintptr_t)1)
 
 /* --------------------------------------------------------------------- heap */
+/* A mark bitmap, one bit per heap word (markbits.h). */
+struct markbits { uint64_t *w; size_t nwords; const char *base; };
+
 /* What policy.c remembers between its questions (h->pol). */
 struct policy_state {
 	uint32_t young_target;		/* eden regions before a young GC */
@@ -330,8 +333,7 @@ struct kgc_heap {
 	size_t ncards;
 	uint32_t *bot;		/* per card: byte offset from region bottom of the object covering the card start */
 	/* full GC side tables */
-	uint64_t *mark_bits;	/* 1 bit per word */
-	size_t mark_words;
+	struct markbits mark;	/* full GC and verifier (markbits.h) */
 	char **block_dest;	/* per 512-byte block */
 	/* region counts */
 	uint32_t count[RT_COUNT];

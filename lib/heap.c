@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "gc_internal.h"
+#include "markbits.h"
 
 #define API __attribute__((visibility("default")))
 
@@ -56,11 +56,9 @@ static int heap_tables(struct kgc_heap *h)
 	size_t heap = (size_t)h->nregions * h->region_size;
 
 	h->regions = calloc(h->nregions, sizeof(*h->regions));
-	h->mark_words = (heap / WORD + 63) / 64;
-	h->mark_bits = kgci_os_alloc(h->mark_words * sizeof(uint64_t));
 	h->block_dest = kgci_os_alloc((heap >> KGC_CARD_SHIFT) * sizeof(char *));
 	h->kpin_bits = calloc((h->nregions + 63) / 64, sizeof(uint64_t));
-	if (!h->regions || !h->mark_bits || !h->block_dest || !h->kpin_bits ||
+	if (!h->regions || kgci_markbits_init(&h->mark, h->base, heap) || !h->block_dest || !h->kpin_bits ||
 	    kgci_cards_init(h) || kgci_types_init(h)) {
 		kgci_err_set(ENOMEM, "kgc_heap_create: out of memory for side tables");
 		return -ENOMEM;
@@ -84,7 +82,7 @@ static void heap_tables_free(struct kgc_heap *h)
 
 	kgci_os_free(h->cards, h->ncards);
 	kgci_os_free(h->bot, h->ncards * sizeof(uint32_t));
-	kgci_os_free(h->mark_bits, h->mark_words * sizeof(uint64_t));
+	kgci_markbits_destroy(&h->mark);
 	kgci_os_free(h->block_dest, (heap >> KGC_CARD_SHIFT) * sizeof(char *));
 	free(h->kpin_bits);
 	free(h->regions);
@@ -220,7 +218,7 @@ API int kgc_heap_destroy(kgc_heap *h)
 	kgci_types_destroy(h);
 	kgci_os_free(h->cards, h->ncards);
 	kgci_os_free(h->bot, h->ncards * sizeof(uint32_t));
-	kgci_os_free(h->mark_bits, h->mark_words * sizeof(uint64_t));
+	kgci_markbits_destroy(&h->mark);
 	kgci_os_free(h->block_dest, (heap >> KGC_CARD_SHIFT) * sizeof(char *));
 	free(h->kpin_bits);
 	free(h->stack);

@@ -46,7 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "gc_internal.h"
+#include "markbits.h"
 
 #define SATB_CAP 1024		/* entries per buffer */
 #define STEP_WORK 512		/* objects between checks for a yield request */
@@ -1246,21 +1246,16 @@ void kgci_cm_verify_bits(struct kgc_heap *h, const char *when)
 }
 
 /* KGC_VERIFY at remark: every object reachable from the roots that lies
- * below TAMS in an old or humongous region is marked (uses h->mark_bits). */
+ * below TAMS in an old or humongous region is marked (uses h->mark). */
 struct vm_ctx { struct kgc_heap *h; kgc_obj *st; size_t len, cap; };
 
 static void vm_visit(struct kgc_heap *h, kgc_obj *slot, void *arg)
 {
 	struct vm_ctx *v = arg;
 	kgc_obj o = *slot;
-	size_t b;
 
-	if (!o)
+	if (!o || !mb_set(&h->mark, o))
 		return;
-	b = bit_of(h, o);
-	if (h->mark_bits[b / 64] >> (b % 64) & 1)
-		return;
-	h->mark_bits[b / 64] |= 1ull << (b % 64);
 	if (v->len == v->cap)
 		v->st = kgci_array_grow(v->st, &v->cap, sizeof(*v->st), "verify (remark) stack");
 	v->st[v->len++] = o;
@@ -1272,7 +1267,7 @@ void kgci_verify_marking(struct kgc_heap *h)
 	struct vm_ctx v = { .h = h };
 	size_t n = 0;
 
-	memset(h->mark_bits, 0, h->mark_words * sizeof(uint64_t));
+	kgci_markbits_clear_all(&h->mark);
 	kgci_roots_iterate(h, vm_visit, &v);
 	kgci_roots_iterate_critical(h, vm_visit, &v);
 	while (v.len) {
@@ -1286,6 +1281,6 @@ void kgci_verify_marking(struct kgc_heap *h)
 		kgci_obj_iterate_refs(h, o, vm_visit, &v);
 	}
 	free(v.st);
-	memset(h->mark_bits, 0, h->mark_words * sizeof(uint64_t));
+	kgci_markbits_clear_all(&h->mark);
 	kgci_log_line(h, LOG_HEAP, "verify (remark): %zu reachable objects, marking complete", n);
 }
