@@ -25,14 +25,14 @@ void kgci_evacfail_pinned_young(struct region *r, uint32_t *npinned)
 
 /*
  * Cset selection: does retained region r, unpinned since it failed, join
- * the collection set now (at most rmax of them, their live bytes within
- * rbudget, the first one always)?
+ * the collection set now (if the cycle allows, at most rmax of them, their
+ * live bytes within rbudget, the first one always)?
  */
-bool kgci_evacfail_retained_join(struct kgc_heap *h, struct region *r, struct yres *res,
-				 uint32_t rmax, size_t rbudget)
+bool kgci_evacfail_retained_join(struct region *r, bool allowed, struct yres *res, uint32_t rmax,
+				 size_t rbudget)
 {
 	if (r->type != RT_OLD || !r->retained || (r->flags & (RF_PINNED | RF_KPINNED)) ||
-	    !kgci_cm_retained_evac_ok(h) || res->nretained >= rmax ||
+	    !allowed || res->nretained >= rmax ||
 	    (res->nretained && res->rlive + r->live_bytes > rbudget))
 		return false;
 	r->flags |= RF_CSET;

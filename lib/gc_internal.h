@@ -21,9 +21,13 @@
  *   collect.c   the collection driver: plans, runs and records each pause
  *   roots.c     frames, global handles
  *   cardtable.c card table and block-offset table
- *   young.c     young evacuation (with evacuation failure)
+ *   young.c     the young pause's phases (young.h: gang.c the worker gang,
+ *               promote.c to-space allocation, evacfail.c evacuation failure)
  *   full.c      mark + sliding compaction
- *   mark.c      concurrent marking (SATB) and sweeping of old space
+ *   cmark.c     the concurrent cycle (cm.h: satb.c SATB buffers, sweep.c sweep
+ *               and cleanup, mixed.c mixed candidates, cmverify.c its checks);
+ *               the young pause's side of it: cm_young.h
+ *   markbits.c  mark bitmaps (cycle, full GC, verifier)
  *   verify.c    heap verifier
  *   weak.c      weak references, cleaners, identity hashes (weak cells)
  *   stale.c     KGC_STALE_CHECK debug mode (quarantined regions)
@@ -200,7 +204,7 @@ struct region {
 	char *bottom, *top, *end;
 	uint8_t type, flags, fail_cause, evac_alloc_failed;
 	uint8_t retained;	/* old after a pinned evacuation failure: evacuated once unpinned */
-	uint8_t candidate;	/* sparse old region to be evacuated by a mixed collection (mark.c) */
+	uint8_t candidate;	/* sparse old region to be evacuated by a mixed collection (mixed.c) */
 	uint8_t quarantined;	/* free, but PROT_NONE and not handed out for a while (stale.c) */
 	uint64_t quarantine_gc;	/* the collection that quarantined it */
 	uint32_t hum_start;	/* humongous: index of the start region */
@@ -259,7 +263,7 @@ struct kgc_thread {
 	char *pt_next;			/* where the next slice starts (alloc.c) */
 	uint64_t pace_t;		/* allocation pacing: its start or the end of the last
 					 * sleep, 0 while off (alloc.c) */
-	struct satb_buf *satb;		/* SATB log (mark.c) */
+	struct satb_buf *satb;		/* SATB log (satb.c) */
 	uint64_t bytes_allocated;
 	struct kgc_thread *next, *prev;
 	char name[40];
@@ -397,8 +401,8 @@ struct kgc_heap {
 	struct kpinwatch *kpw;	/* pin-drop watches (kpinwatch.c), NULL until first armed */
 	_Atomic uint64_t kpw_armed, kpw_fired, kpw_gcs;	/* stats: kpin_watch_* */
 	struct gc_pool *gc_pool;	/* young GC worker threads (KGC_GC_THREADS > 1) */
-	/* concurrent marking (mark.c) */
-	struct cmark *cm;
+	/* the concurrent cycle (cmark.c) */
+	struct cmark *cm;		/* cm.h */
 	uint32_t satb_active;		/* copied to attaching threads */
 	size_t chunk_bytes;		/* swept gaps available for promotion */
 };
@@ -540,34 +544,24 @@ extern void (*kgci_alloc_test_zero_hook)(struct kgc_heap *h);	/* test hook (allo
 extern void (*kgci_young_test_batch_hook)(bool own);	/* test hooks (gang.c) */
 extern void (*kgci_young_test_drain_hook)(void);
 
-/* concurrent mark (mark.c); pause functions with h->lock held */
+/* the concurrent cycle (cmark.c, satb.c, sweep.c, mixed.c, cmverify.c; the
+ * young pause's side of it: cm_young.h); pause functions with h->lock held */
 int kgci_cm_init(struct kgc_heap *h);
 void kgci_cm_destroy(struct kgc_heap *h);
 void kgci_cm_pause_begin(struct kgc_heap *h);	/* every pause: marker off the heap */
 void kgci_cm_pause_end(struct kgc_heap *h);
 void kgci_cm_abort(struct kgc_heap *h);		/* full collection */
 const char *kgci_cm_after_young(struct kgc_heap *h);	/* initial mark / remark / cleanup; NULL if none */
-bool kgci_cm_active(struct kgc_heap *h);
-bool kgci_cm_marking(struct kgc_heap *h);
 bool kgci_cm_marker_busy(struct kgc_heap *h);	/* the marker thread has cycle work */
-void kgci_cm_mark_black(struct kgc_heap *h, const void *p);
 bool kgci_cm_retained_evac_ok(struct kgc_heap *h);
-void kgci_cm_old_cset_refs(struct kgc_heap *h, slot_fn fn, void *ctx);
-void kgci_cm_push_gray(struct kgc_heap *h, const kgc_obj *v, size_t n);
-void kgci_cm_region_evacuated(struct kgc_heap *h, uint32_t idx);
 void kgci_cm_test_hold(struct kgc_heap *h, bool on);		/* test hooks */
 const char *kgci_cm_test_state(struct kgc_heap *h);
 size_t kgci_cm_test_bits(struct kgc_heap *h, uint32_t idx);	/* mark bits set in a region */
 bool kgci_cm_obj_dead(struct kgc_heap *h, const void *p);	/* swept-to-be garbage (verifier) */
 #define CM_CHUNK_MIN 128	/* smallest gap reused for promotion */
 struct gap { char *start; size_t size; };	/* free space in an old region (a filler) */
-bool kgci_cm_chunk_take(struct kgc_heap *h, size_t min, struct gap *out);
-void kgci_cm_chunk_give_back(struct kgc_heap *h, struct gap g);
-void kgci_cm_chunks_drop_evacuated(struct kgc_heap *h);	/* in RF_CSET or candidate regions */
-uint32_t kgci_cm_mixed_select(struct kgc_heap *h, size_t *live_bytes);	/* young GC: adds to the cset */
 bool kgci_cm_candidates_tracked(struct kgc_heap *h);				/* verifier */
 void kgci_cm_thread_detach(struct kgc_thread *t);
-void kgci_verify_marking(struct kgc_heap *h);
 
 /* stale.c: KGC_STALE_CHECK */
 int kgci_stale_init(struct kgc_heap *h);

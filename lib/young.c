@@ -55,8 +55,8 @@ static kgc_obj evacuate(struct yworker *w, kgc_obj o, uint64_t hd, const struct 
 	if (old) {
 		kgci_bot_record(h, region_of(h, dst), dst, size);
 		if (unlikely(w->y->black)) {
-			kgci_cm_mark_black(h, dst);
-			if (from_old) {	/* the marker traces it again (mark.c) */
+			kgci_cm_young_promoted(h, dst);
+			if (from_old) {	/* the marker traces it again */
 				if (w->ngray == w->gray_cap)
 					w->gray = kgci_array_grow(w->gray, &w->gray_cap, sizeof(*w->gray),
 							     "young GC gray list");
@@ -207,7 +207,7 @@ static void worker_run(struct yworker *w, bool first)
 		kgci_roots_iterate(y->h, root_slot, w);
 		kgci_roots_iterate_critical(y->h, root_slot, w);
 		if (y->old_cset)	/* marking: its stack and SATB entries into them */
-			kgci_cm_old_cset_refs(y->h, root_slot, w);
+			kgci_cm_young_roots(y->h, root_slot, w);
 		kgci_gang_drain_local(w);
 	}
 	kgci_gang_share_slots(w);
@@ -245,7 +245,6 @@ static void ygc_setup(struct ygc *y, struct kgc_heap *h)
 	y->task = worker_run;
 	y->heap_slot = heap_slot;
 	y->tenure = kgci_policy_tenure(h);
-	y->black = kgci_cm_marking(h);
 	y->surv_limit = kgci_policy_survivor_limit(h);
 	if (h->evac_fail_inject > 0) {
 		y->inject = true;
@@ -271,11 +270,14 @@ static void ygc_setup(struct ygc *y, struct kgc_heap *h)
 static void ygc_select_cset(struct ygc *y, struct yres *res, uint32_t *npinned)
 {
 	struct kgc_heap *h = y->h;
+	struct cm_young cy = { 0 };
 	uint32_t rmax;
 	size_t rbudget;
 
-	/* a mixed collection: old candidates of the last cycle join the cset */
-	res->nmixed = kgci_cm_active(h) ? 0 : kgci_cm_mixed_select(h, &res->mixed_live);
+	kgci_cm_young_begin(h, &cy);	/* mixed candidates of the last cycle join the cset */
+	y->black = cy.marking;
+	res->nmixed = cy.nmixed;
+	res->mixed_live = cy.mixed_live;
 	kgci_policy_retained_limits(h, &rmax, &rbudget);
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
@@ -288,7 +290,7 @@ static void ygc_select_cset(struct ygc *y, struct yres *res, uint32_t *npinned)
 		} else if (r->flags & RF_CSET) {
 			res->cset_bytes += (size_t)(r->top - r->bottom);	/* mixed candidate */
 			kgci_cards_clear_region(h, r);
-		} else if (kgci_evacfail_retained_join(h, r, res, rmax, rbudget)) {
+		} else if (kgci_evacfail_retained_join(r, cy.retained_ok, res, rmax, rbudget)) {
 			/* unpinned since it failed evacuation: collected now */
 		} else if (r->type == RT_OLD || r->type == RT_HUM_START || r->type == RT_HUM_CONT) {
 			y->old_list[y->nold++] = i;
@@ -300,7 +302,7 @@ static void ygc_select_cset(struct ygc *y, struct yres *res, uint32_t *npinned)
 	}
 	h->retained_pending = res->rleft;
 	if (res->nretained)
-		kgci_cm_chunks_drop_evacuated(h);	/* their gaps are no promotion space now */
+		kgci_cm_young_cset(h);	/* their gaps are no promotion space now */
 	y->old_cset = res->nretained && y->black;
 }
 
@@ -327,7 +329,7 @@ static void ygc_gather(struct ygc *y, struct yres *res)
 		free(w->stack);
 		free(w->slots);
 		if (w->ngray)
-			kgci_cm_push_gray(h, w->gray, w->ngray);
+			kgci_cm_young_gray(h, w->gray, w->ngray);
 		free(w->gray);
 	}
 }
@@ -349,7 +351,7 @@ static void ygc_finish_regions(struct ygc *y, struct yres *res, unsigned *fail_m
 				if (h->opt.poison)
 					memset(r->bottom, 0xde, (size_t)(r->top - r->bottom));
 				if (r->type == RT_OLD)
-					kgci_cm_region_evacuated(h, i);
+					kgci_cm_young_freed(h, i);
 				kgci_region_free(h, r);
 				kgci_stale_quarantine(h, r);	/* KGC_STALE_CHECK */
 			}

@@ -14,6 +14,7 @@
 #ifndef KGC_YOUNG_H
 #define KGC_YOUNG_H
 #include "gc_internal.h"
+#include "cm_young.h"
 
 struct ygc;
 
@@ -116,8 +117,8 @@ void kgci_promote_retire(struct yworker *w);	/* PLABs and unused gaps, end of th
 
 /* evacfail.c: evacuation failure */
 void kgci_evacfail_pinned_young(struct region *r, uint32_t *npinned);
-bool kgci_evacfail_retained_join(struct kgc_heap *h, struct region *r, struct yres *res,
-				 uint32_t rmax, size_t rbudget);
+bool kgci_evacfail_retained_join(struct region *r, bool allowed, struct yres *res, uint32_t rmax,
+				 size_t rbudget);
 void kgci_evacfail_note_alloc(struct region *r);
 void kgci_evacfail_keep(struct kgc_heap *h, struct region *r, uint32_t i, struct yres *res,
 			unsigned *fail_mask);
