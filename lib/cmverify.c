@@ -41,7 +41,7 @@ void kgci_cm_verify_bits(struct kgc_heap *h, const char *when)
 }
 
 /* KGC_VERIFY at remark: every object reachable from the roots that lies
- * below TAMS in an old or humongous region is marked (uses h->mark). */
+ * below TAMS in an old or humongous region is marked (uses h->full.mark). */
 struct vm_ctx { struct kgc_heap *h; kgc_obj *st; size_t len, cap; };
 
 static void vm_visit(struct kgc_heap *h, kgc_obj *slot, void *arg)
@@ -49,7 +49,7 @@ static void vm_visit(struct kgc_heap *h, kgc_obj *slot, void *arg)
 	struct vm_ctx *v = arg;
 	kgc_obj o = *slot;
 
-	if (!o || !mb_set(&h->mark, o))
+	if (!o || !mb_set(&h->full.mark, o))
 		return;
 	if (v->len == v->cap)
 		v->st = kgci_array_grow(v->st, &v->cap, sizeof(*v->st), "verify (remark) stack");
@@ -62,7 +62,7 @@ void kgci_verify_marking(struct kgc_heap *h)
 	struct vm_ctx v = { .h = h };
 	size_t n = 0;
 
-	kgci_markbits_clear_all(&h->mark);
+	kgci_markbits_clear_all(&h->full.mark);
 	kgci_roots_iterate(h, vm_visit, &v);
 	kgci_roots_iterate_critical(h, vm_visit, &v);
 	while (v.len) {
@@ -76,6 +76,6 @@ void kgci_verify_marking(struct kgc_heap *h)
 		kgci_obj_iterate_refs(h, o, vm_visit, &v);
 	}
 	free(v.st);
-	kgci_markbits_clear_all(&h->mark);
+	kgci_markbits_clear_all(&h->full.mark);
 	kgci_log_line(h, LOG_HEAP, "verify (remark): %zu reachable objects, marking complete", n);
 }

@@ -174,7 +174,7 @@ void kgci_gang_barrier(struct yworker *w, bool *set_at_last)
 
 /* ------------------------------------------------------------ worker pool */
 
-/* h->gc_pool: the gang's threads, started at the first parallel pause */
+/* h->young.pool: the gang's threads, started at the first parallel pause */
 
 struct gc_pool {
 	pthread_mutex_t lock;
@@ -215,7 +215,7 @@ static void *pool_main(void *arg)
 
 static struct gc_pool *pool_get(struct kgc_heap *h, unsigned n)
 {
-	struct gc_pool *p = h->gc_pool;
+	struct gc_pool *p = h->young.pool;
 
 	if (p || n < 2)
 		return p;
@@ -239,13 +239,13 @@ static struct gc_pool *pool_get(struct kgc_heap *h, unsigned n)
 		pthread_setname_np(p->th[i - 1], "kgc-gc");
 		p->nthreads++;
 	}
-	h->gc_pool = p;
+	h->young.pool = p;
 	return p;
 }
 
 void kgci_gang_destroy(struct kgc_heap *h)
 {
-	struct gc_pool *p = h->gc_pool;
+	struct gc_pool *p = h->young.pool;
 
 	if (!p)
 		return;
@@ -259,7 +259,7 @@ void kgci_gang_destroy(struct kgc_heap *h)
 	pthread_cond_destroy(&p->go);
 	pthread_cond_destroy(&p->done);
 	free(p);
-	h->gc_pool = NULL;
+	h->young.pool = NULL;
 }
 
 /* Run y->task on y->nworkers workers (fewer if threads are missing); the

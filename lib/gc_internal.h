@@ -309,6 +309,21 @@ struct handle_block {
 /* A mark bitmap, one bit per heap word (markbits.h). */
 struct markbits { uint64_t *w; size_t nwords; const char *base; };
 
+/* The full collection's side tables (h->full; full.c). */
+struct full_state {
+	struct markbits mark;	/* marked objects; the verifier's scratch too (markbits.h) */
+	char **block_dest;	/* per 512-byte block: where its first marked object goes */
+	kgc_obj **stack;	/* mark stack */
+	size_t stack_len, stack_cap;
+};
+
+/* The young pause's own state (h->young). */
+struct young_state {
+	struct gc_pool *pool;	/* the worker gang's threads (KGC_GC_THREADS > 1; gang.c) */
+	long surv_cur, old_cur;	/* to-space allocation regions, -1 none (promote.c) */
+	uint32_t surv_regions;	/* survivor regions taken by this pause */
+};
+
 /* What policy.c remembers between its questions (h->pol). */
 struct policy_state {
 	uint32_t young_target;		/* eden regions before a young GC */
@@ -336,9 +351,7 @@ struct kgc_heap {
 	uint8_t *card_biased;
 	size_t ncards;
 	uint32_t *bot;		/* per card: byte offset from region bottom of the object covering the card start */
-	/* full GC side tables */
-	struct markbits mark;	/* full GC and verifier (markbits.h) */
-	char **block_dest;	/* per 512-byte block */
+	struct full_state full;	/* full.c's side tables (its bitmap also the verifier's) */
 	/* region counts */
 	uint32_t count[RT_COUNT];
 	uint32_t next_free_hint;
@@ -390,17 +403,12 @@ struct kgc_heap {
 	struct kgc_stats st;
 	uint64_t gc_id;
 	_Atomic uint64_t critical_gets;
-	/* GC scratch */
-	kgc_obj **stack;	/* young: work stack (objects to scan) */
-	size_t stack_len, stack_cap;
 	int evac_fail_inject;	/* test hook: fail to-space allocation in the next N young GCs */
-	long surv_cur, old_cur;	/* GC allocation regions */
-	uint32_t surv_regions;
+	struct young_state young;	/* the young pause's (young.c, gang.c, promote.c) */
 	uint64_t *kpin_bits;
 	bool kpin_known;	/* the last kgci_pins_compute's kernel pin query succeeded */
 	struct kpinwatch *kpw;	/* pin-drop watches (kpinwatch.c), NULL until first armed */
 	_Atomic uint64_t kpw_armed, kpw_fired, kpw_gcs;	/* stats: kpin_watch_* */
-	struct gc_pool *gc_pool;	/* young GC worker threads (KGC_GC_THREADS > 1) */
 	/* the concurrent cycle (cmark.c) */
 	struct cmark *cm;		/* cm.h */
 	uint32_t satb_active;		/* copied to attaching threads */
@@ -532,8 +540,11 @@ void kgci_obj_iterate_refs_range(struct kgc_heap *h, kgc_obj o, char *lo, char *
 
 /* collections (called at a safepoint with h->lock held) */
 void kgci_young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask);
-void kgci_gang_destroy(struct kgc_heap *h);	/* the young pause's worker threads */
+void kgci_young_init(struct kgc_heap *h);
+void kgci_young_destroy(struct kgc_heap *h);	/* stops the worker gang */
 void kgci_full_collect(struct kgc_heap *h, uint32_t *npinned);
+int kgci_full_init(struct kgc_heap *h);
+void kgci_full_destroy(struct kgc_heap *h);
 void kgci_verify_heap(struct kgc_heap *h, const char *when);
 void kgci_pins_compute(struct kgc_heap *h);	/* sets RF_PINNED / RF_KPINNED */
 unsigned kgci_pins_private(struct kgc_heap *h, struct kgc_thread *t, uint32_t idx[2]);

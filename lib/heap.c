@@ -53,12 +53,9 @@ static int heap_geometry(const struct kgc_options *opts, struct kgc_options *o, 
 /* Side tables and the region array for a heap of h->nregions (0 or -ENOMEM). */
 static int heap_tables(struct kgc_heap *h)
 {
-	size_t heap = (size_t)h->nregions * h->region_size;
-
 	h->regions = calloc(h->nregions, sizeof(*h->regions));
-	h->block_dest = kgci_os_alloc((heap >> KGC_CARD_SHIFT) * sizeof(char *));
 	h->kpin_bits = calloc((h->nregions + 63) / 64, sizeof(uint64_t));
-	if (!h->regions || kgci_markbits_init(&h->mark, h->base, heap) || !h->block_dest || !h->kpin_bits ||
+	if (!h->regions || !h->kpin_bits ||
 	    kgci_cards_init(h) || kgci_types_init(h)) {
 		kgci_err_set(ENOMEM, "kgc_heap_create: out of memory for side tables");
 		return -ENOMEM;
@@ -72,18 +69,14 @@ static int heap_tables(struct kgc_heap *h)
 		r->flags = RF_ZEROED;
 	}
 	h->count[RT_FREE] = h->nregions;
-	h->eden_cur = h->surv_cur = h->old_cur = -1;
+	h->eden_cur = -1;
 	return 0;
 }
 
 static void heap_tables_free(struct kgc_heap *h)
 {
-	size_t heap = (size_t)h->nregions * h->region_size;
-
 	kgci_os_free(h->cards, h->ncards);
 	kgci_os_free(h->bot, h->ncards * sizeof(uint32_t));
-	kgci_markbits_destroy(&h->mark);
-	kgci_os_free(h->block_dest, (heap >> KGC_CARD_SHIFT) * sizeof(char *));
 	free(h->kpin_bits);
 	free(h->regions);
 }
@@ -99,20 +92,30 @@ static void heap_locks(struct kgc_heap *h, bool init)
 		init ? pthread_cond_init(c[i], NULL) : pthread_cond_destroy(c[i]);
 }
 
-/* The subsystems with their own state: concurrent cycle, weak cells, stale check. */
+/* The subsystems with their own state, in the order they are set up (and
+ * torn down in reverse when one of them fails). */
+static const struct subsystem {
+	int (*init)(struct kgc_heap *h);
+	void (*destroy)(struct kgc_heap *h);
+} subsystems[] = {
+	{ kgci_full_init, kgci_full_destroy },	/* full collection's side tables */
+	{ kgci_cm_init, kgci_cm_destroy },	/* concurrent cycle */
+	{ kgci_weak_init, kgci_weak_destroy },	/* weak cells */
+	{ kgci_stale_init, kgci_stale_destroy },	/* KGC_STALE_CHECK */
+};
+
 static int heap_subsystems(struct kgc_heap *h)
 {
-	int err;
+	size_t n = sizeof(subsystems) / sizeof(subsystems[0]), i;
+	int err = 0;
 
 	kgci_policy_init(h);
-	err = kgci_cm_init(h);
+	kgci_young_init(h);
+	for (i = 0; i < n && !err; i++)
+		err = subsystems[i].init(h);
 	if (err)
-		return err;
-	err = kgci_weak_init(h);
-	if (!err && (err = kgci_stale_init(h)))
-		kgci_weak_destroy(h);
-	if (err)
-		kgci_cm_destroy(h);
+		for (i--; i-- > 0;)
+			subsystems[i].destroy(h);
 	return err;
 }
 
@@ -164,8 +167,6 @@ API int kgc_heap_create(const struct kgc_options *opts, kgc_heap **out)
 
 API int kgc_heap_destroy(kgc_heap *h)
 {
-	size_t heap;
-
 	if (!h)
 		return -EINVAL;
 	pthread_mutex_lock(&h->lock);
@@ -203,8 +204,7 @@ API int kgc_heap_destroy(kgc_heap *h)
 	pthread_mutex_unlock(&h->lock);
 	kgci_kpinwatch_destroy(h);	/* its thread detaches: now no thread is attached */
 	kgci_ext_heap_destroy(h);	/* layered libraries' heap data, e.g. libkgc-native's registry */
-	heap = (size_t)h->nregions << h->region_shift;
-	kgci_gang_destroy(h);
+	kgci_young_destroy(h);		/* its worker gang */
 	kgci_cm_destroy(h);
 	while (h->zombies) {
 		struct kgc_thread *z = h->zombies;
@@ -215,14 +215,9 @@ API int kgc_heap_destroy(kgc_heap *h)
 	kgci_handles_destroy(h);
 	kgci_weak_destroy(h);
 	kgci_stale_destroy(h);
+	kgci_full_destroy(h);
 	kgci_types_destroy(h);
-	kgci_os_free(h->cards, h->ncards);
-	kgci_os_free(h->bot, h->ncards * sizeof(uint32_t));
-	kgci_markbits_destroy(&h->mark);
-	kgci_os_free(h->block_dest, (heap >> KGC_CARD_SHIFT) * sizeof(char *));
-	free(h->kpin_bits);
-	free(h->stack);
-	free(h->regions);
+	heap_tables_free(h);
 	kgci_backend_close(h);
 	pthread_mutex_destroy(&h->lock);
 	pthread_mutex_destroy(&h->gc_lock);

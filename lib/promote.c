@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * promote.c - the young pause's to-space allocator: per-worker survivor
- * and old PLABs carved from GC allocation regions (h->surv_cur, h->old_cur)
+ * and old PLABs carved from GC allocation regions (h->young.surv_cur, h->young.old_cur)
  * under the gang's lock, large objects carved directly, and promotion into
  * the gaps the concurrent sweep left in old regions (a batch of them per
  * lock round trip). A copy that lost the race for its object is undone.
@@ -15,7 +15,7 @@ static char *region_carve(struct yworker *w, size_t min, size_t want, bool old, 
 {
 	struct ygc *y = w->y;
 	struct kgc_heap *h = y->h;
-	long *cur = old ? &h->old_cur : &h->surv_cur;
+	long *cur = old ? &h->young.old_cur : &h->young.surv_cur;
 	struct region *r;
 	long idx;
 
@@ -26,7 +26,7 @@ static char *region_carve(struct yworker *w, size_t min, size_t want, bool old, 
 	}
 	if (y->inject || (old ? y->old_full : __atomic_load_n(&y->surv_full, __ATOMIC_RELAXED)))
 		return NULL;
-	if (!old && h->surv_regions >= y->surv_limit) {
+	if (!old && h->young.surv_regions >= y->surv_limit) {
 		__atomic_store_n(&y->surv_full, true, __ATOMIC_RELAXED);
 		return NULL;
 	}
@@ -51,7 +51,7 @@ static char *region_carve(struct yworker *w, size_t min, size_t want, bool old, 
 	r->flags |= RF_GC_ALLOC;
 	w->tospace_regions++;
 	if (!old)
-		h->surv_regions++;
+		h->young.surv_regions++;
 	*cur = idx;
 carve:
 	if (want > (size_t)(r->end - r->top))

@@ -47,7 +47,7 @@ static void check_ref(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 		kgci_fatal("verify (%s): slot %p (object %p) holds %p, outside the heap", v->when,
 		      (void *)slot, v->obj, (void *)o);
 	r = region_of(h, o);
-	if (r->type == RT_FREE || r->type == RT_HUM_CONT || (char *)o >= r->top || !mb_test(&h->mark, o))
+	if (r->type == RT_FREE || r->type == RT_HUM_CONT || (char *)o >= r->top || !mb_test(&h->full.mark, o))
 		kgci_fatal("verify (%s): slot %p (object %p) holds %p: not an object start (a filler, i.e. "
 		      "freed space, or inside an object; region %u %s)",
 		      v->when, (void *)slot, v->obj, (void *)o, region_index(h, o),
@@ -103,14 +103,14 @@ void kgci_verify_heap(struct kgc_heap *h, const char *when)
 			if (r->hum_count != (obj_size(r->bottom) + h->region_size - 1) >> h->region_shift)
 				kgci_fatal("verify (%s): humongous region %u spans %u regions for %zu bytes", when,
 				      i, r->hum_count, obj_size(r->bottom));
-			mb_set(&h->mark, r->bottom);
+			mb_set(&h->full.mark, r->bottom);
 			continue;
 		}
 		for (char *p = r->bottom; p < r->top; p += obj_size(p)) {
 			check_header(h, when, p, r->top);
 			if (hdr_kind(*obj_hdr(p)) == KIND_FILLER)
 				continue;	/* no reference may point here */
-			mb_set(&h->mark, p);
+			mb_set(&h->full.mark, p);
 		}
 	}
 	for (int t = 0; t < RT_COUNT; t++)
@@ -141,5 +141,5 @@ void kgci_verify_heap(struct kgc_heap *h, const char *when)
 	/* leave the bitmap clear for the full collector */
 	for (uint32_t i = 0; i < h->nregions; i++)
 		if (h->regions[i].type != RT_FREE)
-			kgci_markbits_clear(&h->mark, h->regions[i].bottom, h->regions[i].end);
+			kgci_markbits_clear(&h->full.mark, h->regions[i].bottom, h->regions[i].end);
 }

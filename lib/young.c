@@ -250,8 +250,8 @@ static void ygc_setup(struct ygc *y, struct kgc_heap *h)
 		y->inject = true;
 		h->evac_fail_inject--;
 	}
-	h->surv_regions = 0;
-	h->surv_cur = h->old_cur = -1;
+	h->young.surv_regions = 0;
+	h->young.surv_cur = h->young.old_cur = -1;
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
 
@@ -359,7 +359,7 @@ static void ygc_finish_regions(struct ygc *y, struct yres *res, unsigned *fail_m
 		r->flags &= ~(RF_CSET | RF_FAILED | RF_GC_ALLOC);
 		r->fail_cause = FAIL_NONE;
 	}
-	h->surv_cur = h->old_cur = -1;
+	h->young.surv_cur = h->young.old_cur = -1;
 }
 
 /* What the policy and the stats learn from this collection. */
@@ -421,4 +421,14 @@ void kgci_young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_ma
 	free(y.q);
 	free(y.w);
 	free(y.old_list);
+}
+
+void kgci_young_init(struct kgc_heap *h)
+{
+	h->young.surv_cur = h->young.old_cur = -1;
+}
+
+void kgci_young_destroy(struct kgc_heap *h)
+{
+	kgci_gang_destroy(h);
 }

@@ -105,6 +105,7 @@ static inline bool tracked_target(const struct region *r)
 
 /* gang.c: the worker gang */
 void kgci_gang_run(struct ygc *y);		/* y->task on every worker */
+void kgci_gang_destroy(struct kgc_heap *h);	/* stops its threads */
 void kgci_gang_barrier(struct yworker *w, bool *set_at_last);
 void kgci_gang_drain_local(struct yworker *w);
 void kgci_gang_drain_all(struct yworker *w);	/* until every worker is out of work */
