@@ -3,25 +3,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "markbits.h"
+#include "gc_internal.h"
 
 #define API __attribute__((visibility("default")))
-
-size_t kgci_heap_used_bytes(struct kgc_heap *h)
-{
-	size_t used = 0;
-
-	for (uint32_t i = 0; i < h->nregions; i++) {
-		struct region *r = &h->regions[i];
-
-		if (r->type == RT_HUM_START || r->type == RT_HUM_CONT)
-			used += h->region_size;
-		else if (r->type != RT_FREE)
-			used += (size_t)(r->top - r->bottom);
-	}
-	/* swept gaps waiting for promotion are free space */
-	return used > h->chunk_bytes ? used - h->chunk_bytes : 0;
-}
 
 /* The caller's options, validated: heap and region size decided. */
 static int heap_geometry(const struct kgc_options *opts, struct kgc_options *o, size_t *heap,
