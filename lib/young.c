@@ -300,7 +300,6 @@ static void ygc_select_cset(struct ygc *y, struct yres *res, uint32_t *npinned)
 				res->rleft++;
 		}
 	}
-	h->retained_pending = res->rleft;
 	if (res->nretained)
 		kgci_cm_young_cset(h);	/* their gaps are no promotion space now */
 	y->old_cset = res->nretained && y->black;
@@ -311,21 +310,18 @@ static void ygc_gather(struct ygc *y, struct yres *res)
 {
 	struct kgc_heap *h = y->h;
 
-	memset(h->age_bytes, 0, sizeof(h->age_bytes));
-	h->last_copied_max = 0;
-	h->last_slots = h->last_slots_taken = 0;
 	for (unsigned i = 0; i < y->nworkers; i++) {
 		struct yworker *w = &y->w[i];
 
 		res->copied += w->copied;
 		res->promoted += w->promoted;
-		h->last_slots += w->nslots;
-		h->last_slots_taken += w->slots_taken;
-		if (w->copied > h->last_copied_max)
-			h->last_copied_max = w->copied;
+		res->slots += w->nslots;
+		res->slots_taken += w->slots_taken;
+		if (w->copied > res->copied_max)
+			res->copied_max = w->copied;
 		res->tospace += w->tospace_regions;
 		for (int a = 0; a <= HDR_AGE_MAX; a++)
-			h->age_bytes[a] += w->age_bytes[a];
+			res->age_bytes[a] += w->age_bytes[a];
 		free(w->stack);
 		free(w->slots);
 		if (w->ngray)
@@ -362,12 +358,19 @@ static void ygc_finish_regions(struct ygc *y, struct yres *res, unsigned *fail_m
 	h->young.surv_cur = h->young.old_cur = -1;
 }
 
-/* What the policy and the stats learn from this collection. */
+/* What the policy and the stats learn from this collection: every h->last_*
+ * (and tospace_need, retained_pending, age_bytes) is written here only. */
 static void ygc_record(struct ygc *y, struct yres *res)
 {
 	struct kgc_heap *h = y->h;
 
+	/* the facts the policy learns from (read by kgci_policy_*) */
 	h->tospace_need = res->tospace + 2;
+	h->retained_pending = res->rleft;
+	memcpy(h->age_bytes, res->age_bytes, sizeof(h->age_bytes));
+	h->last_copied_max = res->copied_max;
+	h->last_slots = res->slots;
+	h->last_slots_taken = res->slots_taken;
 	h->last_mixed = res->nmixed;
 	if (res->nmixed) {
 		h->st.mixed_gcs++;

@@ -66,6 +66,8 @@ struct ygc {
 /* What one young collection did, gathered from its phases. */
 struct yres {
 	size_t freed, copied, promoted, cset_bytes, rlive, mixed_live;
+	size_t copied_max, slots, slots_taken;	/* most one worker copied; card slots, taken by another */
+	size_t age_bytes[HDR_AGE_MAX + 1];
 	uint32_t nretained, nmixed, rleft, tospace;
 	uint32_t fails[4];
 };
