@@ -24,7 +24,7 @@
 #ifdef HAVE_KGC
 #include <kgc_native.h>
 
-extern int kgcn_force_ffi;	/* lib/native/native_call.c (libkgc-native internal; static link) */
+extern int kgcn_force_ffi;	/* lib/native/native_plan.c (libkgc-native internal; static link) */
 
 #define ITERS 4000000	/* calls per variant (BENCH_SCALE scales) */
 #define REPS 40		/* ... in REPS interleaved chunks */

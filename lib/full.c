@@ -7,46 +7,18 @@
  * dead objects become fillers. Humongous objects never move and are freed
  * when dead and not pinned.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "gc_internal.h"
+#include "markbits.h"
 
 #define BLOCK_SHIFT 9	/* 512 bytes = 64 words = one bitmap word */
 
-static inline size_t bit_index(struct kgc_heap *h, const void *p)
-{
-	return (size_t)((const char *)p - h->base) / WORD;
-}
-static inline bool is_marked(struct kgc_heap *h, const void *p)
-{
-	size_t b = bit_index(h, p);
-
-	return h->mark_bits[b / 64] >> (b % 64) & 1;
-}
-static inline bool set_mark(struct kgc_heap *h, const void *p)
-{
-	size_t b = bit_index(h, p);
-	uint64_t m = 1ull << (b % 64);
-
-	if (h->mark_bits[b / 64] & m)
-		return false;
-	h->mark_bits[b / 64] |= m;
-	return true;
-}
-
-static void clear_bits(struct kgc_heap *h, struct region *r)
-{
-	size_t b = bit_index(h, r->bottom) / 64;
-	size_t n = ((h->region_size / WORD) + 63) / 64;
-
-	memset(&h->mark_bits[b], 0, n * sizeof(uint64_t));
-}
-
 static void mark_push(struct kgc_heap *h, kgc_obj o)
 {
-	if (unlikely(h->stack_len == h->stack_cap))
-		h->stack = kgci_array_grow(h->stack, &h->stack_cap, sizeof(*h->stack), "full GC mark stack");
-	h->stack[h->stack_len++] = (kgc_obj *)o;
+	if (unlikely(h->full.stack_len == h->full.stack_cap))
+		h->full.stack = kgci_array_grow(h->full.stack, &h->full.stack_cap, sizeof(*h->full.stack), "full GC mark stack");
+	h->full.stack[h->full.stack_len++] = (kgc_obj *)o;
 }
 
 static void mark_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
@@ -54,16 +26,9 @@ static void mark_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 	kgc_obj o = *slot;
 
 	(void)ctx;
-	if (set_mark(h, o))
+	if (mb_set(&h->full.mark, o))
 		mark_push(h, o);
 }
-
-/* Iterate marked object starts in [lo, hi). */
-#define FOR_EACH_MARKED(h, lo, hi, p)                                              \
-	for (size_t _w = bit_index(h, lo) / 64, _we = (bit_index(h, hi) + 63) / 64; _w < _we; _w++) \
-		for (uint64_t _bits = (h)->mark_bits[_w]; _bits; _bits &= _bits - 1)      \
-			if (((p) = (h)->base + ((_w * 64 + (size_t)__builtin_ctzll(_bits)) * WORD)), \
-			    (p) >= (lo) && (p) < (hi))
 
 static inline bool compactable(const struct region *r)
 {
@@ -82,10 +47,10 @@ static char *forwardee(struct kgc_heap *h, char *p)
 	if (!(r->flags & RF_CSET))
 		return p;
 	b = (size_t)(p - h->base) >> BLOCK_SHIFT;
-	d = h->block_dest[b];
+	d = h->full.block_dest[b];
 	bs = h->base + (b << BLOCK_SHIFT);
 	bit = (size_t)(p - bs) / WORD;
-	bits = h->mark_bits[b] & ((1ull << bit) - 1);	/* block = exactly one bitmap word */
+	bits = mb_word(&h->full.mark, bs) & ((1ull << bit) - 1);	/* block = exactly one bitmap word */
 	while (bits) {
 		char *q = bs + (size_t)__builtin_ctzll(bits) * WORD;
 
@@ -108,7 +73,7 @@ static void adjust_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 static kgc_obj weak_alive_marked(struct kgc_heap *h, kgc_obj o, void *ctx)
 {
 	(void)ctx;
-	return is_marked(h, o) ? o : NULL;
+	return mb_test(&h->full.mark, o) ? o : NULL;
 }
 
 static kgc_obj weak_forwardee(struct kgc_heap *h, kgc_obj o, void *ctx)
@@ -124,7 +89,7 @@ static void fill_dead(struct kgc_heap *h, struct region *r)
 	while (p < r->top) {
 		size_t sz = obj_size(p);
 
-		if (is_marked(h, p)) {
+		if (mb_test(&h->full.mark, p)) {
 			if (dead)
 				kgci_obj_fill(dead, (size_t)(p - dead));
 			dead = NULL;
@@ -156,7 +121,7 @@ static void full_prepare(struct full *f, uint32_t *npinned)
 	f->was_used = malloc(h->nregions);
 	if (!f->list || !f->new_top || !f->was_used)
 		kgci_fatal("full GC: out of memory");
-	h->surv_cur = h->old_cur = -1;
+	h->young.surv_cur = h->young.old_cur = -1;
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
 
@@ -175,11 +140,11 @@ static void full_mark(struct full *f)
 {
 	struct kgc_heap *h = f->h;
 
-	h->stack_len = 0;
+	h->full.stack_len = 0;
 	kgci_roots_iterate(h, mark_slot, NULL);
 	kgci_roots_iterate_critical(h, mark_slot, NULL);
-	while (h->stack_len) {
-		kgc_obj o = (kgc_obj)h->stack[--h->stack_len];
+	while (h->full.stack_len) {
+		kgc_obj o = (kgc_obj)h->full.stack[--h->full.stack_len];
 
 		kgci_obj_iterate_refs(h, o, mark_slot, NULL);
 	}
@@ -208,14 +173,14 @@ static void full_forward(struct full *f)
 		size_t cur_block = SIZE_MAX, block_bytes = 0;
 		char *block_start = NULL;
 
-		FOR_EACH_MARKED(h, r->bottom, r->top, p) {
+		MB_FOR_EACH(&h->full.mark, r->bottom, r->top, p) {
 			size_t sz = obj_size(p), b = (size_t)(p - h->base) >> BLOCK_SHIFT;
 
 			if (b != cur_block) {
 				cur_block = b;
 				block_start = dtop;
 				block_bytes = 0;
-				h->block_dest[b] = dtop;
+				h->full.block_dest[b] = dtop;
 			}
 			if (dtop + sz > dend) {
 				/* the whole block moves on to the next destination region */
@@ -223,7 +188,7 @@ static void full_forward(struct full *f)
 				f->di++;
 				dtop = h->regions[f->list[f->di]].bottom;
 				dend = h->regions[f->list[f->di]].end;
-				h->block_dest[b] = dtop;
+				h->full.block_dest[b] = dtop;
 				dtop += block_bytes;
 			}
 			dtop += sz;
@@ -248,11 +213,11 @@ static void full_adjust(struct full *f)
 		if (r->type == RT_FREE || r->type == RT_HUM_CONT)
 			continue;
 		if (r->type == RT_HUM_START) {
-			if (is_marked(h, r->bottom))
+			if (mb_test(&h->full.mark, r->bottom))
 				kgci_obj_iterate_refs(h, (kgc_obj)r->bottom, adjust_slot, NULL);
 			continue;
 		}
-		FOR_EACH_MARKED(h, r->bottom, r->top, p)
+		MB_FOR_EACH(&h->full.mark, r->bottom, r->top, p)
 			kgci_obj_iterate_refs(h, (kgc_obj)p, adjust_slot, NULL);
 	}
 }
@@ -268,12 +233,12 @@ static void full_compact(struct full *f)
 		size_t cur_block = SIZE_MAX;
 		char *d = NULL;
 
-		FOR_EACH_MARKED(h, r->bottom, r->top, p) {
+		MB_FOR_EACH(&h->full.mark, r->bottom, r->top, p) {
 			size_t sz = obj_size(p), b = (size_t)(p - h->base) >> BLOCK_SHIFT;
 
 			if (b != cur_block) {
 				cur_block = b;
-				d = h->block_dest[b];
+				d = h->full.block_dest[b];
 			}
 			if (d != p) {
 				memmove(d, p, sz);
@@ -312,7 +277,7 @@ static void full_regions(struct full *f)
 
 			for (uint32_t k = 0; k < r->hum_count; k++)
 				pinned |= kgci_region_pinned_now(h, i + k);
-			if (!is_marked(h, r->bottom) && !pinned) {
+			if (!mb_test(&h->full.mark, r->bottom) && !pinned) {
 				uint32_t cnt = r->hum_count;
 
 				for (uint32_t k = 0; k < cnt; k++)
@@ -328,7 +293,7 @@ static void full_regions(struct full *f)
 		struct region *r = &h->regions[i];
 
 		if (f->was_used[i]) {
-			clear_bits(h, r);
+			kgci_markbits_clear(&h->full.mark, r->bottom, r->end);
 			kgci_cards_clear_region(h, r);	/* no young objects are left */
 		}
 		r->flags &= ~RF_CSET;
@@ -357,4 +322,27 @@ void kgci_full_collect(struct kgc_heap *h, uint32_t *npinned)
 	free(f.list);
 	free(f.new_top);
 	free(f.was_used);
+}
+
+int kgci_full_init(struct kgc_heap *h)
+{
+	size_t heap = (size_t)h->nregions << h->region_shift;
+
+	h->full.block_dest = kgci_os_alloc((heap >> BLOCK_SHIFT) * sizeof(char *));
+	if (kgci_markbits_init(&h->full.mark, h->base, heap) || !h->full.block_dest) {
+		kgci_full_destroy(h);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void kgci_full_destroy(struct kgc_heap *h)
+{
+	size_t heap = (size_t)h->nregions << h->region_shift;
+
+	kgci_markbits_destroy(&h->full.mark);
+	if (h->full.block_dest)
+		kgci_os_free(h->full.block_dest, (heap >> BLOCK_SHIFT) * sizeof(char *));
+	free(h->full.stack);
+	memset(&h->full, 0, sizeof(h->full));
 }

@@ -23,9 +23,13 @@
  *   collect.c   the collection driver: plans, runs and records each pause
  *   roots.c     frames, global handles
  *   cardtable.c card table and block-offset table
- *   young.c     young evacuation (with evacuation failure)
+ *   young.c     the young pause's phases (young.h: gang.c the worker gang,
+ *               promote.c to-space allocation, evacfail.c evacuation failure)
  *   full.c      mark + sliding compaction
- *   mark.c      concurrent marking (SATB) and sweeping of old space
+ *   cmark.c     the concurrent cycle (cm.h: satb.c SATB buffers, sweep.c sweep
+ *               and cleanup, mixed.c mixed candidates, cmverify.c its checks);
+ *               the young pause's side of it: cm_young.h
+ *   markbits.c  mark bitmaps (cycle, full GC, verifier)
  *   verify.c    heap verifier
  *   weak.c      weak references, cleaners, identity hashes (weak cells)
  *   stale.c     KGC_STALE_CHECK debug mode (quarantined regions)
@@ -152,7 +156,7 @@ enum { LOG_GC = 1, LOG_HEAP = 2, LOG_PIN = 4, LOG_SAFEPOINT = 8, LOG_ALL = 0xff 
 
 /* ----------------------------------------------------------------- backend */
 struct backend {
-	int kind;		/* KGC_BACKEND_KMOD or KGC_BACKEND_ANON */
+	int kind;		/* KGC_BACKEND_KMOD or KGC_BACKEND_ANON (kgci_backend_name) */
 	int fd;			/* /dev/kgc, -1 for anon */
 	char *reserve;		/* anon: whole reservation (for munmap) */
 	size_t reserve_size;
@@ -203,7 +207,7 @@ struct region {
 	char *bottom, *top, *end;
 	uint8_t type, flags, fail_cause, evac_alloc_failed;
 	uint8_t retained;	/* old after a pinned evacuation failure: evacuated once unpinned */
-	uint8_t candidate;	/* sparse old region to be evacuated by a mixed collection (mark.c) */
+	uint8_t candidate;	/* sparse old region to be evacuated by a mixed collection (mixed.c) */
 	uint8_t quarantined;	/* free, but PROT_NONE and not handed out for a while (stale.c) */
 	uint64_t quarantine_gc;	/* the collection that quarantined it */
 	uint32_t hum_start;	/* humongous: index of the start region */
@@ -262,7 +266,7 @@ struct kgc_thread {
 	char *pt_next;			/* where the next slice starts (alloc.c) */
 	uint64_t pace_t;		/* allocation pacing: its start or the end of the last
 					 * sleep, 0 while off (alloc.c) */
-	struct satb_buf *satb;		/* SATB log (mark.c) */
+	struct satb_buf *satb;		/* SATB log (satb.c) */
 	uint64_t bytes_allocated;
 	struct kgc_thread *next, *prev;
 	char name[40];
@@ -305,6 +309,24 @@ struct handle_block {
 #define HANDLE_FREE_TAG ((uintptr_t)1)
 
 /* --------------------------------------------------------------------- heap */
+/* A mark bitmap, one bit per heap word (markbits.h). */
+struct markbits { uint64_t *w; size_t nwords; const char *base; };
+
+/* The full collection's side tables (h->full; full.c). */
+struct full_state {
+	struct markbits mark;	/* marked objects; the verifier's scratch too (markbits.h) */
+	char **block_dest;	/* per 512-byte block: where its first marked object goes */
+	kgc_obj **stack;	/* mark stack */
+	size_t stack_len, stack_cap;
+};
+
+/* The young pause's own state (h->young). */
+struct young_state {
+	struct gc_pool *pool;	/* the worker gang's threads (KGC_GC_THREADS > 1; gang.c) */
+	long surv_cur, old_cur;	/* to-space allocation regions, -1 none (promote.c) */
+	uint32_t surv_regions;	/* survivor regions taken by this pause */
+};
+
 /* What policy.c remembers between its questions (h->pol). */
 struct policy_state {
 	uint32_t young_target;		/* eden regions before a young GC */
@@ -337,10 +359,7 @@ struct kgc_heap {
 	uint8_t *card_biased;
 	size_t ncards;
 	uint32_t *bot;		/* per card: byte offset from region bottom of the object covering the card start */
-	/* full GC side tables */
-	uint64_t *mark_bits;	/* 1 bit per word */
-	size_t mark_words;
-	char **block_dest;	/* per 512-byte block */
+	struct full_state full;	/* full.c's side tables (its bitmap also the verifier's) */
 	/* region counts */
 	uint32_t count[RT_COUNT];
 	uint32_t next_free_hint;
@@ -392,19 +411,14 @@ struct kgc_heap {
 	struct kgc_stats st;
 	uint64_t gc_id;
 	_Atomic uint64_t critical_gets;
-	/* GC scratch */
-	kgc_obj **stack;	/* young: work stack (objects to scan) */
-	size_t stack_len, stack_cap;
 	int evac_fail_inject;	/* test hook: fail to-space allocation in the next N young GCs */
-	long surv_cur, old_cur;	/* GC allocation regions */
-	uint32_t surv_regions;
+	struct young_state young;	/* the young pause's (young.c, gang.c, promote.c) */
 	uint64_t *kpin_bits;
 	bool kpin_known;	/* the last kgci_pins_compute's kernel pin query succeeded */
 	struct kpinwatch *kpw;	/* pin-drop watches (kpinwatch.c), NULL until first armed */
 	_Atomic uint64_t kpw_armed, kpw_fired, kpw_gcs;	/* stats: kpin_watch_* */
-	struct gc_pool *gc_pool;	/* young GC worker threads (KGC_GC_THREADS > 1) */
-	/* concurrent marking (mark.c) */
-	struct cmark *cm;
+	/* the concurrent cycle (cmark.c) */
+	struct cmark *cm;		/* cm.h */
 	uint32_t satb_active;		/* copied to attaching threads */
 	size_t chunk_bytes;		/* swept gaps available for promotion */
 	/* asynchronous I/O (io_ring.c): the heap's rings, their counters */
@@ -416,6 +430,12 @@ static inline const struct type_info *type_get(struct kgc_heap *h, uint32_t id)
 {
 	struct type_info **s = atomic_load_explicit(&h->types.slots, memory_order_acquire);
 	return s[id];
+}
+
+/* "kmod" or "anon" (kgc_heap_backend, the stats page) */
+static inline const char *kgci_backend_name(const struct kgc_heap *h)
+{
+	return h->be.kind == KGC_BACKEND_KMOD ? "kmod" : "anon";
 }
 
 static inline uint32_t region_index(const struct kgc_heap *h, const void *p)
@@ -452,7 +472,6 @@ void kgci_policy_young_pause(struct kgc_heap *h, uint64_t evac_ns);
 void kgci_policy_adapt_tenure(struct kgc_heap *h);
 unsigned kgci_policy_safepoint_warn_ms(struct kgc_heap *h);
 unsigned kgci_policy_gc_threads(struct kgc_heap *h);
-void kgci_young_pool_destroy(struct kgc_heap *h);
 unsigned kgci_policy_tenure(struct kgc_heap *h);
 bool kgci_policy_should_full(struct kgc_heap *h);
 bool kgci_policy_eden_available(struct kgc_heap *h);
@@ -537,9 +556,26 @@ bool kgci_thread_check_managed(struct kgc_thread *t, const char *what);
 typedef void (*slot_fn)(struct kgc_heap *h, kgc_obj *slot, void *ctx);
 void kgci_roots_iterate(struct kgc_heap *h, slot_fn fn, void *ctx);		/* frames + handles */
 void kgci_roots_iterate_critical(struct kgc_heap *h, slot_fn fn, void *ctx);	/* open critical arrays (read only) */
-/* a pinned root o (what) of owner_kind 'owner': fn gets a copy; fatal if fn moved it */
-void kgci_pinned_root(struct kgc_heap *h, const char *owner_kind, const char *owner, kgc_obj o,
-		      const char *what, slot_fn fn, void *ctx);
+/*
+ * A pinned root o (what) of owner_kind 'owner': fn gets a copy; fatal if fn
+ * moved it. Open critical arrays, the arrays of running critical natives and those of
+ * I/O in flight on kgc_io rings are roots (an array reachable only from
+ * native code or the kernel must survive). They are pinned, so they never
+ * move: fn gets a copy and must not change it.
+ */
+static inline void kgci_pinned_root(struct kgc_heap *h, const char *owner_kind, const char *owner, kgc_obj o,
+		      const char *what, slot_fn fn, void *ctx)
+{
+	kgc_obj c = o;
+
+	if (!o)
+		return;
+	fn(h, &c, ctx);
+	if (c != o)
+		kgci_fatal("%s %p of %s '%s' was moved (region %u not pinned)",
+		      what, (void *)o, owner_kind, owner, region_index(h, o));
+}
+
 void kgci_io_roots_iterate(struct kgc_heap *h, slot_fn fn, void *ctx);	/* io_roots.c: in-flight arrays */
 void kgci_io_stats_refresh(struct kgc_heap *h);				/* io_roots.c: stats io_* */
 void kgci_handles_destroy(struct kgc_heap *h);
@@ -549,7 +585,11 @@ void kgci_obj_iterate_refs_range(struct kgc_heap *h, kgc_obj o, char *lo, char *
 
 /* collections (called at a safepoint with h->lock held) */
 void kgci_young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask);
+void kgci_young_init(struct kgc_heap *h);
+void kgci_young_destroy(struct kgc_heap *h);	/* stops the worker gang */
 void kgci_full_collect(struct kgc_heap *h, uint32_t *npinned);
+int kgci_full_init(struct kgc_heap *h);
+void kgci_full_destroy(struct kgc_heap *h);
 void kgci_verify_heap(struct kgc_heap *h, const char *when);
 void kgci_pins_compute(struct kgc_heap *h);	/* sets RF_PINNED / RF_KPINNED */
 unsigned kgci_pins_private(struct kgc_heap *h, struct kgc_thread *t, uint32_t idx[2]);
@@ -557,37 +597,27 @@ void kgci_pin_flush_cache(struct kgc_thread *t);
 bool kgci_region_pinned_now(struct kgc_heap *h, uint32_t idx);
 void kgci_evac_test_inject_failure(kgc_heap *h, int ngcs);	/* test hook */
 extern void (*kgci_alloc_test_zero_hook)(struct kgc_heap *h);	/* test hook (alloc.c) */
-extern void (*kgci_young_test_batch_hook)(bool own);	/* test hooks (young.c) */
+extern void (*kgci_young_test_batch_hook)(bool own);	/* test hooks (gang.c) */
 extern void (*kgci_young_test_drain_hook)(void);
 
-/* concurrent mark (mark.c); pause functions with h->lock held */
+/* the concurrent cycle (cmark.c, satb.c, sweep.c, mixed.c, cmverify.c; the
+ * young pause's side of it: cm_young.h); pause functions with h->lock held */
 int kgci_cm_init(struct kgc_heap *h);
 void kgci_cm_destroy(struct kgc_heap *h);
 void kgci_cm_pause_begin(struct kgc_heap *h);	/* every pause: marker off the heap */
 void kgci_cm_pause_end(struct kgc_heap *h);
 void kgci_cm_abort(struct kgc_heap *h);		/* full collection */
 const char *kgci_cm_after_young(struct kgc_heap *h);	/* initial mark / remark / cleanup; NULL if none */
-bool kgci_cm_active(struct kgc_heap *h);
-bool kgci_cm_marking(struct kgc_heap *h);
 bool kgci_cm_marker_busy(struct kgc_heap *h);	/* the marker thread has cycle work */
-void kgci_cm_mark_black(struct kgc_heap *h, const void *p);
 bool kgci_cm_retained_evac_ok(struct kgc_heap *h);
-void kgci_cm_old_cset_refs(struct kgc_heap *h, slot_fn fn, void *ctx);
-void kgci_cm_push_gray(struct kgc_heap *h, const kgc_obj *v, size_t n);
-void kgci_cm_region_evacuated(struct kgc_heap *h, uint32_t idx);
 void kgci_cm_test_hold(struct kgc_heap *h, bool on);		/* test hooks */
 const char *kgci_cm_test_state(struct kgc_heap *h);
 size_t kgci_cm_test_bits(struct kgc_heap *h, uint32_t idx);	/* mark bits set in a region */
 bool kgci_cm_obj_dead(struct kgc_heap *h, const void *p);	/* swept-to-be garbage (verifier) */
 #define CM_CHUNK_MIN 128	/* smallest gap reused for promotion */
 struct gap { char *start; size_t size; };	/* free space in an old region (a filler) */
-bool kgci_cm_chunk_take(struct kgc_heap *h, size_t min, struct gap *out);
-void kgci_cm_chunk_give_back(struct kgc_heap *h, struct gap g);
-void kgci_cm_chunks_drop_evacuated(struct kgc_heap *h);	/* in RF_CSET or candidate regions */
-uint32_t kgci_cm_mixed_select(struct kgc_heap *h, size_t *live_bytes);	/* young GC: adds to the cset */
 bool kgci_cm_candidates_tracked(struct kgc_heap *h);				/* verifier */
 void kgci_cm_thread_detach(struct kgc_thread *t);
-void kgci_verify_marking(struct kgc_heap *h);
 
 /* stale.c: KGC_STALE_CHECK */
 int kgci_stale_init(struct kgc_heap *h);

@@ -7,22 +7,6 @@
 
 #define API __attribute__((visibility("default")))
 
-size_t kgci_heap_used_bytes(struct kgc_heap *h)
-{
-	size_t used = 0;
-
-	for (uint32_t i = 0; i < h->nregions; i++) {
-		struct region *r = &h->regions[i];
-
-		if (r->type == RT_HUM_START || r->type == RT_HUM_CONT)
-			used += h->region_size;
-		else if (r->type != RT_FREE)
-			used += (size_t)(r->top - r->bottom);
-	}
-	/* swept gaps waiting for promotion are free space */
-	return used > h->chunk_bytes ? used - h->chunk_bytes : 0;
-}
-
 /* The caller's options, validated: heap and region size decided. */
 static int heap_geometry(const struct kgc_options *opts, struct kgc_options *o, size_t *heap,
 			 size_t *rs)
@@ -54,14 +38,9 @@ static int heap_geometry(const struct kgc_options *opts, struct kgc_options *o, 
 /* Side tables and the region array for a heap of h->nregions (0 or -ENOMEM). */
 static int heap_tables(struct kgc_heap *h)
 {
-	size_t heap = (size_t)h->nregions * h->region_size;
-
 	h->regions = calloc(h->nregions, sizeof(*h->regions));
-	h->mark_words = (heap / WORD + 63) / 64;
-	h->mark_bits = kgci_os_alloc(h->mark_words * sizeof(uint64_t));
-	h->block_dest = kgci_os_alloc((heap >> KGC_CARD_SHIFT) * sizeof(char *));
 	h->kpin_bits = calloc((h->nregions + 63) / 64, sizeof(uint64_t));
-	if (!h->regions || !h->mark_bits || !h->block_dest || !h->kpin_bits ||
+	if (!h->regions || !h->kpin_bits ||
 	    kgci_cards_init(h) || kgci_types_init(h)) {
 		kgci_err_set(ENOMEM, "kgc_heap_create: out of memory for side tables");
 		return -ENOMEM;
@@ -75,18 +54,14 @@ static int heap_tables(struct kgc_heap *h)
 		r->flags = RF_ZEROED;
 	}
 	h->count[RT_FREE] = h->nregions;
-	h->eden_cur = h->surv_cur = h->old_cur = -1;
+	h->eden_cur = -1;
 	return 0;
 }
 
 static void heap_tables_free(struct kgc_heap *h)
 {
-	size_t heap = (size_t)h->nregions * h->region_size;
-
 	kgci_os_free(h->cards, h->ncards);
 	kgci_os_free(h->bot, h->ncards * sizeof(uint32_t));
-	kgci_os_free(h->mark_bits, h->mark_words * sizeof(uint64_t));
-	kgci_os_free(h->block_dest, (heap >> KGC_CARD_SHIFT) * sizeof(char *));
 	free(h->kpin_bits);
 	free(h->regions);
 	kgci_types_destroy(h);	/* a later step failed: the predefined types */
@@ -103,24 +78,31 @@ static void heap_locks(struct kgc_heap *h, bool init)
 		init ? pthread_cond_init(c[i], NULL) : pthread_cond_destroy(c[i]);
 }
 
-/* The subsystems with their own state: concurrent cycle, weak cells, stale check, stats page. */
+/* The subsystems with their own state, in the order they are set up (and
+ * torn down in reverse when one of them fails). */
+static const struct subsystem {
+	int (*init)(struct kgc_heap *h);
+	void (*destroy)(struct kgc_heap *h);
+} subsystems[] = {
+	{ kgci_full_init, kgci_full_destroy },	/* full collection's side tables */
+	{ kgci_cm_init, kgci_cm_destroy },	/* concurrent cycle */
+	{ kgci_weak_init, kgci_weak_destroy },	/* weak cells */
+	{ kgci_stale_init, kgci_stale_destroy },	/* KGC_STALE_CHECK */
+	{ kgci_statpub_open, kgci_statpub_close },	/* KGC_STATS_PUBLISH page */
+};
+
 static int heap_subsystems(struct kgc_heap *h)
 {
-	int err;
+	size_t n = sizeof(subsystems) / sizeof(subsystems[0]), i;
+	int err = 0;
 
 	kgci_policy_init(h);
-	err = kgci_cm_init(h);
+	kgci_young_init(h);
+	for (i = 0; i < n && !err; i++)
+		err = subsystems[i].init(h);
 	if (err)
-		return err;
-	err = kgci_weak_init(h);
-	if (!err && (err = kgci_stale_init(h)))
-		kgci_weak_destroy(h);
-	if (!err && (err = kgci_statpub_open(h))) {
-		kgci_stale_destroy(h);
-		kgci_weak_destroy(h);
-	}
-	if (err)
-		kgci_cm_destroy(h);
+		for (i--; i-- > 0;)
+			subsystems[i].destroy(h);
 	return err;
 }
 
@@ -176,8 +158,6 @@ API int kgc_heap_create(const struct kgc_options *opts, kgc_heap **out)
 
 API int kgc_heap_destroy(kgc_heap *h)
 {
-	size_t heap;
-
 	if (!h)
 		return -EINVAL;
 	pthread_mutex_lock(&h->lock);
@@ -221,8 +201,7 @@ API int kgc_heap_destroy(kgc_heap *h)
 	kgci_kpinwatch_destroy(h);	/* its thread detaches: now no thread is attached */
 	kgci_statpub_close(h);		/* no collection can run any more */
 	kgci_ext_heap_destroy(h);	/* layered libraries' heap data, e.g. libkgc-native's registry */
-	heap = (size_t)h->nregions << h->region_shift;
-	kgci_young_pool_destroy(h);
+	kgci_young_destroy(h);		/* its worker gang */
 	kgci_cm_destroy(h);
 	while (h->zombies) {
 		struct kgc_thread *z = h->zombies;
@@ -233,14 +212,8 @@ API int kgc_heap_destroy(kgc_heap *h)
 	kgci_handles_destroy(h);
 	kgci_weak_destroy(h);
 	kgci_stale_destroy(h);
-	kgci_types_destroy(h);
-	kgci_os_free(h->cards, h->ncards);
-	kgci_os_free(h->bot, h->ncards * sizeof(uint32_t));
-	kgci_os_free(h->mark_bits, h->mark_words * sizeof(uint64_t));
-	kgci_os_free(h->block_dest, (heap >> KGC_CARD_SHIFT) * sizeof(char *));
-	free(h->kpin_bits);
-	free(h->stack);
-	free(h->regions);
+	kgci_full_destroy(h);
+	heap_tables_free(h);	/* the type table too */
 	kgci_backend_close(h);
 	kgci_log_close(h);
 	pthread_mutex_destroy(&h->lock);
@@ -255,7 +228,7 @@ API int kgc_heap_destroy(kgc_heap *h)
 
 API const char *kgc_heap_backend(const kgc_heap *h)
 {
-	return h->be.kind == KGC_BACKEND_KMOD ? "kmod" : "anon";
+	return kgci_backend_name(h);
 }
 
 API size_t kgc_heap_region_size(const kgc_heap *h)

@@ -126,3 +126,21 @@ void kgci_region_free(struct kgc_heap *h, struct region *r)
 	r->candidate = 0;
 	kgci_cards_clear_region(h, r);
 }
+
+/* Bytes in use: region tops, humongous regions whole, less the swept gaps
+ * waiting for promotion. */
+size_t kgci_heap_used_bytes(struct kgc_heap *h)
+{
+	size_t used = 0;
+
+	for (uint32_t i = 0; i < h->nregions; i++) {
+		struct region *r = &h->regions[i];
+
+		if (r->type == RT_HUM_START || r->type == RT_HUM_CONT)
+			used += h->region_size;
+		else if (r->type != RT_FREE)
+			used += (size_t)(r->top - r->bottom);
+	}
+	/* swept gaps waiting for promotion are free space */
+	return used > h->chunk_bytes ? used - h->chunk_bytes : 0;
+}

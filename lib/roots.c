@@ -120,25 +120,8 @@ void kgci_roots_iterate(struct kgc_heap *h, slot_fn fn, void *ctx)
 		}
 }
 
-/*
- * Open critical arrays, the arrays of running critical natives and those of
- * I/O in flight on kgc_io rings are roots (an array reachable only from
- * native code or the kernel must survive). They are pinned, so they never
- * move: fn gets a copy and must not change it.
- */
-void kgci_pinned_root(struct kgc_heap *h, const char *owner_kind, const char *owner, kgc_obj o,
-		      const char *what, slot_fn fn, void *ctx)
-{
-	kgc_obj c = o;
-
-	if (!o)
-		return;
-	fn(h, &c, ctx);
-	if (c != o)
-		kgci_fatal("%s %p of %s '%s' was moved (region %u not pinned)",
-		      what, (void *)o, owner_kind, owner, region_index(h, o));
-}
-
+/* Open critical arrays, running critical natives' arrays and those of I/O in
+ * flight are pinned roots (kgci_pinned_root, gc_internal.h). */
 void kgci_roots_iterate_critical(struct kgc_heap *h, slot_fn fn, void *ctx)
 {
 	for (struct kgc_thread *t = h->threads; t; t = t->next) {

@@ -110,7 +110,7 @@ int kgci_statpub_open(struct kgc_heap *h)
 	sp->page->pid = getpid();
 	sp->page->start_ns = realtime_ns();
 	sp->page->nregions = h->nregions;
-	snprintf(sp->page->backend, sizeof(sp->page->backend), "%s", kgc_heap_backend(h));
+	snprintf(sp->page->backend, sizeof(sp->page->backend), "%s", kgci_backend_name(h));
 	h->statpub = sp;
 	kgci_statpub_update(h);	/* readers see the heap before its first collection */
 	return 0;

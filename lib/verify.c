@@ -7,25 +7,13 @@
  * one message.
  */
 #include <string.h>
-#include "gc_internal.h"
+#include "markbits.h"
 
 struct vctx {
 	const char *when;
 	struct region *src;
 	const void *obj;
 };
-
-static inline size_t bit_index(struct kgc_heap *h, const void *p)
-{
-	return (size_t)((const char *)p - h->base) / WORD;
-}
-
-static bool is_start(struct kgc_heap *h, const void *p)
-{
-	size_t b = bit_index(h, p);
-
-	return h->mark_bits[b / 64] >> (b % 64) & 1;
-}
 
 static void check_header(struct kgc_heap *h, const char *when, const char *p, const char *lim)
 {
@@ -59,7 +47,7 @@ static void check_ref(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 		kgci_fatal("verify (%s): slot %p (object %p) holds %p, outside the heap", v->when,
 		      (void *)slot, v->obj, (void *)o);
 	r = region_of(h, o);
-	if (r->type == RT_FREE || r->type == RT_HUM_CONT || (char *)o >= r->top || !is_start(h, o))
+	if (r->type == RT_FREE || r->type == RT_HUM_CONT || (char *)o >= r->top || !mb_test(&h->full.mark, o))
 		kgci_fatal("verify (%s): slot %p (object %p) holds %p: not an object start (a filler, i.e. "
 		      "freed space, or inside an object; region %u %s)",
 		      v->when, (void *)slot, v->obj, (void *)o, region_index(h, o),
@@ -115,17 +103,14 @@ void kgci_verify_heap(struct kgc_heap *h, const char *when)
 			if (r->hum_count != (obj_size(r->bottom) + h->region_size - 1) >> h->region_shift)
 				kgci_fatal("verify (%s): humongous region %u spans %u regions for %zu bytes", when,
 				      i, r->hum_count, obj_size(r->bottom));
-			h->mark_bits[bit_index(h, r->bottom) / 64] |= 1;
+			mb_set(&h->full.mark, r->bottom);
 			continue;
 		}
 		for (char *p = r->bottom; p < r->top; p += obj_size(p)) {
-			size_t b;
-
 			check_header(h, when, p, r->top);
 			if (hdr_kind(*obj_hdr(p)) == KIND_FILLER)
 				continue;	/* no reference may point here */
-			b = bit_index(h, p);
-			h->mark_bits[b / 64] |= 1ull << (b % 64);
+			mb_set(&h->full.mark, p);
 		}
 	}
 	for (int t = 0; t < RT_COUNT; t++)
@@ -156,6 +141,5 @@ void kgci_verify_heap(struct kgc_heap *h, const char *when)
 	/* leave the bitmap clear for the full collector */
 	for (uint32_t i = 0; i < h->nregions; i++)
 		if (h->regions[i].type != RT_FREE)
-			memset(&h->mark_bits[bit_index(h, h->regions[i].bottom) / 64], 0,
-			       (h->region_size / WORD / 64) * sizeof(uint64_t));
+			kgci_markbits_clear(&h->full.mark, h->regions[i].bottom, h->regions[i].end);
 }

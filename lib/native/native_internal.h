@@ -12,8 +12,12 @@
  *   native_sig.c       descriptor parser, 64-bit fingerprint, JNI name mangling
  *   native_registry.c  per-heap registry: owners, methods, registration,
  *                      lazy lookup (dlsym), loaded libraries
- *   native_call.c      call plans, direct register trampolines, libffi path,
- *                      regular and critical invokers, pending exceptions
+ *   native_plan.c      call plans: argument placement, call kind, invoker and
+ *                      prepared entry chosen; the ffi_cif (native_marshal.h:
+ *                      the direct and libffi calls the invokers share)
+ *   native_call.c      kgc_native_call, the regular invoker, prepared entries
+ *   native_crit.c      critical-native invokers
+ *   native_exc.c       a thread's pending exception
  *   native_env.c       kgc_env_fns: the callbacks a regular native receives
  *
  * Binding happens once per method (kgcn_method_prepare): the signature is

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Concurrent marking and sweeping of old space (mark.c):
+ * Concurrent marking and sweeping of old space (cmark.c, sweep.c):
  *  - SATB: an old object moved between table slots while the marker runs
  *    (its only reference overwritten, re-stored elsewhere) survives;
  *  - steady replacement of a live set is absorbed by concurrent cycles

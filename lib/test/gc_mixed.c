@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Mixed collections (mark.c, young.c): old regions left sparse by a
+ * Mixed collections (mixed.c, young.c): old regions left sparse by a
  * concurrent cycle are evacuated by later young collections, using the card
  * table as their remembered set (rebuilt by the marker after cleanup).
  *  - a dense old live set (compacted by a full GC) loses 4 of 5 lists: its

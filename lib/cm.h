@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cm.h - what the files of the concurrent cycle share: cmark.c (the cycle:
+ * marker thread, initial mark, remark, its steps in young pauses), satb.c
+ * (the mutators' SATB buffers), sweep.c (sweep, cleanup, the gaps handed to
+ * promotion), mixed.c (mixed candidates and their card rebuild) and
+ * cmverify.c (KGC_VERIFY's checks of the bitmap and of marking). No other
+ * file includes it; the young pause reaches the cycle through cm_young.h.
+ *
+ * Cycle (the pause steps run at the end of a young collection):
+ *   initial mark  TAMS := top for every old / humongous region (objects
+ *                 above TAMS were allocated after the snapshot: live);
+ *                 roots and every survivor object's references are marked;
+ *                 mutators start logging overwritten references (SATB).
+ *   marking       the marker thread traces old objects below TAMS and
+ *                 drains the mutators' SATB buffers. It never follows a
+ *                 reference into young space: young objects that existed
+ *                 at the snapshot were the survivors scanned above.
+ *   remark        SATB buffers and the mark stack are drained in a pause;
+ *                 logging stops. Unmarked objects below TAMS are dead.
+ *   sweeping      the marker thread turns runs of dead objects into
+ *                 fillers (block offset table updated) and records runs of
+ *                 at least CM_CHUNK_MIN bytes as free chunks.
+ *   cleanup       (pause) wholly dead regions and dead humongous objects
+ *                 are freed, the chunks are handed to young collections as
+ *                 promotion space.
+ *   rebuild       if remark chose mixed-collection candidates (sparse old
+ *                 regions, see below), the marker walks every old object
+ *                 and dirties the card of each reference into a candidate
+ *                 (after cleanup, so the gaps are in use meanwhile).
+ *   mixed         young collections after the rebuild also evacuate a few
+ *                 candidates each, most garbage first (G1's mixed
+ *                 collections): every reference into a candidate from
+ *                 another old region is on a dirty card (rebuild, then the
+ *                 write barrier and the young GC's card rules keep it so),
+ *                 so the card table serves as their remembered set. This
+ *                 is what frees old regions the sweep leaves fragmented.
+ * Until cleanup nothing is freed, so a dead object's references stay valid
+ * and card scanning may treat it like a live one.
+ *
+ * The marker holds cm->lock while it works and gives it up within a few
+ * microseconds when a collection asks (yield_req): every pause holds it,
+ * so marker and pauses never overlap. Lock order: h->lock, cm->lock,
+ * cm->satb_lock. A full collection aborts the cycle.
+ */
+#ifndef KGC_CM_H
+#define KGC_CM_H
+#include "markbits.h"
+#include "cm_young.h"
+
+#define SATB_CAP 1024		/* entries per buffer */
+#define STEP_WORK 512		/* objects between checks for a yield request */
+
+enum cm_state { CM_IDLE, CM_MARKING, CM_REMARK_READY, CM_SWEEPING, CM_SWEPT };
+enum { SW_NOT = 0, SW_DONE = 1, SW_EMPTY = 2 };	/* sweep progress per region */
+
+struct satb_buf {
+	struct satb_buf *next;
+	uint32_t n;
+	kgc_obj e[SATB_CAP];
+};
+
+struct cmark {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t thread;
+	bool started, stop;
+	_Atomic int yield_req;
+	int state;
+	struct markbits bits;		/* 1 bit per heap word */
+	char **tams;			/* per region; == bottom: nothing to mark */
+	size_t *live;			/* marked bytes per region */
+	kgc_obj *stack;
+	size_t len, cap;
+	pthread_mutex_t satb_lock;
+	struct satb_buf *full;		/* buffers handed over by mutators */
+	/* sweeping */
+	uint32_t *sweep;		/* regions to sweep */
+	uint32_t nsweep, sweep_i;
+	char *sweep_p, *dead;		/* cursor in sweep[sweep_i], start of the dead run */
+	size_t sweep_live;
+	uint8_t *swept;			/* per region: SW_* */
+	uint32_t *empty, nempty;	/* swept, nothing live: freed at cleanup */
+	uint32_t *humdead, nhumdead;	/* dead humongous starts */
+	struct gap *swept_chunks;	/* built by the sweep */
+	size_t nswept, swept_cap, swept_bytes;
+	/* chunks young collections promote into (their bytes: h->chunk_bytes) */
+	struct gap *chunks;
+	size_t nchunks, chunks_cap;
+	/* mixed collections: candidates, most garbage first (region->candidate) */
+	struct cand { size_t live; uint32_t idx; } *cand;	/* live: estimated */
+	uint32_t ncand, ncand_cycle;	/* left; chosen at the last remark */
+	bool rebuilding;		/* after cleanup: the marker rebuilds their cards */
+	bool held;			/* test hook: the marker thread does no work */
+	bool cand_ready;		/* cards rebuilt: candidates may be evacuated */
+	uint32_t rb_i;			/* rebuild cursor: region, object */
+	char *rb_p;
+	char **rb_top;			/* per region: what the rebuild walks, [bottom, rb_top),
+					 * taken at cleanup (mutators change types and tops) */
+	/* cycle stats */
+	uint64_t t_start, marked_bytes;
+	uint64_t pace_ns0;		/* h->pace_ns at the cycle's start */
+	uint64_t mark_cpu, sweep_cpu, rebuild_cpu;	/* marker thread CPU time this cycle */
+	uint64_t cycles;
+};
+
+static inline kgc_obj load_ref(kgc_obj *s)
+{
+	return __atomic_load_n(s, __ATOMIC_RELAXED);
+}
+
+static inline bool cm_marked(struct cmark *cm, const void *p)
+{
+	return mb_test(&cm->bits, p);
+}
+
+/*
+ * The marker gets off the heap when a pause wants it (yield_req) and off
+ * the CPU as soon as a safepoint is requested (poll_word): on a small
+ * machine it would otherwise delay the threads the safepoint waits for.
+ */
+static inline bool must_yield(struct kgc_heap *h, struct cmark *cm)
+{
+	return atomic_load_explicit(&cm->yield_req, memory_order_relaxed) ||
+	       atomic_load_explicit(&h->poll_word, memory_order_relaxed);
+}
+
+/* No cycle: nothing anywhere is below TAMS. */
+static inline void tams_reset(struct kgc_heap *h, struct cmark *cm)
+{
+	for (uint32_t i = 0; i < h->nregions; i++)
+		cm->tams[i] = h->regions[i].bottom;
+}
+
+static inline const char *cm_state_name(const struct cmark *cm)
+{
+	static const char *const names[] = { "idle", "marking", "remark-ready", "sweeping", "swept" };
+
+	return names[cm->state];
+}
+
+/* satb.c */
+void kgci_satb_set_active(struct kgc_heap *h, uint32_t on);
+struct satb_buf *kgci_satb_take(struct cmark *cm);	/* the buffers mutators handed over */
+void kgci_satb_free_list(struct satb_buf *b);
+void kgci_satb_drop(struct kgc_heap *h, struct cmark *cm);	/* every entry, logged or handed over */
+void kgci_satb_each(struct kgc_heap *h, slot_fn fn, void *ctx);	/* every pending entry (a pause) */
+
+/* sweep.c */
+void kgci_sweep_prepare(struct kgc_heap *h, struct cmark *cm);	/* at remark */
+bool kgci_sweep_work(struct kgc_heap *h, struct cmark *cm, bool bounded);
+void kgci_sweep_cleanup(struct kgc_heap *h, struct cmark *cm);
+
+/* mixed.c */
+void kgci_mixed_clear(struct kgc_heap *h, struct cmark *cm);
+void kgci_mixed_choose(struct kgc_heap *h, struct cmark *cm);	/* at remark */
+void kgci_mixed_rebuild_start(struct kgc_heap *h, struct cmark *cm);	/* at cleanup */
+bool kgci_mixed_rebuild_work(struct kgc_heap *h, struct cmark *cm, bool bounded);
+void kgci_mixed_rebuild_done(struct kgc_heap *h, struct cmark *cm);
+uint32_t kgci_mixed_select(struct kgc_heap *h, size_t *live_bytes);	/* young GC: adds to the cset */
+
+/* sweep.c: gaps in regions to be evacuated and freed (RF_CSET or candidate) */
+void kgci_cm_chunks_drop_evacuated(struct kgc_heap *h);
+
+/* cmverify.c */
+void kgci_verify_marking(struct kgc_heap *h);
+
+#endif

@@ -1,0 +1,600 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmark.c - the concurrent cycle (cm.h tells it whole): snapshot-at-the-
+ * beginning marking of old space like G1's, then a sweep like CMS's
+ * (sweep.c), so old space needs no remembered sets; opt-in, G1's mixed
+ * collections of sparse old regions with the card table as their
+ * remembered set (mixed.c). This file has the marker thread (kgc-marker),
+ * the pause steps (initial mark, remark, the degenerated cycle; cleanup is
+ * sweep.c's), the bracket every pause puts around the marker, the abort
+ * of a full collection, and what a young pause asks of the cycle
+ * (cm_young.h).
+ */
+#define _GNU_SOURCE	/* pthread_setname_np */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "cm.h"
+
+/* ------------------------------------------------------------ marking */
+
+static inline void cm_stack_push(struct cmark *cm, kgc_obj o)
+{
+	if (unlikely(cm->len == cm->cap))
+		cm->stack = kgci_array_grow(cm->stack, &cm->cap, sizeof(*cm->stack), "concurrent mark stack");
+	cm->stack[cm->len++] = o;
+}
+
+/* Mark o if it is an old object below TAMS; true if newly marked. */
+static inline void mark_ref(struct kgc_heap *h, struct cmark *cm, kgc_obj o)
+{
+	if (!o || !in_heap(h, o) || (char *)o >= cm->tams[region_index(h, o)])
+		return;
+	if (mb_set(&cm->bits, o))
+		cm_stack_push(cm, o);
+}
+
+/* Trace one marked object: its size counts as live, its references get marked. */
+static void scan_obj(struct kgc_heap *h, struct cmark *cm, kgc_obj o)
+{
+	uint64_t hd = *obj_hdr(o);
+
+	cm->live[region_index(h, o)] += obj_size_h(o, hd);
+	switch (hdr_kind(hd)) {
+	case KIND_INSTANCE: {
+		const struct type_info *ti = type_get(h, hdr_type(hd));
+
+		for (uint32_t i = 0; i < ti->nrefs; i++)
+			mark_ref(h, cm, load_ref((kgc_obj *)((char *)o + ti->ref_offsets[i])));
+		break;
+	}
+	case KIND_REF_ARRAY: {
+		kgc_obj *s = kgc_array_data(o);
+		size_t n = kgc_array_length(o);
+
+		for (size_t i = 0; i < n; i++)
+			mark_ref(h, cm, load_ref(&s[i]));
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+static void root_mark(struct kgc_heap *h, kgc_obj *slot, void *ctx)
+{
+	mark_ref(h, ctx, *slot);
+}
+
+static void satb_process(struct kgc_heap *h, struct cmark *cm, struct satb_buf *b)
+{
+	for (uint32_t i = 0; i < b->n; i++)
+		mark_ref(h, cm, b->e[i]);
+}
+
+/* Marking work until a yield request or no work; true when out of work. */
+static bool mark_work(struct kgc_heap *h, struct cmark *cm, bool bounded)
+{
+	unsigned k = 0;
+
+	for (;;) {
+		while (cm->len) {
+			scan_obj(h, cm, cm->stack[--cm->len]);
+			if (bounded && (++k % STEP_WORK) == 0 && must_yield(h, cm))
+				return false;
+		}
+		struct satb_buf *b = kgci_satb_take(cm);
+
+		if (!b)
+			return true;
+		while (b) {
+			struct satb_buf *n = b->next;
+
+			satb_process(h, cm, b);
+			free(b);
+			b = n;
+		}
+	}
+}
+
+
+/* ---------------------------------------------------------- the marker */
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void *marker_main(void *arg)
+{
+	struct kgc_heap *h = arg;
+	struct cmark *cm = h->cm;
+
+	pthread_mutex_lock(&cm->lock);
+	for (;;) {
+		while (!cm->stop && (must_yield(h, cm) || cm->held ||
+				     (cm->state != CM_MARKING && cm->state != CM_SWEEPING &&
+				      !cm->rebuilding))) {
+			struct timespec ts;
+
+			if (cm->held || (!must_yield(h, cm) && cm->state != CM_REMARK_READY)) {
+				pthread_cond_wait(&cm->cond, &cm->lock);
+				continue;
+			}
+			/*
+			 * A safepoint is being reached (give the CPU to the threads
+			 * it waits for), a pause runs, or marking waits for its
+			 * remark: look again shortly (draining SATB buffers in the
+			 * last case, so the remark pause stays short).
+			 */
+			timespec_after_ms(&ts, must_yield(h, cm) ? 1 : 2);
+			pthread_cond_timedwait(&cm->cond, &cm->lock, &ts);
+			if (!must_yield(h, cm) && cm->state == CM_REMARK_READY)
+				mark_work(h, cm, true);
+		}
+		if (cm->stop)
+			break;
+		if (cm->state == CM_MARKING) {
+			uint64_t c0 = thread_cpu_ns();
+
+			if (mark_work(h, cm, true)) {
+				cm->state = CM_REMARK_READY;
+				/* the rest waits for a pause: no use slowing allocation */
+				atomic_store_explicit(&h->pace_permille, 0, memory_order_relaxed);
+			}
+			cm->mark_cpu += thread_cpu_ns() - c0;
+		} else if (cm->state == CM_SWEEPING) {
+			uint64_t c0 = thread_cpu_ns();
+
+			if (kgci_sweep_work(h, cm, true)) {
+				cm->state = CM_SWEPT;
+				atomic_store_explicit(&h->pace_permille, 0, memory_order_relaxed);
+			}
+			cm->sweep_cpu += thread_cpu_ns() - c0;
+		} else {
+			uint64_t c0 = thread_cpu_ns();
+
+			if (kgci_mixed_rebuild_work(h, cm, true))
+				kgci_mixed_rebuild_done(h, cm);
+			cm->rebuild_cpu += thread_cpu_ns() - c0;
+		}
+	}
+	pthread_mutex_unlock(&cm->lock);
+	return NULL;
+}
+
+
+/* ------------------------------------------------------------- pauses */
+
+int kgci_cm_init(struct kgc_heap *h)
+{
+	struct cmark *cm = calloc(1, sizeof(*cm));
+
+	if (!cm)
+		return -ENOMEM;
+	cm->tams = calloc(h->nregions, sizeof(*cm->tams));
+	cm->live = calloc(h->nregions, sizeof(*cm->live));
+	cm->sweep = calloc(h->nregions, sizeof(uint32_t));
+	cm->empty = calloc(h->nregions, sizeof(uint32_t));
+	cm->humdead = calloc(h->nregions, sizeof(uint32_t));
+	cm->swept = calloc(h->nregions, 1);
+	cm->cand = calloc(h->nregions, sizeof(*cm->cand));
+	cm->rb_top = calloc(h->nregions, sizeof(*cm->rb_top));
+	if (kgci_markbits_init(&cm->bits, h->base, (size_t)h->nregions << h->region_shift) || !cm->tams || !cm->live || !cm->sweep || !cm->empty || !cm->humdead ||
+	    !cm->swept || !cm->cand || !cm->rb_top) {
+		h->cm = cm;
+		kgci_cm_destroy(h);
+		return -ENOMEM;
+	}
+	tams_reset(h, cm);
+	pthread_mutex_init(&cm->lock, NULL);
+	pthread_cond_init(&cm->cond, NULL);
+	pthread_mutex_init(&cm->satb_lock, NULL);
+	h->cm = cm;
+	return 0;
+}
+
+void kgci_cm_destroy(struct kgc_heap *h)
+{
+	struct cmark *cm = h->cm;
+
+	if (!cm)
+		return;
+	if (cm->started) {
+		atomic_store(&cm->yield_req, 1);	/* out of any long work loop */
+		pthread_mutex_lock(&cm->lock);
+		cm->stop = true;
+		pthread_cond_broadcast(&cm->cond);
+		pthread_mutex_unlock(&cm->lock);
+		pthread_join(cm->thread, NULL);
+	}
+	kgci_markbits_destroy(&cm->bits);
+	kgci_satb_free_list(cm->full);
+	free(cm->tams);
+	free(cm->live);
+	free(cm->stack);
+	free(cm->sweep);
+	free(cm->empty);
+	free(cm->humdead);
+	free(cm->swept);
+	free(cm->cand);
+	free(cm->rb_top);
+	free(cm->swept_chunks);
+	free(cm->chunks);
+	if (cm->started || cm->tams) {
+		pthread_mutex_destroy(&cm->lock);
+		pthread_cond_destroy(&cm->cond);
+		pthread_mutex_destroy(&cm->satb_lock);
+	}
+	free(cm);
+	h->cm = NULL;
+}
+
+/* Every collection brackets its pause with these: the marker is off the heap. */
+void kgci_cm_pause_begin(struct kgc_heap *h)
+{
+	struct cmark *cm = h->cm;
+
+	atomic_store(&cm->yield_req, 1);
+	pthread_mutex_lock(&cm->lock);
+}
+
+void kgci_cm_pause_end(struct kgc_heap *h)
+{
+	struct cmark *cm = h->cm;
+
+	atomic_store(&cm->yield_req, 0);
+	pthread_cond_broadcast(&cm->cond);
+	pthread_mutex_unlock(&cm->lock);
+}
+
+/* Full collection: forget the cycle (and the chunks: compaction moves everything). */
+void kgci_cm_abort(struct kgc_heap *h)
+{
+	struct cmark *cm = h->cm;
+
+	if (cm->state != CM_IDLE) {
+		kgci_markbits_clear_all(&cm->bits);
+		kgci_satb_set_active(h, 0);
+		kgci_satb_drop(h, cm);
+		cm->len = 0;
+		tams_reset(h, cm);
+		cm->nswept = cm->swept_bytes = 0;
+		kgci_log_line(h, LOG_GC, "Concurrent Mark Abort");
+		cm->state = CM_IDLE;
+	}
+	/* compaction moves old objects: the candidates are gone */
+	kgci_mixed_clear(h, cm);
+	cm->nchunks = 0;
+	h->chunk_bytes = 0;
+	if (h->opt.verify)
+		kgci_cm_verify_bits(h, "cycle aborted");
+}
+
+static void initial_mark(struct kgc_heap *h, struct cmark *cm)
+{
+	for (uint32_t i = 0; i < h->nregions; i++) {
+		struct region *r = &h->regions[i];
+
+		cm->live[i] = 0;
+		cm->tams[i] = (r->type == RT_OLD || r->type == RT_HUM_START) ? r->top : r->bottom;
+	}
+	/* gaps of the last sweep stay in use: promotion into them is marked
+	 * black (kgci_cm_mark_black) until remark */
+	cm->len = 0;
+	kgci_roots_iterate(h, root_mark, cm);
+	kgci_roots_iterate_critical(h, root_mark, cm);
+	/* young objects that existed at the snapshot: the marker never visits young space */
+	for (uint32_t i = 0; i < h->nregions; i++) {
+		struct region *r = &h->regions[i];
+
+		if (r->type != RT_SURVIVOR && r->type != RT_EDEN)
+			continue;
+		for (char *p = r->bottom; p < r->top; p += obj_size(p))
+			kgci_obj_iterate_refs(h, (kgc_obj)p, root_mark, cm);
+	}
+	kgci_satb_set_active(h, 1);
+	cm->t_start = kgci_now_ns();
+	cm->pace_ns0 = atomic_load_explicit(&h->pace_ns, memory_order_relaxed);
+	cm->mark_cpu = cm->sweep_cpu = 0;
+	cm->state = CM_MARKING;
+	if (!cm->started) {
+		if (pthread_create(&cm->thread, NULL, marker_main, h) == 0) {
+			pthread_setname_np(cm->thread, "kgc-marker");	/* top, perf, gdb */
+			cm->started = true;
+		} else {
+			/* no marker thread: finish marking in this pause */
+			mark_work(h, cm, false);
+			cm->state = CM_REMARK_READY;
+		}
+	}
+	kgci_log_line(h, LOG_GC, "Concurrent Mark Start (%zu gray from roots and survivors)", cm->len);
+}
+
+/* Weak cells at remark: an old or humongous referent below TAMS is dead
+ * unless marked; everything else is not this cycle's to decide. */
+static kgc_obj weak_alive_cycle(struct kgc_heap *h, kgc_obj o, void *ctx)
+{
+	struct cmark *cm = ctx;
+
+	if ((char *)o >= cm->tams[region_index(h, o)] || cm_marked(cm, o))
+		return o;
+	return NULL;
+}
+
+static void remark(struct kgc_heap *h, struct cmark *cm)
+{
+	uint64_t marked = 0;
+
+	for (struct kgc_thread *t = h->threads; t; t = t->next)
+		if (t->satb) {
+			satb_process(h, cm, t->satb);
+			t->satb->n = 0;
+		}
+	mark_work(h, cm, false);
+	kgci_satb_set_active(h, 0);
+	kgci_weak_process(h, weak_alive_cycle, cm);	/* before the chunk bits below */
+	/* gaps of the last sweep still unused stay in use: marked, the sweep
+	 * keeps them whole (and does not list them twice) */
+	for (size_t k = 0; k < cm->nchunks; k++) {
+		char *c = cm->chunks[k].start;
+
+		/* gaps above TAMS (in regions that became old after the snapshot,
+		 * e.g. failed evacuation) are not swept: no bit there */
+		if (c < cm->tams[region_index(h, c)])
+			mb_set(&cm->bits, c);
+	}
+	if (h->opt.verify)
+		kgci_verify_marking(h);
+	kgci_mixed_choose(h, cm);
+	kgci_sweep_prepare(h, cm);
+	for (uint32_t i = 0; i < h->nregions; i++)
+		marked += cm->live[i];
+	cm->marked_bytes = marked;
+	cm->state = CM_SWEEPING;
+	kgci_log_line(h, LOG_GC, "Remark: %lluM marked live in %u old/humongous regions, %u mixed candidates",
+		 (unsigned long long)(marked >> 20), cm->nsweep, cm->ncand);
+	if (!cm->started) {
+		kgci_sweep_work(h, cm, false);
+		cm->state = CM_SWEPT;
+	}
+}
+
+/* The cleanup pause; then, if remark chose mixed candidates, their rebuild. */
+static void cleanup(struct kgc_heap *h, struct cmark *cm)
+{
+	kgci_sweep_cleanup(h, cm);
+	kgci_mixed_rebuild_start(h, cm);
+}
+
+static const char *cycle_step(struct kgc_heap *h)
+{
+	struct cmark *cm = h->cm;
+
+	if (cm->state != CM_IDLE && kgci_policy_cycle_urgent(h)) {
+		/*
+		 * Old space runs out before the cycle would end: finish it in this
+		 * pause (a degenerated cycle: longer pause, but no compaction)
+		 * rather than fall back to a full collection.
+		 */
+		if (cm->state == CM_MARKING)
+			mark_work(h, cm, false);
+		if (cm->state == CM_MARKING || cm->state == CM_REMARK_READY)
+			remark(h, cm);
+		if (cm->state == CM_SWEEPING) {
+			kgci_sweep_work(h, cm, false);
+			cm->state = CM_SWEPT;
+		}
+		cleanup(h, cm);
+		h->st.degenerated_cycles++;
+		return "Degenerated Cycle";
+	}
+	switch (cm->state) {
+	case CM_SWEPT:
+		cleanup(h, cm);
+		return "Cleanup";
+	case CM_REMARK_READY:
+		remark(h, cm);
+		return "Remark";
+	case CM_IDLE:
+		/* no new cycle while the last one's candidates or retained regions
+		 * are being evacuated, unless old space runs short (candidates are
+		 * dropped then; retained regions wait for the cycle's end) */
+		if (!kgci_policy_start_mark(h, cm->rebuilding || cm->cand_ready || h->retained_pending))
+			return NULL;
+		kgci_mixed_clear(h, cm);
+		initial_mark(h, cm);
+		return "Concurrent Start";
+	default:
+		return NULL;
+	}
+}
+
+/* At the end of a young collection (pause, h->lock and cm->lock held). */
+const char *kgci_cm_after_young(struct kgc_heap *h)
+{
+	const char *step;
+
+	if (h->opt.verify)
+		kgci_cm_verify_bits(h, "after young GC, before its cycle step");
+	step = cycle_step(h);
+	if (h->opt.verify && step)
+		kgci_cm_verify_bits(h, step);
+	return step;
+}
+
+
+/* ------------------------------------------------------------ queries */
+
+/* A cycle or its rebuild runs: old objects must not move. */
+static bool cm_active(struct kgc_heap *h)
+{
+	return h->cm->state != CM_IDLE || h->cm->rebuilding;
+}
+
+/* Young collections during a cycle: do promoted objects need marking? */
+static bool cm_marking(struct kgc_heap *h)
+{
+	int st = h->cm->state;
+
+	return st == CM_MARKING || st == CM_REMARK_READY || st == CM_SWEEPING;
+}
+
+/* The marker thread marks or sweeps (not: waits for a pause, rebuilds cards). */
+bool kgci_cm_marker_busy(struct kgc_heap *h)
+{
+	int st = h->cm->state;
+
+	return h->cm->started && (st == CM_MARKING || st == CM_SWEEPING);
+}
+
+/*
+ * Retained regions during marking. A young collection may evacuate an old
+ * region that failed evacuation while pinned (retained) also while the
+ * marker traces (CM_MARKING, CM_REMARK_READY), not while it sweeps or
+ * rebuilds cards (those walk old regions in place). Then:
+ *  - mark stack and SATB entries into the region are roots of that young
+ *    collection (kgci_cm_old_cset_refs): the objects they name were reachable at
+ *    the snapshot, so they survive it and the entries follow them;
+ *  - every copy out of the region is traced again (kgci_cm_push_gray): a copy
+ *    above TAMS would otherwise never be scanned, and an object not yet
+ *    scanned may be the only path to others the snapshot holds (any other
+ *    path to it is a dirty card, an SATB entry or the mark stack, all of
+ *    which the young collection updates);
+ *  - the freed region is nothing below TAMS from then on (kgci_cm_region_evacuated).
+ */
+bool kgci_cm_retained_evac_ok(struct kgc_heap *h)
+{
+	struct cmark *cm = h->cm;
+
+	if (cm->rebuilding)
+		return false;
+	return cm->state == CM_IDLE || cm->state == CM_MARKING || cm->state == CM_REMARK_READY;
+}
+
+
+/* ------------------------------------------- the young pause (cm_young.h) */
+
+void kgci_cm_young_begin(struct kgc_heap *h, struct cm_young *cy)
+{
+	cy->marking = cm_marking(h);
+	/* a mixed collection: old candidates of the last cycle join the cset */
+	cy->nmixed = cm_active(h) ? 0 : kgci_mixed_select(h, &cy->mixed_live);
+	cy->retained_ok = kgci_cm_retained_evac_ok(h);
+}
+
+void kgci_cm_young_cset(struct kgc_heap *h)
+{
+	kgci_cm_chunks_drop_evacuated(h);
+}
+
+/*
+ * Only entries below TAMS: the marker ignores the others. An entry into a
+ * region that was young at the snapshot (retained since) may name an object
+ * that died and became part of a filler when the region failed evacuation:
+ * it must not be followed.
+ */
+static inline void old_cset_ref(struct kgc_heap *h, kgc_obj *slot, slot_fn fn, void *ctx)
+{
+	kgc_obj o = *slot;
+	struct region *r;
+
+	if (!o || !in_heap(h, o))
+		return;
+	r = region_of(h, o);
+	if (r->type == RT_OLD && (r->flags & RF_CSET) && (char *)o < h->cm->tams[region_index(h, o)])
+		fn(h, slot, ctx);
+}
+
+
+struct old_cset_ctx { slot_fn fn; void *ctx; };
+
+static void old_cset_entry(struct kgc_heap *h, kgc_obj *slot, void *arg)
+{
+	struct old_cset_ctx *c = arg;
+
+	old_cset_ref(h, slot, c->fn, c->ctx);
+}
+
+void kgci_cm_young_roots(struct kgc_heap *h, slot_fn fn, void *ctx)
+{
+	struct cmark *cm = h->cm;
+	struct old_cset_ctx c = { fn, ctx };
+
+	if (cm->state != CM_MARKING && cm->state != CM_REMARK_READY)
+		return;
+	for (size_t i = 0; i < cm->len; i++)
+		old_cset_ref(h, &cm->stack[i], fn, ctx);
+	kgci_satb_each(h, old_cset_entry, &c);
+}
+
+/* At the end of that young collection (the pause holds cm->lock): copies to trace. */
+void kgci_cm_young_gray(struct kgc_heap *h, const kgc_obj *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		cm_stack_push(h->cm, v[i]);
+}
+
+/*
+ * Old region idx was evacuated and is free: nothing in it is below TAMS,
+ * and no mark bit of this cycle may outlive it. The region is not swept
+ * (its TAMS is its bottom at remark), so nothing else would clear them: a
+ * later object at a stale bit's address would count as marked in the next
+ * cycle, never be scanned, and what only it reaches would be swept.
+ */
+void kgci_cm_young_freed(struct kgc_heap *h, uint32_t idx)
+{
+	struct cmark *cm = h->cm;
+
+	kgci_markbits_clear(&cm->bits, h->regions[idx].bottom, h->regions[idx].end);
+	cm->tams[idx] = h->regions[idx].bottom;
+	cm->live[idx] = 0;
+}
+
+/* A promoted object placed below TAMS (in a gap of the last sweep) before
+ * its region is swept is live: mark it (parallel GC workers: atomic). Its
+ * references need no tracing: it is either new since the snapshot or a
+ * survivor whose references the initial mark took. */
+void kgci_cm_young_promoted(struct kgc_heap *h, const void *p)
+{
+	struct cmark *cm = h->cm;
+	uint32_t i = region_index(h, p);
+
+	if ((const char *)p >= cm->tams[i])
+		return;
+	if (cm->state == CM_SWEEPING && cm->swept[i] != SW_NOT)
+		return;	/* the sweep is past this region: its bits are clear */
+	mb_set_atomic(&cm->bits, p);
+}
+
+
+/* --------------------------------------------------------- test hooks */
+
+/* Test hook: while held, the marker thread does no work (a cycle started
+ * meanwhile stays in CM_MARKING with its gray objects unscanned). */
+void kgci_cm_test_hold(struct kgc_heap *h, bool on)
+{
+	struct cmark *cm = h->cm;
+
+	kgci_cm_pause_begin(h);
+	cm->held = on;
+	kgci_cm_pause_end(h);
+}
+
+/* Test hook: the cycle's state as a name ("idle", "marking", ...). */
+const char *kgci_cm_test_state(struct kgc_heap *h)
+{
+	return cm_state_name(h->cm);
+}
+
+/* Test hook: mark bits set in region idx. */
+size_t kgci_cm_test_bits(struct kgc_heap *h, uint32_t idx)
+{
+	const struct region *r = &h->regions[idx];
+
+	return kgci_markbits_count(&h->cm->bits, r->bottom, r->end);
+}

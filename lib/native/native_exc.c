@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * native_exc.c - the pending exception a native left (Throw/ThrowNew in
+ * its env, native_env.c) for the runtime to take after the call: kept per
+ * thread in the bridge's extension slot, rooted by a global handle.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "native_internal.h"
+
+/*
+ * The pending exception of a kgc_thread: allocated on its first exception,
+ * kept as the thread's data in kgcn_ext's slot (kgc_ext.h), freed by
+ * kgc_native_exception_clear or by kgcn_ext's thread_detach hook, which
+ * kgc_thread_detach runs from whichever OS thread detaches t.
+ */
+struct native_exc {
+	kgc_handle h;		/* roots the exception object */
+	char *msg;		/* ThrowNew message, or NULL */
+	bool pending;
+};
+
+int kgcn_exception_set(kgc_thread *t, kgc_obj exc, char *msg)
+{
+	struct native_exc *e = kgc_ext_thread_get(t, &kgcn_ext);
+
+	if (!e) {
+		e = calloc(1, sizeof(*e));
+		if (!e || kgc_ext_thread_set(t, &kgcn_ext, e)) {
+			free(e);
+			free(msg);
+			return -ENOMEM;
+		}
+	}
+	if (!e->h) {
+		e->h = kgc_handle_new(t, exc);
+		if (!e->h) {
+			free(msg);
+			return -ENOMEM;
+		}
+	} else {
+		kgc_handle_set(e->h, exc);
+	}
+	free(e->msg);
+	e->msg = msg;
+	e->pending = true;
+	return 0;
+}
+
+NATIVE_API kgc_obj kgc_native_exception(kgc_thread *t)
+{
+	const struct native_exc *e = t ? kgc_ext_thread_get(t, &kgcn_ext) : NULL;
+
+	if (!e || !e->pending)
+		return NULL;
+	return kgc_handle_get(e->h);
+}
+
+NATIVE_API const char *kgc_native_exception_message(kgc_thread *t)
+{
+	const struct native_exc *e = t ? kgc_ext_thread_get(t, &kgcn_ext) : NULL;
+
+	if (!e || !e->pending)
+		return NULL;
+	return e->msg;
+}
+
+void kgcn_exception_free(kgc_thread *t, void *data)
+{
+	struct native_exc *e = data;
+
+	if (e->h)
+		kgc_handle_free(t, e->h);
+	free(e->msg);
+	free(e);
+}
+
+NATIVE_API void kgc_native_exception_clear(kgc_thread *t)
+{
+	struct native_exc *e = t ? kgc_ext_thread_get(t, &kgcn_ext) : NULL;
+
+	if (!e)
+		return;
+	kgc_ext_thread_set(t, &kgcn_ext, NULL);
+	kgcn_exception_free(t, e);
+}

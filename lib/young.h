@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * young.h - what the files of the young pause share (young.c the phases,
+ * gang.c the worker gang and its work sharing, promote.c the promotion
+ * allocator, evacfail.c evacuation failure). No other file includes it.
+ *
+ * Parallel evacuation: the requesting thread is worker 0, KGC_GC_THREADS-1
+ * pool threads join it. Each worker has a work stack, survivor and old
+ * PLABs and its own counters; objects are claimed by a CAS on the header
+ * (copy first, then install the forwarding pointer; the loser retracts its
+ * copy). Old-region card scanning is split by claiming regions. Idle
+ * workers take work that busy ones donate to a shared queue.
+ */
+#ifndef KGC_YOUNG_H
+#define KGC_YOUNG_H
+#include "gc_internal.h"
+#include "cm_young.h"
+
+struct ygc;
+
+#define CHUNK_BATCH 32
+
+struct yworker {
+	struct ygc *y;
+	struct gap chunks[CHUNK_BATCH];	/* swept gaps taken for promotion */
+	unsigned nchunks;
+	kgc_obj *stack;
+	size_t len, cap;
+	kgc_obj **slots;		/* old->young slots found on dirty cards */
+	size_t nslots, slots_cap;
+	_Atomic size_t slot_next;	/* phase B: next of them to claim (any worker) */
+	size_t slots_taken;		/* slots it processed from other workers' lists */
+	char *plab_top[2], *plab_end[2];	/* [0] survivor, [1] old */
+	size_t copied, promoted;
+	size_t age_bytes[HDR_AGE_MAX + 1];
+	uint32_t tospace_regions;
+	kgc_obj *gray;			/* copies out of old regions during marking */
+	size_t ngray, gray_cap;
+};
+
+struct ygc {
+	struct kgc_heap *h;
+	unsigned tenure, nworkers;
+	uint32_t surv_limit;
+	bool surv_full, old_full, inject;
+	pthread_mutex_t lock;		/* region allocation and the shared queue */
+	pthread_cond_t cond;
+	kgc_obj *q;
+	size_t qlen, qcap;
+	unsigned idle;
+	_Atomic unsigned idle_hint;
+	bool done;
+	_Atomic uint32_t card_next;
+	unsigned cards_done;		/* workers past the card scan (y->lock) */
+	bool use_gaps;			/* swept gaps may take promoted objects */
+	bool black;			/* concurrent marking: promoted objects are marked */
+	bool old_cset;			/* old (retained) regions in the cset during marking */
+	uint32_t *old_list, nold;
+	struct yworker *w;
+	/* what the gang runs (young.c): each worker's task, the visitor of
+	 * every reference slot of a copied object */
+	void (*task)(struct yworker *w, bool first);
+	slot_fn heap_slot;
+};
+
+/* What one young collection did, gathered from its phases. */
+struct yres {
+	size_t freed, copied, promoted, cset_bytes, rlive, mixed_live;
+	size_t copied_max, slots, slots_taken;	/* most one worker copied; card slots, taken by another */
+	size_t age_bytes[HDR_AGE_MAX + 1];
+	uint32_t nretained, nmixed, rleft, tospace;
+	uint32_t fails[4];
+};
+
+static inline void ygc_push(struct yworker *w, kgc_obj o)
+{
+	if (unlikely(w->len == w->cap))
+		w->stack = kgci_array_grow(w->stack, &w->cap, sizeof(*w->stack), "young GC work stack");
+	w->stack[w->len++] = o;
+}
+
+static inline uint64_t hdr_load(kgc_obj o)
+{
+	return __atomic_load_n(obj_hdr(o), __ATOMIC_ACQUIRE);
+}
+
+/* Install new header value over hd; on failure hd gets the current one. */
+static inline bool hdr_cas(kgc_obj o, uint64_t *hd, uint64_t nv)
+{
+	return __atomic_compare_exchange_n(obj_hdr(o), hd, nv, false, __ATOMIC_ACQ_REL,
+					   __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Regions that failed evacuation because they were pinned stay old and
+ * "retained": every reference into them from another old region keeps its
+ * card dirty, so a later young collection can evacuate them once unpinned
+ * (JEP 423: retained as candidates, collected once unpinned) without
+ * remembered sets between old regions. Mixed-collection candidates
+ * (mixed.c) are tracked the same way.
+ */
+static inline bool tracked_target(const struct region *r)
+{
+	return r->retained || r->candidate ||
+	       ((r->flags & RF_FAILED) && r->fail_cause != FAIL_ALLOC);
+}
+
+/* gang.c: the worker gang */
+void kgci_gang_run(struct ygc *y);		/* y->task on every worker */
+void kgci_gang_destroy(struct kgc_heap *h);	/* stops its threads */
+void kgci_gang_barrier(struct yworker *w, bool *set_at_last);
+void kgci_gang_drain_local(struct yworker *w);
+void kgci_gang_drain_all(struct yworker *w);	/* until every worker is out of work */
+void kgci_gang_share_slots(struct yworker *w);	/* phase B: every worker's card slots */
+
+/* promote.c: to-space allocation */
+char *kgci_promote_alloc(struct yworker *w, size_t size, bool old);
+void kgci_promote_unalloc(struct yworker *w, char *p, size_t size, bool old);
+void kgci_promote_retire(struct yworker *w);	/* PLABs and unused gaps, end of the worker's run */
+
+/* evacfail.c: evacuation failure */
+void kgci_evacfail_pinned_young(struct region *r, uint32_t *npinned);
+bool kgci_evacfail_retained_join(struct region *r, bool allowed, struct yres *res, uint32_t rmax,
+				 size_t rbudget);
+void kgci_evacfail_note_alloc(struct region *r);
+void kgci_evacfail_keep(struct kgc_heap *h, struct region *r, uint32_t i, struct yres *res,
+			unsigned *fail_mask);
+
+#endif
