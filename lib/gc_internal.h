@@ -134,9 +134,11 @@ struct type_info {
 struct type_table {
 	pthread_mutex_t lock;
 	_Atomic(struct type_info **) slots;	/* grows; old arrays kept until destroy */
+	_Atomic(uint64_t *) hdrs;	/* per id: a fresh object's header (kgc.h's inline
+					 * allocation); grows with slots, old ones kept too */
 	_Atomic uint32_t count;
 	uint32_t cap;
-	void **retired;		/* old slot arrays */
+	void **retired;		/* old slot and header arrays */
 	uint32_t nretired;
 };
 int kgci_types_init(struct kgc_heap *h);
@@ -236,7 +238,7 @@ void kgci_ext_heap_destroy(struct kgc_heap *h);	/* kgc_heap_destroy, no thread a
 struct kgc_thread {
 	struct kgc_thread_pub pub;	/* must be first */
 	kgc_obj cn_arg;			/* array of the running critical native (kgc_ext.h) */
-	char *tlab_top, *tlab_end, *tlab_start;
+	char *tlab_start;		/* the TLAB: [tlab_start, pub.tlab_end), bump at pub.tlab_top */
 	struct kgc_heap *heap;
 	uint32_t magic;
 	struct kgc_frame *frames;
@@ -286,7 +288,12 @@ _Static_assert(offsetof(struct kgc_thread_pub, pc_count) == 72, "kgc_thread_pub 
 _Static_assert(offsetof(struct kgc_thread_pub, crit_fast) == 76, "kgc_thread_pub layout");
 _Static_assert(offsetof(struct kgc_thread_pub, membarrier) == 77, "kgc_thread_pub layout");
 _Static_assert(offsetof(struct kgc_thread_pub, native_before_crit) == 78, "kgc_thread_pub layout");
-_Static_assert(sizeof(struct kgc_thread_pub) == 80, "kgc_thread_pub layout");
+_Static_assert(offsetof(struct kgc_thread_pub, tlab_top) == 80, "kgc_thread_pub layout");
+_Static_assert(offsetof(struct kgc_thread_pub, tlab_end) == 88, "kgc_thread_pub layout");
+_Static_assert(offsetof(struct kgc_thread_pub, type_hdr) == 96, "kgc_thread_pub layout");
+_Static_assert(offsetof(struct kgc_thread_pub, ninst) == 104, "kgc_thread_pub layout");
+_Static_assert(offsetof(struct kgc_thread_pub, narr) == 108, "kgc_thread_pub layout");
+_Static_assert(sizeof(struct kgc_thread_pub) == 112, "kgc_thread_pub layout");
 /* the header's copy of the object header test (crit_is_prim_array) */
 _Static_assert(KGC__HDR_PRIM_MASK == (HDR_TAG_MASK | (3ull << HDR_KIND_SHIFT)) &&
 	       KGC__HDR_PRIM_ARRAY == ((uint64_t)KIND_PRIM_ARRAY << HDR_KIND_SHIFT),
