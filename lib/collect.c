@@ -8,7 +8,8 @@
  *   young pause   pins -> kgci_young_collect -> watches on kernel-pinned retained regions
  *                 (kgci_kpinwatch_after_young) -> the cycle's step (kgci_cm_after_young)
  *                 -> the policy records the pause; it may ask for a full one
- *   full pause    abort the cycle -> pins -> kgci_full_collect -> uncommit
+ *   full pause    abort the cycle -> pins -> kgci_full_collect
+ *   after either  free regions unused for a while go back to the OS (policy plans, backend does)
  * Each pause is verified before and after with KGC_VERIFY.
  */
 #include <time.h>
@@ -32,6 +33,20 @@ static uint64_t cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Free regions unused for a while back to the OS: policy.c plans, backend.c does. */
+static void uncommit(struct kgc_heap *h)
+{
+	struct uncommit_plan plan;
+	uint32_t n;
+
+	if (!kgci_policy_uncommit_plan(h, &plan))
+		return;
+	n = kgci_backend_uncommit_free(h, &plan);
+	if (n)
+		kgci_log_line(h, LOG_HEAP, "uncommitted %u free regions (unused since GC(%llu))", n,
+			      (unsigned long long)plan.gc);
+}
+
 /* A young pause; true if the policy wants a full collection after it. */
 static bool young_pause(struct kgc_heap *h)
 {
@@ -53,6 +68,7 @@ static bool young_pause(struct kgc_heap *h)
 	if (h->opt.verify)
 		kgci_verify_heap(h, "after young GC");
 	kgci_policy_after_gc(h, false);
+	uncommit(h);
 	atomic_store_explicit(&h->pace_permille, kgci_policy_pace(h, kgci_cm_marker_busy(h)), memory_order_relaxed);
 	ns = kgci_now_ns() - t0;
 	kgci_stats_pause(h, false, ns);
@@ -78,7 +94,7 @@ static void full_pause(struct kgc_heap *h, int reason)
 	if (h->opt.verify)
 		kgci_verify_heap(h, "after full GC");
 	kgci_policy_after_gc(h, true);
-	kgci_policy_uncommit(h);
+	uncommit(h);
 	atomic_store_explicit(&h->pace_permille, 0, memory_order_relaxed);
 	ns = kgci_now_ns() - t0;
 	kgci_stats_pause(h, true, ns);

@@ -169,6 +169,15 @@ void *kgci_os_alloc(size_t bytes);			/* zeroed, NORESERVE side tables */
 void kgci_os_free(void *p, size_t bytes);
 int kgci_backend_commit(struct kgc_heap *h, uint32_t first, uint32_t count);
 int kgci_backend_uncommit(struct kgc_heap *h, uint32_t first, uint32_t count);
+/* What policy.c decides to give back (kgci_policy_uncommit_plan): of the
+ * committed free regions, all but the first keep (lowest addresses: the
+ * ones allocation takes first) that were freed before collection gc and
+ * before time ns. */
+struct uncommit_plan {
+	uint32_t keep;
+	uint64_t gc, ns;
+};
+uint32_t kgci_backend_uncommit_free(struct kgc_heap *h, const struct uncommit_plan *plan);
 int kgci_backend_protect(struct kgc_heap *h, void *p, size_t len, bool accessible);
 int kgci_backend_kernel_pins(struct kgc_heap *h, uint64_t *bitmap); /* regions pinned by the kernel; 0 if none */
 void kgci_os_membarrier(struct kgc_heap *h);
@@ -208,6 +217,8 @@ struct region {
 	uint32_t hum_start;	/* humongous: index of the start region */
 	uint32_t hum_count;	/* start region: number of regions */
 	size_t live_bytes;	/* computed by collections */
+	uint64_t free_gc, free_ns;	/* free: since collection gc_id, since kgci_now_ns (policy.c's
+					 * uncommit delay) */
 };
 
 const char *kgci_region_type_name(int t);
@@ -452,7 +463,7 @@ void kgci_young_pool_destroy(struct kgc_heap *h);
 unsigned kgci_policy_tenure(struct kgc_heap *h);
 bool kgci_policy_should_full(struct kgc_heap *h);
 bool kgci_policy_eden_available(struct kgc_heap *h);
-void kgci_policy_uncommit(struct kgc_heap *h);
+bool kgci_policy_uncommit_plan(struct kgc_heap *h, struct uncommit_plan *plan);
 uint32_t kgci_policy_survivor_limit(struct kgc_heap *h);
 
 void kgci_stats_pause(struct kgc_heap *h, bool full, uint64_t ns);

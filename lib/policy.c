@@ -323,29 +323,34 @@ void kgci_policy_young_pause(struct kgc_heap *h, uint64_t evac_ns)
 	h->pol.young_pause_cap = (uint32_t)(eden / h->region_size);
 }
 
-/* After a full collection: give free regions beyond what the next young
- * collections need back to the OS (the module refuses pinned ones: -EBUSY). */
-void kgci_policy_uncommit(struct kgc_heap *h)
+/*
+ * Memory kept hot (after G1's uncommit after shrink): a free region stays
+ * committed - the next eden or to-space takes it without page faults -
+ * unless it stayed free for UNCOMMIT_GCS collections and KGC_UNCOMMIT_DELAY_MS
+ * (a heap whose use shrank for good), and then only beyond what the next
+ * collections need: young target, to-space, reserve. Checked after every
+ * collection, young or full.
+ * backend.c carries the plan out. False: nothing to give back.
+ */
+#define UNCOMMIT_GCS 16
+#define UNCOMMIT_DELAY_MS_DEFAULT 2000
+
+bool kgci_policy_uncommit_plan(struct kgc_heap *h, struct uncommit_plan *plan)
 {
-	uint32_t keep = h->pol.young_target * 2 + reserve_regions(h), seen = 0, done = 0;
+	unsigned ms = h->opt.uncommit_delay_ms ? h->opt.uncommit_delay_ms : UNCOMMIT_DELAY_MS_DEFAULT;
+	uint64_t now = kgci_now_ns(), delay = (uint64_t)ms * 1000000ull;
+	uint32_t committed = 0;
 
-	for (uint32_t i = 0; i < h->nregions; i++) {
-		struct region *r = &h->regions[i];
-		int err;
-
-		if (r->type != RT_FREE || !(r->flags & RF_COMMITTED))
-			continue;
-		if (++seen <= keep)
-			continue;
-		err = kgci_backend_uncommit(h, i, 1);
-		if (err == 0) {
-			r->flags &= ~RF_COMMITTED;
-			r->flags |= RF_ZEROED;
-			done++;
-		}
-	}
-	if (done)
-		kgci_log_line(h, LOG_HEAP, "uncommitted %u free regions", done);
+	if (ms == UINT32_MAX || h->gc_id < UNCOMMIT_GCS || now < delay)
+		return false;
+	plan->keep = h->pol.young_target + h->tospace_need + reserve_regions(h);
+	for (uint32_t i = 0; i < h->nregions && committed <= plan->keep; i++)
+		committed += h->regions[i].type == RT_FREE && (h->regions[i].flags & RF_COMMITTED);
+	if (committed <= plan->keep)
+		return false;
+	plan->gc = h->gc_id - UNCOMMIT_GCS;
+	plan->ns = now - delay;
+	return true;
 }
 
 /*

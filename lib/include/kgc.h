@@ -58,7 +58,7 @@ enum kgc_pin_mode {
  * KGC_YOUNG_SIZE, KGC_TENURE, KGC_GC_THREADS, KGC_BACKEND, KGC_PIN_MODE,
  * KGC_VERIFY, KGC_CHECK, KGC_POISON, KGC_IHOP, KGC_PAUSE_GOAL_MS,
  * KGC_MIXED_LIVE, KGC_PACING, KGC_SAFEPOINT_WARN_MS, KGC_STALE_CHECK, KGC_THP,
- * KGC_LOG).
+ * KGC_UNCOMMIT_DELAY_MS, KGC_LOG).
  * A zero size means "choose".
  */
 struct kgc_options {
@@ -90,7 +90,9 @@ struct kgc_options {
 	unsigned stale_check;	/* debug: a young GC every N allocations per thread, evacuated
 				 * regions kept PROT_NONE for a while: a stale pointer faults
 				 * with a message (0 = off) */
-	unsigned pad_;		/* zero */
+	unsigned uncommit_delay_ms; /* a free region goes back to the OS only after staying
+				 * free this long and 16 collections (0 = policy default,
+				 * 2000; UINT32_MAX = never) */
 	uint64_t reserved[1];
 };
 
