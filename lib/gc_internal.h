@@ -320,13 +320,42 @@ struct handle_block {
 #define HANDLE_FREE_TAG ((uintptr_t)1)
 
 /* --------------------------------------------------------------------- heap */
+/*
+ * What one young collection did, recorded by young.c (the workers' part)
+ * and the driver, collect.c (the pause's), handed to policy.c's cost model
+ * (kgci_policy_young_pause). CPU times come from each thread's own clock.
+ */
+struct young_facts {
+	uint64_t wall_ns;		/* the whole pause */
+	uint64_t cpu_ns;		/* the pausing thread's CPU, its worker share included */
+	uint64_t cards_cpu_ns;		/* all workers: phase A, dirty card scanning */
+	uint64_t evac_cpu_ns;		/* all workers: phase B, roots, slots, copying */
+	uint64_t w0_cpu_ns;		/* of those two, the pausing thread's (worker 0) */
+	size_t dirty_cards;		/* cards scanned */
+	size_t slots, slots_taken;	/* old->young slots found; processed by another worker */
+	size_t copied, copied_max;	/* bytes copied; the most one worker copied */
+	size_t promoted, cset_bytes;
+	uint32_t cset_regions;		/* eden and survivor regions collected */
+	uint32_t nworkers;
+	uint32_t mixed;			/* old regions in the collection set (a mixed pause) */
+};
+
 /* What policy.c remembers between its questions (h->pol). */
 struct policy_state {
 	uint32_t young_target;		/* eden regions before a young GC */
 	uint32_t young_pause_cap;	/* eden regions the pause goal allows */
 	uint32_t soft_regions;		/* heap sizing: regions we try to stay within */
 	unsigned tenure;		/* the adaptive tenuring threshold */
-	double ns_per_byte, survival;	/* pause model: young pause ~ copied bytes x ns_per_byte */
+	/* the pause cost model (kgci_policy_young_pause): CPU ns per dirty card
+	 * scanned, per byte copied (roots and slots included), and the pausing
+	 * thread's serial part ~ fixed + per region; survival = copied / cset
+	 * bytes; cards = dirty cards per pause. Running averages. */
+	double card_ns, byte_ns;		/* 0: not measured yet */
+	double serial_fixed, serial_region;	/* ns, ns per cset region */
+	double sx, sy, sxx, sxy, sn;		/* decayed sums: serial ns over regions */
+	double survival, cards;
+	double gc_share;		/* of wall time in young pauses (running average) */
+	uint64_t last_pause_end;	/* kgci_now_ns */
 	bool need_full;			/* the last young GC left too little: go full */
 };
 
@@ -364,14 +393,11 @@ struct kgc_heap {
 	bool eden_new_region;	/* eden_alloc just took a region (mutator may pre-touch) */
 	uint32_t tospace_need;	/* to-space regions the last young GC used */
 	/* pause model (policy.c): young pause ~ copied bytes x ns_per_byte */
-	size_t last_cset_bytes, last_copied;
-	size_t last_copied_max;		/* the largest share of it one worker copied */
-	size_t last_slots, last_slots_taken;	/* card slots found; processed by another worker */
-	uint32_t last_mixed;		/* old regions in the last young GC's cset */
 	uint32_t retained_pending;	/* unpinned retained regions the last young GC left */
 	uint64_t alloc_zero_retries;	/* allocations redone: a collection ran while clearing */
 	_Atomic unsigned pace_permille;	/* allocation pacing now (kgci_policy_pace), 0: off */
 	_Atomic uint64_t pace_stalls, pace_ns;	/* its sleeps (stats: pacing_stall*) */
+	struct young_facts last_young;	/* the last young pause's, as collect.c handed them on */
 	struct policy_state pol;	/* policy.c's own state: no other file reads it */
 	size_t age_bytes[HDR_AGE_MAX + 1];	/* copied to survivor by new age, last young GC */
 	/* locks / safepoints */
@@ -455,7 +481,7 @@ void kgci_policy_init(struct kgc_heap *h);
 size_t kgci_policy_region_size(size_t max_heap);
 size_t kgci_policy_default_heap(void);
 void kgci_policy_after_gc(struct kgc_heap *h, bool full);
-void kgci_policy_young_pause(struct kgc_heap *h, uint64_t evac_ns);
+void kgci_policy_young_pause(struct kgc_heap *h, const struct young_facts *f);
 void kgci_policy_adapt_tenure(struct kgc_heap *h);
 unsigned kgci_policy_safepoint_warn_ms(struct kgc_heap *h);
 unsigned kgci_policy_gc_threads(struct kgc_heap *h);
@@ -479,6 +505,16 @@ static inline uint64_t kgci_now_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* CPU time of the calling thread: the pause cost model counts work, not
+ * time a worker spent descheduled. */
+static inline uint64_t kgci_thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 /* CLOCK_REALTIME deadline ms from now (pthread_cond_timedwait) */
@@ -544,7 +580,8 @@ void kgci_obj_iterate_refs(struct kgc_heap *h, kgc_obj o, slot_fn fn, void *ctx)
 void kgci_obj_iterate_refs_range(struct kgc_heap *h, kgc_obj o, char *lo, char *hi, slot_fn fn, void *ctx);
 
 /* collections (called at a safepoint with h->lock held) */
-void kgci_young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask);
+void kgci_young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask,
+			struct young_facts *facts);
 void kgci_full_collect(struct kgc_heap *h, uint32_t *npinned);
 void kgci_verify_heap(struct kgc_heap *h, const char *when);
 void kgci_pins_compute(struct kgc_heap *h);	/* sets RF_PINNED / RF_KPINNED */

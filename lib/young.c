@@ -45,6 +45,8 @@ struct yworker {
 	size_t slots_taken;		/* slots it processed from other workers' lists */
 	char *plab_top[2], *plab_end[2];	/* [0] survivor, [1] old */
 	size_t copied, promoted;
+	size_t dirty_cards;		/* for the policy's cost model: cards scanned, */
+	uint64_t cpu_cards, cpu_evac;	/* CPU ns in phase A and B (thread clock) */
 	size_t age_bytes[HDR_AGE_MAX + 1];
 	uint32_t tospace_regions;
 	kgc_obj *gray;			/* copies out of old regions during marking */
@@ -70,6 +72,7 @@ struct ygc {
 	bool old_cset;			/* old (retained) regions in the cset during marking */
 	uint32_t *old_list, nold;
 	struct yworker *w;
+	struct young_facts *facts;	/* what the policy learns (collect.c hands it on) */
 };
 
 static void push(struct yworker *w, kgc_obj o)
@@ -505,6 +508,7 @@ static void scan_cards(struct yworker *w)
 			}
 			if (c[i] == CARD_DIRTY) {
 				c[i] = CARD_CLEAN;
+				w->dirty_cards++;
 				scan_card(w, r, r->bottom + (i << KGC_CARD_SHIFT));
 			}
 		}
@@ -557,8 +561,10 @@ static void evac_slots(struct yworker *w)
 static void worker_run(struct yworker *w, bool first)
 {
 	struct ygc *y = w->y;
+	uint64_t c0 = kgci_thread_cpu_ns();
 
 	scan_cards(w);
+	w->cpu_cards = kgci_thread_cpu_ns() - c0;
 	pthread_mutex_lock(&y->lock);
 	if (++y->cards_done == y->nworkers) {
 		y->use_gaps = true;
@@ -567,6 +573,7 @@ static void worker_run(struct yworker *w, bool first)
 	while (y->cards_done < y->nworkers)
 		pthread_cond_wait(&y->cond, &y->lock);
 	pthread_mutex_unlock(&y->lock);
+	c0 = kgci_thread_cpu_ns();
 	if (first) {
 		kgci_roots_iterate(y->h, root_slot, w);
 		kgci_roots_iterate_critical(y->h, root_slot, w);
@@ -578,6 +585,7 @@ static void worker_run(struct yworker *w, bool first)
 	drain_all(w);
 	plab_retire(w, 0);
 	plab_retire(w, 1);
+	w->cpu_evac = kgci_thread_cpu_ns() - c0;
 	if (w->nchunks) {
 		pthread_mutex_lock(&y->lock);
 		while (w->nchunks)
@@ -859,19 +867,23 @@ static void ygc_select_cset(struct ygc *y, struct yres *res, uint32_t *npinned)
 static void ygc_gather(struct ygc *y, struct yres *res)
 {
 	struct kgc_heap *h = y->h;
+	struct young_facts *f = y->facts;
 
 	memset(h->age_bytes, 0, sizeof(h->age_bytes));
-	h->last_copied_max = 0;
-	h->last_slots = h->last_slots_taken = 0;
+	f->nworkers = y->nworkers;
+	f->w0_cpu_ns = y->w[0].cpu_cards + y->w[0].cpu_evac;
 	for (unsigned i = 0; i < y->nworkers; i++) {
 		struct yworker *w = &y->w[i];
 
 		res->copied += w->copied;
 		res->promoted += w->promoted;
-		h->last_slots += w->nslots;
-		h->last_slots_taken += w->slots_taken;
-		if (w->copied > h->last_copied_max)
-			h->last_copied_max = w->copied;
+		f->slots += w->nslots;
+		f->slots_taken += w->slots_taken;
+		f->dirty_cards += w->dirty_cards;
+		f->cards_cpu_ns += w->cpu_cards;
+		f->evac_cpu_ns += w->cpu_evac;
+		if (w->copied > f->copied_max)
+			f->copied_max = w->copied;
 		res->tospace += w->tospace_regions;
 		for (int a = 0; a <= HDR_AGE_MAX; a++)
 			h->age_bytes[a] += w->age_bytes[a];
@@ -947,8 +959,13 @@ static void ygc_record(struct ygc *y, struct yres *res)
 {
 	struct kgc_heap *h = y->h;
 
+	struct young_facts *f = y->facts;
+
 	h->tospace_need = res->tospace + 2;
-	h->last_mixed = res->nmixed;
+	f->mixed = res->nmixed;
+	f->cset_bytes = res->cset_bytes;
+	f->copied = res->copied;
+	f->promoted = res->promoted;
 	if (res->nmixed) {
 		h->st.mixed_gcs++;
 		h->st.mixed_regions += res->nmixed;
@@ -959,8 +976,6 @@ static void ygc_record(struct ygc *y, struct yres *res)
 		kgci_log_line(h, LOG_PIN | LOG_HEAP, "retained: %u formerly pinned regions evacuated "
 			      "(%zuK live at most)%s, %u left", res->nretained, res->rlive >> 10,
 			      y->old_cset ? " while marking" : "", res->rleft);
-	h->last_cset_bytes = res->cset_bytes;
-	h->last_copied = res->copied;
 	kgci_policy_adapt_tenure(h);
 	h->st.bytes_copied += res->copied;
 	h->st.bytes_promoted += res->promoted;
@@ -969,10 +984,10 @@ static void ygc_record(struct ygc *y, struct yres *res)
 	h->st.evac_fail_kernel_pinned += res->fails[FAIL_KPINNED];
 	h->st.evac_fail_alloc += res->fails[FAIL_ALLOC];
 	kgci_log_line(h, LOG_HEAP, "copied %zuK promoted %zuK by %u worker(s) (at most %zuK by one; "
-		      "card slots %zu, %zu taken from another worker); "
+		      "dirty cards %zu, card slots %zu, %zu taken from another worker); "
 		      "regions: eden %u survivor %u old %u humongous %u free %u",
-		      res->copied >> 10, res->promoted >> 10, y->nworkers, h->last_copied_max >> 10,
-		      h->last_slots, h->last_slots_taken, h->count[RT_EDEN], h->count[RT_SURVIVOR],
+		      res->copied >> 10, res->promoted >> 10, y->nworkers, f->copied_max >> 10,
+		      f->dirty_cards, f->slots, f->slots_taken, h->count[RT_EDEN], h->count[RT_SURVIVOR],
 		      h->count[RT_OLD], h->count[RT_HUM_START] + h->count[RT_HUM_CONT],
 		      h->count[RT_FREE]);
 }
@@ -980,11 +995,13 @@ static void ygc_record(struct ygc *y, struct yres *res)
 /*
  * A young collection at a safepoint: choose the collection set, evacuate it
  * with the worker gang, settle weak cells, keep or free each cset region,
- * record. *npinned: pinned regions seen; *fail_mask: FAIL_* causes seen.
+ * record. *npinned: pinned regions seen; *fail_mask: FAIL_* causes seen;
+ * *facts: what it did (zeroed by the caller), for the policy.
  */
-void kgci_young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
+void kgci_young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask,
+			struct young_facts *facts)
 {
-	struct ygc y = { 0 };
+	struct ygc y = { .facts = facts };
 	struct yres res = { 0 };
 
 	*npinned = 0;
