@@ -266,8 +266,10 @@ static bool uncommit_wanted(const struct region *r, const struct uncommit_plan *
 static uint32_t uncommit_run(struct kgc_heap *h, uint32_t first, uint32_t n)
 {
 	uint32_t done = 0;
+	uint64_t busy = h->be.uncommit_busy;
 	bool all = kgci_backend_uncommit(h, first, n) == 0;
 
+	h->be.uncommit_busy = busy;	/* refusals are counted per region, below */
 	for (uint32_t i = first; i < first + n; i++) {
 		struct region *r = &h->regions[i];
 
