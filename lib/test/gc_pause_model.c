@@ -6,8 +6,8 @@
  * copying - eden stays well above its 2-region floor; (2) the same work in
  * twice the wall time (a worker that lost its CPU) sizes eden the same: the
  * model counts the workers' CPU time; (3) with little surviving, eden grows
- * (doubling per pause while pauses take a large share of the time) to 60%
- * of the heap and no further, but (4) not while pauses take little of the
+ * (by 1/8 per pause into fresh memory while pauses take a large share of
+ * the time) to 60% of the heap and no further, but (4) not while pauses take little of the
  * time; (5) a mixed pause teaches it nothing.
  */
 #define _GNU_SOURCE
@@ -75,7 +75,7 @@ int main(void)
 
 	hh = t_heap(256, 0, NULL);
 	h = (struct kgc_heap *)hh;
-	for (int i = 0; i < 16; i++)
+	for (int i = 0; i < 48; i++)	/* no committed free memory: 1/8 per pause */
 		feed(hh, h->pol.young_target, 10, 300, 300 * 1024, 4.0, 2);	/* share > 50% */
 	printf("low survival: eden cap %u regions, young target %u of %u\n", h->pol.young_pause_cap,
 	       h->pol.young_target, h->nregions);
