@@ -399,6 +399,40 @@ static inline const char *fail_reason(const char *res)
 	return "run failed (see bench/out/*.stderr)";
 }
 
+/* The directory of this binary (where make puts the Java classes too). */
+static inline void exe_dir(char *dir, size_t n)
+{
+	ssize_t len = readlink("/proc/self/exe", dir, n - 1);
+	char *slash;
+
+	if (len <= 0)
+		die("readlink /proc/self/exe: %s", strerror(errno));
+	dir[len] = 0;
+	if ((slash = strrchr(dir, '/')))
+		*slash = 0;
+}
+
+/*
+ * Run `java ... <name>` (args, the class in dir, built next to this binary)
+ * into res. 1 (and "RESULT nojava=1" printed) without a JDK or the class;
+ * a failing JVM ends this worker.
+ */
+static inline int run_java_class(const char *dir, const char *name, char *const args[], char *res,
+				 size_t n)
+{
+	char cls[4200];
+	int rc;
+
+	snprintf(cls, sizeof(cls), "%s/%s.class", dir, name);
+	if (access(cls, R_OK) || (rc = run_prog("java", args, NULL, res, n)) == -3) {
+		printf("RESULT nojava=1\n");
+		return 1;
+	}
+	if (rc)
+		die("java %s failed (%d)", name, rc);
+	return 0;
+}
+
 /* ------------------------------------------------------- markdown output */
 
 /* Opens $BENCH_OUT/<name>.md (or a scratch file) for this bench's section. */

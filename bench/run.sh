@@ -9,7 +9,7 @@ export BENCH_OUT=$PWD/out
 mkdir -p out
 rm -f out/*.md out/stall_*.dat
 
-known=(gcbench churn pinbench native_bench)
+known=(gcbench churn bintrees lru pinbench native_bench)
 progs=()
 for p in "${known[@]}"; do [ -x "out/$p" ] && progs+=("$p"); done
 for f in out/*; do
@@ -73,6 +73,8 @@ section() {	# section <prog> <md-fragment-name> <fallback title>
 	echo "  ratios compare runs made in this same invocation on this machine."
 	section gcbench gcbench "GCBench (issue 3)"
 	section churn churn "Churn (issue 3)"
+	section bintrees bintrees "Binary trees (issue 15)"
+	section lru lru "LRU cache (issue 15)"
 	section pinbench stall "Critical stall (issue 4)"
 	[ -f stall.png ] && [ -f out/stall_pin_0.dat ] && printf '\n![batch latency distributions](stall.png)\n'
 	section pinbench pause "Young pause cost of pinning (issue 4)"

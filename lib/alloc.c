@@ -4,18 +4,22 @@
  * regions, a slow path that refills or collects, humongous objects in
  * contiguous regions, -ENOMEM after a full collection.
  */
+#define API __attribute__((visibility("default")))
+/* kgc.h's inline kgc_alloc/_array become this file's exported definitions
+ * (before the include), for callers that take their address or bind them
+ * by name */
+#define KGC_INLINE_ALLOC API
+
 #include <errno.h>
 #include <string.h>
 #include <time.h>
 #include "gc_internal.h"
 
-#define API __attribute__((visibility("default")))
-
 void kgci_alloc_retire_tlab(struct kgc_thread *t)
 {
-	if (t->tlab_top && t->tlab_top < t->tlab_end)
-		kgci_obj_fill(t->tlab_top, (size_t)(t->tlab_end - t->tlab_top));
-	t->tlab_top = t->tlab_end = t->tlab_start = NULL;
+	if (t->pub.tlab_top && t->pub.tlab_top < t->pub.tlab_end)
+		kgci_obj_fill(t->pub.tlab_top, (size_t)(t->pub.tlab_end - t->pub.tlab_top));
+	t->pub.tlab_top = t->pub.tlab_end = t->tlab_start = NULL;
 }
 
 /* h->lock held. Bump-allocates [min, want] bytes in the current eden region. */
@@ -105,8 +109,8 @@ char *kgci_alloc_locked(struct kgc_thread *t, size_t size, size_t *zero)
 	p = eden_alloc(h, size, h->tlab_size, &got);
 	if (p) {
 		t->tlab_start = p;
-		t->tlab_top = p + size;
-		t->tlab_end = p + got;
+		t->pub.tlab_top = p + size;
+		t->pub.tlab_end = p + got;
 		__atomic_store_n(&t->bytes_allocated, t->bytes_allocated + got, __ATOMIC_RELAXED);
 	}
 	*zero = h->eden_cur_zeroed ? 0 : got;	/* the whole TLAB, in bulk */
@@ -340,16 +344,34 @@ static char *alloc_slow(struct kgc_thread *t, size_t size)
 
 static inline char *alloc_raw(struct kgc_thread *t, size_t size)
 {
-	char *p = t->tlab_top;
+	char *p = t->pub.tlab_top;
 
-	if (likely((size_t)(t->tlab_end - p) >= size && p)) {
-		t->tlab_top = p + size;
+	if (likely((size_t)(t->pub.tlab_end - p) >= size && p)) {
+		t->pub.tlab_top = p + size;
 		return p;
 	}
 	return alloc_slow(t, size);
 }
 
-API kgc_obj kgc_alloc(kgc_thread *t, kgc_type_id type)
+/*
+ * The thread's view of the type table for kgc.h's inline allocation: every
+ * type registered so far (entries never change once published; an older
+ * header array stays valid until the heap is destroyed). Not in checked
+ * mode or KGC_STALE_CHECK: their checks and ticks are the slow path's.
+ */
+static void alloc_fast_refresh(struct kgc_thread *t)
+{
+	struct kgc_heap *h = t->heap;
+	uint32_t n = atomic_load_explicit(&h->types.count, memory_order_acquire);
+
+	if (h->opt.check || h->opt.stale_check)
+		return;
+	t->pub.type_hdr = atomic_load_explicit(&h->types.hdrs, memory_order_acquire);
+	t->pub.ninst = n - KGC_TYPE_FIRST_USER;
+	t->pub.narr = KGC_TYPE_REF_ARRAY;
+}
+
+API kgc_obj kgc__alloc_slow(kgc_thread *t, kgc_type_id type)
 {
 	struct kgc_heap *h = t->heap;
 	const struct type_info *ti;
@@ -367,6 +389,7 @@ API kgc_obj kgc_alloc(kgc_thread *t, kgc_type_id type)
 		return NULL;
 	}
 	size = (size_t)ti->size_words * WORD;
+	alloc_fast_refresh(t);
 	if (unlikely(h->opt.stale_check))
 		kgci_stale_alloc_tick(t);
 	p = alloc_raw(t, size);
@@ -376,7 +399,7 @@ API kgc_obj kgc_alloc(kgc_thread *t, kgc_type_id type)
 	return (kgc_obj)p;
 }
 
-API kgc_obj kgc_alloc_array(kgc_thread *t, kgc_type_id type, size_t length)
+API kgc_obj kgc__alloc_array_slow(kgc_thread *t, kgc_type_id type, size_t length)
 {
 	struct kgc_heap *h = t->heap;
 	const struct type_info *ti;
@@ -399,6 +422,7 @@ API kgc_obj kgc_alloc_array(kgc_thread *t, kgc_type_id type, size_t length)
 		kgci_err_set(ENOMEM, "kgc_alloc_array: %zu elements do not fit in the heap", length);
 		return NULL;
 	}
+	alloc_fast_refresh(t);
 	if (unlikely(h->opt.stale_check))
 		kgci_stale_alloc_tick(t);
 	p = alloc_raw(t, size);

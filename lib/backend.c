@@ -276,6 +276,51 @@ int kgci_backend_uncommit(struct kgc_heap *h, uint32_t first, uint32_t count)
 	return 0;
 }
 
+static bool uncommit_wanted(const struct region *r, const struct uncommit_plan *plan, uint32_t *seen)
+{
+	if (r->type != RT_FREE || !(r->flags & RF_COMMITTED) || r->quarantined)
+		return false;
+	return ++*seen > plan->keep && r->free_gc < plan->gc && r->free_ns < plan->ns;
+}
+
+/* Regions [first, first + n) (wanted) back to the OS, the run at once, else
+ * one by one (the module refuses kernel-pinned ones: -EBUSY). */
+static uint32_t uncommit_run(struct kgc_heap *h, uint32_t first, uint32_t n)
+{
+	uint32_t done = 0;
+	uint64_t busy = h->be.uncommit_busy;
+	bool all = kgci_backend_uncommit(h, first, n) == 0;
+
+	h->be.uncommit_busy = busy;	/* refusals are counted per region, below */
+	for (uint32_t i = first; i < first + n; i++) {
+		struct region *r = &h->regions[i];
+
+		if (all || kgci_backend_uncommit(h, i, 1) == 0) {
+			r->flags &= ~RF_COMMITTED;
+			r->flags |= RF_ZEROED;
+			done++;
+		}
+	}
+	return done;
+}
+
+/* At a safepoint: carry out policy.c's plan; returns regions given back. */
+uint32_t kgci_backend_uncommit_free(struct kgc_heap *h, const struct uncommit_plan *plan)
+{
+	uint32_t seen = 0, done = 0, run = 0;
+
+	for (uint32_t i = 0; i <= h->nregions; i++) {
+		if (i < h->nregions && uncommit_wanted(&h->regions[i], plan, &seen)) {
+			run++;
+			continue;
+		}
+		if (run)
+			done += uncommit_run(h, i - run, run);
+		run = 0;
+	}
+	return done;
+}
+
 /* KGC_STALE_CHECK: make heap memory inaccessible or accessible again. */
 int kgci_backend_protect(struct kgc_heap *h, void *p, size_t len, bool accessible)
 {

@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * collect.c - the collection driver: at a safepoint, plans one collection
- * with the policy, runs its pause (young.c, mark.c's cycle step, full.c),
+ * with the policy, runs its pause (young.c, cmark.c's cycle step, full.c),
  * and records what the policy learns from it (pause time, occupancy,
  * pacing). Nothing else decides between a young and a full collection.
  *
  *   young pause   pins -> kgci_young_collect -> watches on kernel-pinned retained regions
  *                 (kgci_kpinwatch_after_young) -> the cycle's step (kgci_cm_after_young)
  *                 -> the policy records the pause; it may ask for a full one
- *   full pause    abort the cycle -> pins -> kgci_full_collect -> uncommit
+ *   full pause    abort the cycle -> pins -> kgci_full_collect
+ *   after either  free regions unused for a while go back to the OS (policy plans, backend does)
  * Each pause is verified before and after with KGC_VERIFY; the stats page
  * (KGC_STATS_PUBLISH, statpub.c) is updated after it.
  */
@@ -25,41 +26,57 @@ static const char *cause_name(int reason)
 	}
 }
 
-static uint64_t cpu_ns(void)
+/* Free regions unused for a while back to the OS: policy.c plans, backend.c does. */
+static void uncommit(struct kgc_heap *h)
 {
-	struct timespec ts;
+	struct uncommit_plan plan;
+	uint32_t n;
 
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (!kgci_policy_uncommit_plan(h, &plan))
+		return;
+	n = kgci_backend_uncommit_free(h, &plan);
+	if (n)
+		kgci_log_line(h, LOG_HEAP, "uncommitted %u free regions (unused since GC(%llu))", n,
+			      (unsigned long long)plan.gc);
 }
 
 /* A young pause; true if the policy wants a full collection after it. */
 static bool young_pause(struct kgc_heap *h)
 {
-	uint64_t t0 = kgci_now_ns(), c0 = cpu_ns(), ns;
+	uint64_t t0 = kgci_now_ns(), t1, c0, ns;
 	size_t before;
 	uint32_t npinned = 0;
 	unsigned fail = 0;
 	const char *step;
+	struct young_facts f = { 0 };
 
 	h->gc_id++;
 	before = kgci_heap_used_bytes(h);
 	if (h->opt.verify)
 		kgci_verify_heap(h, "before young GC");
+	/* the model's pause: verification is not the collector's cost */
+	t1 = kgci_now_ns();
+	c0 = kgci_thread_cpu_ns();
 	kgci_pins_compute(h);
-	kgci_young_collect(h, &npinned, &fail);
+	f.cset_regions = h->count[RT_EDEN] + h->count[RT_SURVIVOR];
+	kgci_young_collect(h, &npinned, &fail, &f);
 	kgci_kpinwatch_after_young(h);	/* kmod: learn when retained regions' kernel pins drop */
-	kgci_policy_young_pause(h, kgci_now_ns() - t0);
+	f.wall_ns = kgci_now_ns() - t1;
+	f.cpu_ns = kgci_thread_cpu_ns() - c0;
+	kgci_policy_young_pause(h, &f);
+	h->last_young = f;
 	step = kgci_cm_after_young(h);
 	if (h->opt.verify)
 		kgci_verify_heap(h, "after young GC");
 	kgci_policy_after_gc(h, false);
+	uncommit(h);
 	atomic_store_explicit(&h->pace_permille, kgci_policy_pace(h, kgci_cm_marker_busy(h)), memory_order_relaxed);
 	ns = kgci_now_ns() - t0;
 	kgci_stats_pause(h, false, ns);
-	kgci_log_gc(h, "Pause Young", step ? step : h->last_mixed ? "Mixed" : "Normal", before,
+	kgci_log_gc(h, "Pause Young", step ? step : f.mixed ? "Mixed" : "Normal", before,
 	       kgci_heap_used_bytes(h), ns, npinned, fail);
-	kgci_log_line(h, LOG_HEAP, "young: cpu %.3fms (wall %.3fms)", (cpu_ns() - c0) / 1e6, ns / 1e6);
+	kgci_log_line(h, LOG_HEAP, "young: cpu %.3fms (wall %.3fms), workers: cards %.3fms evac %.3fms",
+		      f.cpu_ns / 1e6, f.wall_ns / 1e6, f.cards_cpu_ns / 1e6, f.evac_cpu_ns / 1e6);
 	return kgci_policy_should_full(h);
 }
 
@@ -79,7 +96,7 @@ static void full_pause(struct kgc_heap *h, int reason)
 	if (h->opt.verify)
 		kgci_verify_heap(h, "after full GC");
 	kgci_policy_after_gc(h, true);
-	kgci_policy_uncommit(h);
+	uncommit(h);
 	atomic_store_explicit(&h->pace_permille, 0, memory_order_relaxed);
 	ns = kgci_now_ns() - t0;
 	kgci_stats_pause(h, true, ns);

@@ -140,9 +140,11 @@ struct type_info {
 struct type_table {
 	pthread_mutex_t lock;
 	_Atomic(struct type_info **) slots;	/* grows; old arrays kept until destroy */
+	_Atomic(uint64_t *) hdrs;	/* per id: a fresh object's header (kgc.h's inline
+					 * allocation); grows with slots, old ones kept too */
 	_Atomic uint32_t count;
 	uint32_t cap;
-	void **retired;		/* old slot arrays */
+	void **retired;		/* old slot and header arrays */
 	uint32_t nretired;
 };
 int kgci_types_init(struct kgc_heap *h);
@@ -174,6 +176,15 @@ void *kgci_os_alloc(size_t bytes);			/* zeroed, NORESERVE side tables */
 void kgci_os_free(void *p, size_t bytes);
 int kgci_backend_commit(struct kgc_heap *h, uint32_t first, uint32_t count);
 int kgci_backend_uncommit(struct kgc_heap *h, uint32_t first, uint32_t count);
+/* What policy.c decides to give back (kgci_policy_uncommit_plan): of the
+ * committed free regions, all but the first keep (lowest addresses: the
+ * ones allocation takes first) that were freed before collection gc and
+ * before time ns. */
+struct uncommit_plan {
+	uint32_t keep;
+	uint64_t gc, ns;
+};
+uint32_t kgci_backend_uncommit_free(struct kgc_heap *h, const struct uncommit_plan *plan);
 int kgci_backend_protect(struct kgc_heap *h, void *p, size_t len, bool accessible);
 int kgci_backend_kernel_pins(struct kgc_heap *h, uint64_t *bitmap); /* regions pinned by the kernel; 0 if none */
 void kgci_os_membarrier(struct kgc_heap *h);
@@ -213,6 +224,8 @@ struct region {
 	uint32_t hum_start;	/* humongous: index of the start region */
 	uint32_t hum_count;	/* start region: number of regions */
 	size_t live_bytes;	/* computed by collections */
+	uint64_t free_gc, free_ns;	/* free: since collection gc_id, since kgci_now_ns (policy.c's
+					 * uncommit delay) */
 };
 
 const char *kgci_region_type_name(int t);
@@ -243,7 +256,7 @@ void kgci_ext_heap_destroy(struct kgc_heap *h);	/* kgc_heap_destroy, no thread a
 struct kgc_thread {
 	struct kgc_thread_pub pub;	/* must be first */
 	kgc_obj cn_arg;			/* array of the running critical native (kgc_ext.h) */
-	char *tlab_top, *tlab_end, *tlab_start;
+	char *tlab_start;		/* the TLAB: [tlab_start, pub.tlab_end), bump at pub.tlab_top */
 	struct kgc_heap *heap;
 	uint32_t magic;
 	struct kgc_frame *frames;
@@ -293,7 +306,12 @@ _Static_assert(offsetof(struct kgc_thread_pub, pc_count) == 72, "kgc_thread_pub 
 _Static_assert(offsetof(struct kgc_thread_pub, crit_fast) == 76, "kgc_thread_pub layout");
 _Static_assert(offsetof(struct kgc_thread_pub, membarrier) == 77, "kgc_thread_pub layout");
 _Static_assert(offsetof(struct kgc_thread_pub, native_before_crit) == 78, "kgc_thread_pub layout");
-_Static_assert(sizeof(struct kgc_thread_pub) == 80, "kgc_thread_pub layout");
+_Static_assert(offsetof(struct kgc_thread_pub, tlab_top) == 80, "kgc_thread_pub layout");
+_Static_assert(offsetof(struct kgc_thread_pub, tlab_end) == 88, "kgc_thread_pub layout");
+_Static_assert(offsetof(struct kgc_thread_pub, type_hdr) == 96, "kgc_thread_pub layout");
+_Static_assert(offsetof(struct kgc_thread_pub, ninst) == 104, "kgc_thread_pub layout");
+_Static_assert(offsetof(struct kgc_thread_pub, narr) == 108, "kgc_thread_pub layout");
+_Static_assert(sizeof(struct kgc_thread_pub) == 112, "kgc_thread_pub layout");
 /* the header's copy of the object header test (crit_is_prim_array) */
 _Static_assert(KGC__HDR_PRIM_MASK == (HDR_TAG_MASK | (3ull << HDR_KIND_SHIFT)) &&
 	       KGC__HDR_PRIM_ARRAY == ((uint64_t)KIND_PRIM_ARRAY << HDR_KIND_SHIFT),
@@ -309,6 +327,26 @@ struct handle_block {
 #define HANDLE_FREE_TAG ((uintptr_t)1)
 
 /* --------------------------------------------------------------------- heap */
+/*
+ * What one young collection did, recorded by young.c (the workers' part)
+ * and the driver, collect.c (the pause's), handed to policy.c's cost model
+ * (kgci_policy_young_pause). CPU times come from each thread's own clock.
+ */
+struct young_facts {
+	uint64_t wall_ns;		/* the whole pause */
+	uint64_t cpu_ns;		/* the pausing thread's CPU, its worker share included */
+	uint64_t cards_cpu_ns;		/* all workers: phase A, dirty card scanning */
+	uint64_t evac_cpu_ns;		/* all workers: phase B, roots, slots, copying */
+	uint64_t w0_cpu_ns;		/* of those two, the pausing thread's (worker 0) */
+	size_t dirty_cards;		/* cards scanned */
+	size_t slots, slots_taken;	/* old->young slots found; processed by another worker */
+	size_t copied, copied_max;	/* bytes copied; the most one worker copied */
+	size_t promoted, cset_bytes;
+	uint32_t cset_regions;		/* eden and survivor regions collected */
+	uint32_t nworkers;
+	uint32_t mixed;			/* old regions in the collection set (a mixed pause) */
+};
+
 /* A mark bitmap, one bit per heap word (markbits.h). */
 struct markbits { uint64_t *w; size_t nwords; const char *base; };
 
@@ -333,7 +371,16 @@ struct policy_state {
 	uint32_t young_pause_cap;	/* eden regions the pause goal allows */
 	uint32_t soft_regions;		/* heap sizing: regions we try to stay within */
 	unsigned tenure;		/* the adaptive tenuring threshold */
-	double ns_per_byte, survival;	/* pause model: young pause ~ copied bytes x ns_per_byte */
+	/* the pause cost model (kgci_policy_young_pause): CPU ns per dirty card
+	 * scanned, per byte copied (roots and slots included), and the pausing
+	 * thread's serial part ~ fixed + per region; survival = copied / cset
+	 * bytes; cards = dirty cards per pause. Running averages. */
+	double card_ns, byte_ns;		/* 0: not measured yet */
+	double serial_fixed, serial_region;	/* ns, ns per cset region */
+	double sx, sy, sxx, sxy, sn;		/* decayed sums: serial ns over regions */
+	double survival, cards;
+	double gc_share;		/* of wall time in young pauses (running average) */
+	uint64_t last_pause_end;	/* kgci_now_ns */
 	bool need_full;			/* the last young GC left too little: go full */
 };
 
@@ -373,14 +420,11 @@ struct kgc_heap {
 	bool eden_new_region;	/* eden_alloc just took a region (mutator may pre-touch) */
 	uint32_t tospace_need;	/* to-space regions the last young GC used */
 	/* pause model (policy.c): young pause ~ copied bytes x ns_per_byte */
-	size_t last_cset_bytes, last_copied;
-	size_t last_copied_max;		/* the largest share of it one worker copied */
-	size_t last_slots, last_slots_taken;	/* card slots found; processed by another worker */
-	uint32_t last_mixed;		/* old regions in the last young GC's cset */
 	uint32_t retained_pending;	/* unpinned retained regions the last young GC left */
 	uint64_t alloc_zero_retries;	/* allocations redone: a collection ran while clearing */
 	_Atomic unsigned pace_permille;	/* allocation pacing now (kgci_policy_pace), 0: off */
 	_Atomic uint64_t pace_stalls, pace_ns;	/* its sleeps (stats: pacing_stall*) */
+	struct young_facts last_young;	/* the last young pause's, as collect.c handed them on */
 	struct policy_state pol;	/* policy.c's own state: no other file reads it */
 	size_t age_bytes[HDR_AGE_MAX + 1];	/* copied to survivor by new age, last young GC */
 	/* locks / safepoints */
@@ -468,14 +512,14 @@ void kgci_policy_init(struct kgc_heap *h);
 size_t kgci_policy_region_size(size_t max_heap, size_t hint);
 size_t kgci_policy_default_heap(void);
 void kgci_policy_after_gc(struct kgc_heap *h, bool full);
-void kgci_policy_young_pause(struct kgc_heap *h, uint64_t evac_ns);
+void kgci_policy_young_pause(struct kgc_heap *h, const struct young_facts *f);
 void kgci_policy_adapt_tenure(struct kgc_heap *h);
 unsigned kgci_policy_safepoint_warn_ms(struct kgc_heap *h);
 unsigned kgci_policy_gc_threads(struct kgc_heap *h);
 unsigned kgci_policy_tenure(struct kgc_heap *h);
 bool kgci_policy_should_full(struct kgc_heap *h);
 bool kgci_policy_eden_available(struct kgc_heap *h);
-void kgci_policy_uncommit(struct kgc_heap *h);
+bool kgci_policy_uncommit_plan(struct kgc_heap *h, struct uncommit_plan *plan);
 uint32_t kgci_policy_survivor_limit(struct kgc_heap *h);
 
 void kgci_stats_pause(struct kgc_heap *h, bool full, uint64_t ns);
@@ -497,6 +541,16 @@ static inline uint64_t kgci_now_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* CPU time of the calling thread: the pause cost model counts work, not
+ * time a worker spent descheduled. */
+static inline uint64_t kgci_thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 /* CLOCK_REALTIME deadline ms from now (pthread_cond_timedwait) */
@@ -584,7 +638,8 @@ void kgci_obj_iterate_refs(struct kgc_heap *h, kgc_obj o, slot_fn fn, void *ctx)
 void kgci_obj_iterate_refs_range(struct kgc_heap *h, kgc_obj o, char *lo, char *hi, slot_fn fn, void *ctx);
 
 /* collections (called at a safepoint with h->lock held) */
-void kgci_young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask);
+void kgci_young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask,
+			struct young_facts *facts);
 void kgci_young_init(struct kgc_heap *h);
 void kgci_young_destroy(struct kgc_heap *h);	/* stops the worker gang */
 void kgci_full_collect(struct kgc_heap *h, uint32_t *npinned);

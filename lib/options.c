@@ -32,6 +32,7 @@ static const struct opt_desc {
 	{ "KGC_PACING", O_UINT, offsetof(struct kgc_options, pacing_percent), "max % of time allocation sleeps for a lagging cycle (100: off)" },
 	{ "KGC_SAFEPOINT_WARN_MS", O_UINT, offsetof(struct kgc_options, safepoint_warn_ms), "warn when a safepoint waits this long for a thread (4294967295: never)" },
 	{ "KGC_STALE_CHECK", O_UINT, offsetof(struct kgc_options, stale_check), "debug: young GC every N allocations, evacuated regions PROT_NONE for a while (0: off)" },
+	{ "KGC_UNCOMMIT_DELAY_MS", O_UINT, offsetof(struct kgc_options, uncommit_delay_ms), "free regions go back to the OS after this long unused (and 16 GCs; 4294967295: never)" },
 	{ "KGC_THP", O_BOOL, offsetof(struct kgc_options, thp), "anon heap: transparent huge pages (MADV_HUGEPAGE)" },
 	{ "KGC_LOG", O_STR, offsetof(struct kgc_options, log), "gc,gc+heap,gc+pin,gc+safepoint,gc*" },
 	{ "KGC_LOG_FILE", O_STR, offsetof(struct kgc_options, log_file), "log to this file, not stderr (%p: pid)" },

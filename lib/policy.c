@@ -11,6 +11,7 @@
 #define TARGET_REGIONS 2048
 #define RESERVE_PERCENT 10	/* free regions kept for survivors/promotion */
 #define PAUSE_GOAL_MS_DEFAULT 6
+#define MAX_YOUNG_PERCENT 60	/* young may grow to this share of the heap (G1's G1MaxNewSizePercent) */
 #define INITIAL_EDEN (4 * (size_t)MB)	/* before the first young pause is measured: all of
 					 * it may survive (~1.5 ms/MB copied + first touch here) */
 
@@ -116,10 +117,25 @@ bool kgci_policy_eden_available(struct kgc_heap *h)
 	return h->eden_regions < h->pol.young_target && eden_budget(h) > 0;
 }
 
-/* Regions a young collection must find free (young size, reserve). */
+/* Regions the next young collection is expected to copy into: twice what
+ * the measured survival predicts (at least the last one's to-space), half
+ * of young before anything is measured, never more than young. */
+static uint32_t young_need(struct kgc_heap *h)
+{
+	uint32_t y = h->pol.young_target, need;
+
+	if (!h->pol.survival)
+		return y / 2;
+	need = (uint32_t)(2 * h->pol.survival * y + 1);
+	if (need < h->tospace_need)
+		need = h->tospace_need;
+	return need < y ? need : y;
+}
+
+/* Regions a young collection must find free (its to-space, reserve). */
 static uint32_t room_needed(struct kgc_heap *h)
 {
-	uint32_t need = h->pol.young_target / 2 + reserve_regions(h);
+	uint32_t need = young_need(h) + reserve_regions(h);
 
 	return need < 2 ? 2 : need;
 }
@@ -139,10 +155,10 @@ bool kgci_policy_should_full(struct kgc_heap *h)
 
 /* During a concurrent cycle: would the next young collection leave so little
  * room that a full one follows (kgci_policy_should_full)? Then the cycle is
- * finished in the current pause instead (mark.c). */
+ * finished in the current pause instead (cmark.c). */
 static uint32_t cycle_margin(struct kgc_heap *h)
 {
-	return room_needed(h) + h->tospace_need + h->pol.young_target / 4;
+	return room_needed(h) + h->tospace_need + young_need(h) / 2;
 }
 
 bool kgci_policy_cycle_urgent(struct kgc_heap *h)
@@ -225,7 +241,7 @@ static void old_evac_limits(struct kgc_heap *h, uint32_t *max, size_t *budget)
 	*max = h->nregions * MIXED_MAX_PERCENT / 100;
 	if (*max < 1)
 		*max = 1;
-	*budget = h->pol.ns_per_byte ? (size_t)(pause_goal_ns(h) * 0.25 / h->pol.ns_per_byte)
+	*budget = h->pol.byte_ns ? (size_t)(pause_goal_ns(h) * 0.25 / h->pol.byte_ns)
 				 : 2 * h->region_size;
 }
 
@@ -282,10 +298,8 @@ void kgci_policy_after_gc(struct kgc_heap *h, bool full)
 	if (!h->opt.young_size) {
 		uint32_t free = h->count[RT_FREE], res = reserve_regions(h);
 		uint32_t cap = free > res ? (free - res) : 1;
-		uint32_t want = h->nregions * 15 / 100;
+		uint32_t want = h->nregions * MAX_YOUNG_PERCENT / 100;
 
-		if (((size_t)want << h->region_shift) > ((size_t)256 << 20))
-			want = (uint32_t)(((size_t)256 << 20) >> h->region_shift);
 		if (want > h->pol.young_pause_cap)
 			want = h->pol.young_pause_cap;
 		if (want < 1)
@@ -294,63 +308,163 @@ void kgci_policy_after_gc(struct kgc_heap *h, bool full)
 	}
 }
 
-/*
- * Eden from the pause goal (KGC_PAUSE_GOAL_MS): a young pause costs about
- * (bytes copied) x (ns per byte), and bytes copied ~ survival x eden. Both
- * factors are running averages over the last collections; 3/4 of the goal
- * is given to copying, the rest is left for roots, cards and marking steps.
- */
-void kgci_policy_young_pause(struct kgc_heap *h, uint64_t evac_ns)
+/* A running average: the first sample as it is, then half old, half new. */
+static double avg(double old, double sample)
 {
-	double goal = pause_goal_ns(h);
-	double eden;
-
-	/* a mixed pause also copied old regions: no measure of eden's cost */
-	if (h->opt.young_size || !h->last_cset_bytes || h->last_mixed)
-		return;
-	if (h->last_copied >= MB) {
-		double c = (double)evac_ns / (double)h->last_copied;
-
-		h->pol.ns_per_byte = h->pol.ns_per_byte ? 0.5 * h->pol.ns_per_byte + 0.5 * c : c;
-	}
-	{
-		double sv = (double)h->last_copied / (double)h->last_cset_bytes;
-
-		h->pol.survival = h->pol.survival ? 0.5 * h->pol.survival + 0.5 * sv : sv;
-	}
-	if (!h->pol.ns_per_byte)
-		return;
-	eden = goal * 0.75 / h->pol.ns_per_byte / (h->pol.survival > 0.01 ? h->pol.survival : 0.01);
-	if (eden < 2.0 * h->region_size)
-		eden = 2.0 * h->region_size;
-	if (eden > (double)h->nregions * h->region_size)
-		eden = (double)h->nregions * h->region_size;
-	h->pol.young_pause_cap = (uint32_t)(eden / h->region_size);
+	return old ? 0.5 * old + 0.5 * sample : sample;
 }
 
-/* After a full collection: give free regions beyond what the next young
- * collections need back to the OS (the module refuses pinned ones: -EBUSY). */
-void kgci_policy_uncommit(struct kgc_heap *h)
+/*
+ * The serial part of a pause - what the pausing thread does beyond its
+ * share of the workers' phases: pins, cset choice, freeing regions, weak
+ * cells - as fixed + per region, by least squares over the recent pauses
+ * (sums decayed by SERIAL_DECAY per pause, like G1's TruncatedSeq).
+ */
+#define SERIAL_DECAY 0.8
+
+static void serial_fit(struct policy_state *p, double regions, double ns)
 {
-	uint32_t keep = h->pol.young_target * 2 + reserve_regions(h), seen = 0, done = 0;
+	double det;
 
-	for (uint32_t i = 0; i < h->nregions; i++) {
-		struct region *r = &h->regions[i];
-		int err;
+	p->sn = p->sn * SERIAL_DECAY + 1;
+	p->sx = p->sx * SERIAL_DECAY + regions;
+	p->sy = p->sy * SERIAL_DECAY + ns;
+	p->sxx = p->sxx * SERIAL_DECAY + regions * regions;
+	p->sxy = p->sxy * SERIAL_DECAY + regions * ns;
+	/* a slope only from pauses whose region counts differ (variance >= 1) */
+	det = p->sn * p->sxx - p->sx * p->sx;
+	p->serial_region = p->sn >= 3 && det >= p->sn * p->sn ? (p->sn * p->sxy - p->sx * p->sy) / det : 0;
+	if (p->serial_region < 0)
+		p->serial_region = 0;
+	p->serial_fixed = (p->sy - p->serial_region * p->sx) / p->sn;
+	if (p->serial_fixed < 0)
+		p->serial_fixed = 0;
+}
 
-		if (r->type != RT_FREE || !(r->flags & RF_COMMITTED))
-			continue;
-		if (++seen <= keep)
-			continue;
-		err = kgci_backend_uncommit(h, i, 1);
-		if (err == 0) {
-			r->flags &= ~RF_COMMITTED;
-			r->flags |= RF_ZEROED;
-			done++;
-		}
+/* The pause (ns) the model predicts for an eden of e bytes: the serial
+ * part, plus the workers' card scan and copying shared by n workers. */
+static double predict_pause(const struct kgc_heap *h, double e, unsigned n)
+{
+	const struct policy_state *p = &h->pol;
+	double regions = e / (double)h->region_size;
+
+	return p->serial_fixed + p->serial_region * regions +
+	       (p->card_ns * p->cards + p->byte_ns * p->survival * e) / n;
+}
+
+/*
+ * Eden from the pause goal (KGC_PAUSE_GOAL_MS), after G1's young sizing: a
+ * young pause costs a fixed part, a part per cset region, the dirty cards
+ * scanned and the bytes copied, each term measured on its own from CPU
+ * time on the threads' own clocks - a worker that lost its CPU or a pause
+ * full of old->young slots does not read as expensive copying. Eden grows
+ * toward MAX_YOUNG_PERCENT of the heap while the predicted pause fits 90%
+ * of the goal (the largest eden that does, found by bisection: the model
+ * is monotonic in eden). Growth costs first touches of fresh memory, so
+ * (like G1's GCTimeRatio heap expansion) eden grows only while pauses take
+ * more than GC_TIME_SHARE of the time - below that it keeps its size (the
+ * pause goal may still shrink it) - and per collection at most by the
+ * committed free regions beyond the next eden's (no page faults: up to
+ * doubling) or else by
+ * 1/FRESH_STEP into never-touched memory (GCBench ran 1.5-2x slower when
+ * eden doubled into fresh memory on this VM).
+ */
+#define GOAL_SHARE 0.9
+#define GC_TIME_SHARE 0.08	/* G1's GCTimeRatio=12: 1/13 */
+#define FRESH_STEP 8
+
+/* May eden grow? The running share of wall time spent in young pauses. */
+static uint32_t growth_cap(struct kgc_heap *h, const struct young_facts *f)
+{
+	struct policy_state *p = &h->pol;
+	uint64_t now = kgci_now_ns(), span = p->last_pause_end ? now - p->last_pause_end : 0;
+
+	uint32_t y = h->pol.young_target, committed = 0;
+
+	p->last_pause_end = now;
+	if (span > f->wall_ns)
+		p->gc_share = avg(p->gc_share, (double)f->wall_ns / (double)span);
+	if (p->gc_share <= GC_TIME_SHARE)
+		return y;
+	/* the next eden takes y of them (the last one's, just freed); the rest is room to grow */
+	for (uint32_t i = 0; i < h->nregions && committed < 2 * y; i++)
+		committed += h->regions[i].type == RT_FREE && (h->regions[i].flags & RF_COMMITTED);
+	committed = committed > y ? committed - y : 0;
+	return y + (committed > y / FRESH_STEP ? committed : y / FRESH_STEP + 1);
+}
+
+void kgci_policy_young_pause(struct kgc_heap *h, const struct young_facts *f)
+{
+	struct policy_state *p = &h->pol;
+	double goal = pause_goal_ns(h) * GOAL_SHARE, lo, hi;
+	unsigned n = f->nworkers ? f->nworkers : 1;
+	uint32_t grow = growth_cap(h, f);
+
+	/* a mixed pause also copied old regions: no measure of eden's cost */
+	if (h->opt.young_size || !f->cset_bytes || f->mixed)
+		return;
+	if (f->dirty_cards >= 64)
+		p->card_ns = avg(p->card_ns, (double)f->cards_cpu_ns / (double)f->dirty_cards);
+	p->cards = avg(p->cards, (double)f->dirty_cards);
+	if (f->copied >= MB / 4)
+		p->byte_ns = avg(p->byte_ns, (double)f->evac_cpu_ns / (double)f->copied);
+	p->survival = avg(p->survival, (double)f->copied / (double)f->cset_bytes);
+	if (p->survival < 0.001)
+		p->survival = 0.001;
+	serial_fit(p, f->cset_regions, f->cpu_ns > f->w0_cpu_ns ? (double)(f->cpu_ns - f->w0_cpu_ns) : 0);
+	if (!p->byte_ns) {	/* too little copied to measure: grow, by the time share only */
+		p->young_pause_cap = grow;
+		return;
 	}
-	if (done)
-		kgci_log_line(h, LOG_HEAP, "uncommitted %u free regions", done);
+	lo = 2.0 * h->region_size;
+	hi = (double)h->nregions * h->region_size * MAX_YOUNG_PERCENT / 100;
+	if (predict_pause(h, hi, n) > goal) {
+		for (int i = 0; i < 24 && hi - lo > h->region_size; i++) {
+			double mid = 0.5 * (lo + hi);
+
+			*(predict_pause(h, mid, n) <= goal ? &lo : &hi) = mid;
+		}
+		hi = lo;
+	}
+	p->young_pause_cap = (uint32_t)(hi / h->region_size);
+	if (p->young_pause_cap > grow)
+		p->young_pause_cap = grow;
+	kgci_log_line(h, LOG_HEAP, "pause model: fixed %.0fus + %.1fus/region + %.0fns/card x %.0f + "
+		      "%.2fns/B x survival %.3f: eden %uM predicted %.2fms (goal %.2fms), gc time %.1f%%",
+		      p->serial_fixed / 1e3, p->serial_region / 1e3, p->card_ns, p->cards, p->byte_ns,
+		      p->survival, p->young_pause_cap << h->region_shift >> 20,
+		      predict_pause(h, (double)p->young_pause_cap * h->region_size, n) / 1e6, goal / 1e6,
+		      p->gc_share * 100);
+}
+
+/*
+ * Memory kept hot (after G1's uncommit after shrink): a free region stays
+ * committed - the next eden or to-space takes it without page faults -
+ * unless it stayed free for UNCOMMIT_GCS collections and KGC_UNCOMMIT_DELAY_MS
+ * (a heap whose use shrank for good), and then only beyond what the next
+ * collections need: young target, to-space, reserve. Checked after every
+ * collection, young or full.
+ * backend.c carries the plan out. False: nothing to give back.
+ */
+#define UNCOMMIT_GCS 16
+#define UNCOMMIT_DELAY_MS_DEFAULT 2000
+
+bool kgci_policy_uncommit_plan(struct kgc_heap *h, struct uncommit_plan *plan)
+{
+	unsigned ms = h->opt.uncommit_delay_ms ? h->opt.uncommit_delay_ms : UNCOMMIT_DELAY_MS_DEFAULT;
+	uint64_t now = kgci_now_ns(), delay = (uint64_t)ms * 1000000ull;
+	uint32_t committed = 0;
+
+	if (ms == UINT32_MAX || h->gc_id < UNCOMMIT_GCS || now < delay)
+		return false;
+	plan->keep = h->pol.young_target + h->tospace_need + reserve_regions(h);
+	for (uint32_t i = 0; i < h->nregions && committed <= plan->keep; i++)
+		committed += h->regions[i].type == RT_FREE && (h->regions[i].flags & RF_COMMITTED);
+	if (committed <= plan->keep)
+		return false;
+	plan->gc = h->gc_id - UNCOMMIT_GCS;
+	plan->ns = now - delay;
+	return true;
 }
 
 /*

@@ -124,6 +124,8 @@ void kgci_region_free(struct kgc_heap *h, struct region *r)
 	r->live_bytes = 0;
 	r->retained = 0;
 	r->candidate = 0;
+	r->free_gc = h->gc_id;
+	r->free_ns = kgci_now_ns();
 	kgci_cards_clear_region(h, r);
 }
 

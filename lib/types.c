@@ -10,35 +10,57 @@ static const char *const prim_names[KGC_PRIM_COUNT] = {
 };
 static const uint8_t prim_shift[KGC_PRIM_COUNT] = { 0, 0, 1, 1, 2, 2, 3, 3 };
 
+/* The header kgc.h's inline allocation stores for a fresh object of ti. */
+static uint64_t fresh_header(const struct type_info *ti, uint32_t id)
+{
+	switch (ti->kind) {
+	case KIND_INSTANCE: return hdr_make(KIND_INSTANCE, ti->size_words, id);
+	case KIND_PRIM_ARRAY: return hdr_make(KIND_PRIM_ARRAY, ti->elem_shift, id);
+	case KIND_REF_ARRAY: return hdr_make(KIND_REF_ARRAY, 0, id);
+	default: return 0;
+	}
+}
+
+/* Doubles the table: new slot and header arrays, the old ones retired (a
+ * reader may still hold them; entries never change once published). */
+static int types_grow(struct type_table *tt, uint32_t n)
+{
+	uint32_t ncap = tt->cap ? tt->cap * 2 : 64;
+	struct type_info **s = atomic_load(&tt->slots), **ns = calloc(ncap, sizeof(*ns));
+	uint64_t *hd = atomic_load(&tt->hdrs), *nh = calloc(ncap, sizeof(*nh));
+	void **nr = realloc(tt->retired, (tt->nretired + 2) * sizeof(void *));
+
+	if (nr)
+		tt->retired = nr;
+	if (!ns || !nh || !nr) {
+		free(ns);
+		free(nh);
+		return -ENOMEM;
+	}
+	if (s) {
+		memcpy(ns, s, n * sizeof(*ns));
+		memcpy(nh, hd, n * sizeof(*nh));
+		tt->retired[tt->nretired++] = s;
+		tt->retired[tt->nretired++] = hd;
+	}
+	atomic_store_explicit(&tt->slots, ns, memory_order_release);
+	atomic_store_explicit(&tt->hdrs, nh, memory_order_release);
+	tt->cap = ncap;
+	return 0;
+}
+
 static int types_add(struct kgc_heap *h, struct type_info *ti, uint32_t *id)
 {
 	struct type_table *tt = &h->types;
 	uint32_t n = atomic_load(&tt->count);
-	struct type_info **s = atomic_load(&tt->slots);
+	int err;
 
 	if (n >= TYPE_FILLER)
 		return -ENOSPC;
-	if (n == tt->cap) {
-		uint32_t ncap = tt->cap ? tt->cap * 2 : 64;
-		struct type_info **ns = calloc(ncap, sizeof(*ns));
-		void **nr = realloc(tt->retired, (tt->nretired + 1) * sizeof(void *));
-
-		if (!ns || !nr) {
-			free(ns);
-			if (nr)
-				tt->retired = nr;
-			return -ENOMEM;
-		}
-		tt->retired = nr;
-		if (s) {
-			memcpy(ns, s, n * sizeof(*ns));
-			tt->retired[tt->nretired++] = s;
-		}
-		atomic_store_explicit(&tt->slots, ns, memory_order_release);
-		s = ns;
-		tt->cap = ncap;
-	}
-	s[n] = ti;
+	if (n == tt->cap && (err = types_grow(tt, n)))
+		return err;
+	atomic_load(&tt->slots)[n] = ti;
+	atomic_load(&tt->hdrs)[n] = fresh_header(ti, n);
 	atomic_store_explicit(&tt->count, n + 1, memory_order_release);
 	*id = n;
 	return 0;
@@ -86,6 +108,7 @@ void kgci_types_destroy(struct kgc_heap *h)
 		free(s[i]);
 	}
 	free(s);
+	free(atomic_load(&tt->hdrs));
 	for (uint32_t i = 0; i < tt->nretired; i++)
 		free(tt->retired[i]);
 	free(tt->retired);

@@ -185,6 +185,7 @@ static void scan_cards(struct yworker *w)
 			}
 			if (c[i] == CARD_DIRTY) {
 				c[i] = CARD_CLEAN;
+				w->dirty_cards++;
 				scan_card(w, r, r->bottom + (i << KGC_CARD_SHIFT));
 			}
 		}
@@ -200,9 +201,12 @@ static void scan_cards(struct yworker *w)
 static void worker_run(struct yworker *w, bool first)
 {
 	struct ygc *y = w->y;
+	uint64_t c0 = kgci_thread_cpu_ns();
 
 	scan_cards(w);
+	w->cpu_cards = kgci_thread_cpu_ns() - c0;
 	kgci_gang_barrier(w, &y->use_gaps);
+	c0 = kgci_thread_cpu_ns();
 	if (first) {
 		kgci_roots_iterate(y->h, root_slot, w);
 		kgci_roots_iterate_critical(y->h, root_slot, w);
@@ -213,6 +217,7 @@ static void worker_run(struct yworker *w, bool first)
 	kgci_gang_share_slots(w);
 	kgci_gang_drain_all(w);
 	kgci_promote_retire(w);
+	w->cpu_evac = kgci_thread_cpu_ns() - c0;
 }
 
 /* Weak cells: a referent in the collection set was copied, kept in place
@@ -317,6 +322,9 @@ static void ygc_gather(struct ygc *y, struct yres *res)
 		res->promoted += w->promoted;
 		res->slots += w->nslots;
 		res->slots_taken += w->slots_taken;
+		res->dirty_cards += w->dirty_cards;
+		res->cards_cpu_ns += w->cpu_cards;
+		res->evac_cpu_ns += w->cpu_evac;
 		if (w->copied > res->copied_max)
 			res->copied_max = w->copied;
 		res->tospace += w->tospace_regions;
@@ -358,20 +366,29 @@ static void ygc_finish_regions(struct ygc *y, struct yres *res, unsigned *fail_m
 	h->young.surv_cur = h->young.old_cur = -1;
 }
 
-/* What the policy and the stats learn from this collection: every h->last_*
- * (and tospace_need, retained_pending, age_bytes) is written here only. */
+/* What the policy and the stats learn from this collection: the facts the
+ * policy's cost model gets (y->facts, handed on by collect.c), tospace_need,
+ * retained_pending and age_bytes are written here only. */
 static void ygc_record(struct ygc *y, struct yres *res)
 {
 	struct kgc_heap *h = y->h;
+	struct young_facts *f = y->facts;
 
-	/* the facts the policy learns from (read by kgci_policy_*) */
 	h->tospace_need = res->tospace + 2;
 	h->retained_pending = res->rleft;
 	memcpy(h->age_bytes, res->age_bytes, sizeof(h->age_bytes));
-	h->last_copied_max = res->copied_max;
-	h->last_slots = res->slots;
-	h->last_slots_taken = res->slots_taken;
-	h->last_mixed = res->nmixed;
+	f->nworkers = y->nworkers;
+	f->w0_cpu_ns = y->w[0].cpu_cards + y->w[0].cpu_evac;
+	f->slots = res->slots;
+	f->slots_taken = res->slots_taken;
+	f->dirty_cards = res->dirty_cards;
+	f->cards_cpu_ns = res->cards_cpu_ns;
+	f->evac_cpu_ns = res->evac_cpu_ns;
+	f->copied_max = res->copied_max;
+	f->mixed = res->nmixed;
+	f->cset_bytes = res->cset_bytes;
+	f->copied = res->copied;
+	f->promoted = res->promoted;
 	if (res->nmixed) {
 		h->st.mixed_gcs++;
 		h->st.mixed_regions += res->nmixed;
@@ -382,8 +399,6 @@ static void ygc_record(struct ygc *y, struct yres *res)
 		kgci_log_line(h, LOG_PIN | LOG_HEAP, "retained: %u formerly pinned regions evacuated "
 			      "(%zuK live at most)%s, %u left", res->nretained, res->rlive >> 10,
 			      y->old_cset ? " while marking" : "", res->rleft);
-	h->last_cset_bytes = res->cset_bytes;
-	h->last_copied = res->copied;
 	kgci_policy_adapt_tenure(h);
 	h->st.bytes_copied += res->copied;
 	h->st.bytes_promoted += res->promoted;
@@ -392,10 +407,10 @@ static void ygc_record(struct ygc *y, struct yres *res)
 	h->st.evac_fail_kernel_pinned += res->fails[FAIL_KPINNED];
 	h->st.evac_fail_alloc += res->fails[FAIL_ALLOC];
 	kgci_log_line(h, LOG_HEAP, "copied %zuK promoted %zuK by %u worker(s) (at most %zuK by one; "
-		      "card slots %zu, %zu taken from another worker); "
+		      "dirty cards %zu, card slots %zu, %zu taken from another worker); "
 		      "regions: eden %u survivor %u old %u humongous %u free %u",
-		      res->copied >> 10, res->promoted >> 10, y->nworkers, h->last_copied_max >> 10,
-		      h->last_slots, h->last_slots_taken, h->count[RT_EDEN], h->count[RT_SURVIVOR],
+		      res->copied >> 10, res->promoted >> 10, y->nworkers, f->copied_max >> 10,
+		      f->dirty_cards, f->slots, f->slots_taken, h->count[RT_EDEN], h->count[RT_SURVIVOR],
 		      h->count[RT_OLD], h->count[RT_HUM_START] + h->count[RT_HUM_CONT],
 		      h->count[RT_FREE]);
 }
@@ -403,11 +418,13 @@ static void ygc_record(struct ygc *y, struct yres *res)
 /*
  * A young collection at a safepoint: choose the collection set, evacuate it
  * with the worker gang, settle weak cells, keep or free each cset region,
- * record. *npinned: pinned regions seen; *fail_mask: FAIL_* causes seen.
+ * record. *npinned: pinned regions seen; *fail_mask: FAIL_* causes seen;
+ * *facts: what it did (zeroed by the caller), for the policy.
  */
-void kgci_young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask)
+void kgci_young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask,
+			struct young_facts *facts)
 {
-	struct ygc y = { 0 };
+	struct ygc y = { .facts = facts };
 	struct yres res = { 0 };
 
 	*npinned = 0;

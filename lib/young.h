@@ -32,6 +32,8 @@ struct yworker {
 	size_t slots_taken;		/* slots it processed from other workers' lists */
 	char *plab_top[2], *plab_end[2];	/* [0] survivor, [1] old */
 	size_t copied, promoted;
+	size_t dirty_cards;		/* for the policy's cost model: cards scanned, */
+	uint64_t cpu_cards, cpu_evac;	/* CPU ns in phase A and B (thread clock) */
 	size_t age_bytes[HDR_AGE_MAX + 1];
 	uint32_t tospace_regions;
 	kgc_obj *gray;			/* copies out of old regions during marking */
@@ -57,6 +59,7 @@ struct ygc {
 	bool old_cset;			/* old (retained) regions in the cset during marking */
 	uint32_t *old_list, nold;
 	struct yworker *w;
+	struct young_facts *facts;	/* what the policy learns (collect.c hands it on) */
 	/* what the gang runs (young.c): each worker's task, the visitor of
 	 * every reference slot of a copied object */
 	void (*task)(struct yworker *w, bool first);
@@ -67,6 +70,8 @@ struct ygc {
 struct yres {
 	size_t freed, copied, promoted, cset_bytes, rlive, mixed_live;
 	size_t copied_max, slots, slots_taken;	/* most one worker copied; card slots, taken by another */
+	size_t dirty_cards;
+	uint64_t cards_cpu_ns, evac_cpu_ns;	/* all workers' CPU in phase A and B */
 	size_t age_bytes[HDR_AGE_MAX + 1];
 	uint32_t nretained, nmixed, rleft, tospace;
 	uint32_t fails[4];

@@ -58,7 +58,8 @@ enum kgc_pin_mode {
  * KGC_YOUNG_SIZE, KGC_TENURE, KGC_GC_THREADS, KGC_BACKEND, KGC_PIN_MODE,
  * KGC_VERIFY, KGC_CHECK, KGC_POISON, KGC_IHOP, KGC_PAUSE_GOAL_MS,
  * KGC_MIXED_LIVE, KGC_PACING, KGC_SAFEPOINT_WARN_MS, KGC_STALE_CHECK, KGC_THP,
- * KGC_LOG, KGC_LOG_FILE, KGC_LOG_FILE_SIZE, KGC_LOG_FILE_COUNT, KGC_STATS_PUBLISH).
+ * KGC_UNCOMMIT_DELAY_MS, KGC_LOG, KGC_LOG_FILE, KGC_LOG_FILE_SIZE, KGC_LOG_FILE_COUNT,
+ * KGC_STATS_PUBLISH).
  * A zero size means "choose".
  */
 struct kgc_options {
@@ -92,7 +93,9 @@ struct kgc_options {
 	unsigned stale_check;	/* debug: a young GC every N allocations per thread, evacuated
 				 * regions kept PROT_NONE for a while: a stale pointer faults
 				 * with a message (0 = off) */
-	unsigned pad_;		/* zero */
+	unsigned uncommit_delay_ms; /* a free region goes back to the OS only after staying
+				 * free this long and 16 collections (0 = policy default,
+				 * 2000; UINT32_MAX = never) */
 	const char *log_file;	/* log lines to this file instead of stderr ("%p": the pid);
 				 * NULL = stderr. Implies "gc" when log is NULL */
 	size_t log_file_size;	/* rotate the log file before it passes this many bytes
@@ -176,7 +179,7 @@ const char *kgc_type_name(const kgc_heap *heap, kgc_type_id type);
  * the thread (-EPROTO, kgc_last_error says to rebuild) instead of letting
  * the inline fast paths write the wrong fields.
  */
-#define KGC_ABI_VERSION 1
+#define KGC_ABI_VERSION 2
 int kgc_thread_attach_abi(kgc_heap *heap, const char *name, kgc_thread **out, unsigned abi);
 #define kgc_thread_attach(heap, name, out) kgc_thread_attach_abi((heap), (name), (out), KGC_ABI_VERSION)
 /* -EBUSY if frames are still pushed or critical sections are open. */
@@ -291,12 +294,6 @@ void kgc_handle_free(kgc_thread *t, kgc_handle h);
 static inline kgc_obj kgc_handle_get(kgc_handle h) { return *(kgc_obj *)h; }
 static inline void kgc_handle_set(kgc_handle h, kgc_obj o) { *(kgc_obj *)h = o; }
 
-/* -------------------------------------------------------------- allocation */
-
-/* May collect (a safepoint). NULL + -ENOMEM reason when the heap is full. */
-kgc_obj kgc_alloc(kgc_thread *t, kgc_type_id type);
-kgc_obj kgc_alloc_array(kgc_thread *t, kgc_type_id array_type, size_t length);
-
 /* ------------------------------------------------------------ object model */
 
 #define KGC_HEADER_SIZE		8	/* one header word */
@@ -349,6 +346,12 @@ struct kgc_thread_pub {
 	uint8_t membarrier;		/* managed transition needs only a compiler barrier */
 	uint8_t native_before_crit;	/* state to return to after the last release */
 	uint8_t pad1_;
+	/* the allocation fast path (kgc_alloc/_array): only this thread writes them,
+	 * the collector reads them at safepoints */
+	char *tlab_top, *tlab_end;	/* bump region, both NULL: none */
+	const uint64_t *type_hdr;	/* per type id: the header of a fresh object */
+	uint32_t ninst;			/* instance ids [KGC_TYPE_FIRST_USER, +ninst) inline */
+	uint32_t narr;			/* array ids [1, 1 + narr) inline (0 or KGC_TYPE_REF_ARRAY) */
 };
 
 void kgc__barrier_slow(kgc_thread *t, kgc_obj *slot, kgc_obj val);
@@ -718,6 +721,79 @@ int kgc_io_reap(kgc_io_ring *r, kgc_thread *t, struct kgc_io_cqe *out, unsigned 
 int kgc_io_cancel(kgc_io_ring *r, kgc_thread *t, uint64_t user_data);
 /* Operations queued or in flight whose completions are not reaped yet. */
 unsigned kgc_io_inflight(const kgc_io_ring *r);
+
+/* -------------------------------------------------------------- allocation */
+
+/*
+ * May collect (a safepoint). NULL + -ENOMEM reason when the heap is full;
+ * NULL + -EINVAL for a type that is not an instance type (kgc_alloc) or an
+ * array type (kgc_alloc_array), or a thread not in managed state.
+ *
+ * Both are inline (like the critical fast path; alloc.c compiles them with
+ * KGC_INLINE_ALLOC defined non-static for the exported names): in managed
+ * state, when the object fits the rest of the thread's TLAB, an allocation
+ * is a bump of tlab_top and the header store(s) - the TLAB was zeroed when
+ * it was handed out. Everything else calls the library (kgc__alloc_slow,
+ * kgc__alloc_array_slow): a TLAB refill, a collection, large objects, a
+ * type registered since this thread's last slow path, errors. Checked mode
+ * (KGC_CHECK) and KGC_STALE_CHECK leave ninst and narr 0: every allocation
+ * there takes the library's checked path. libkgc exports both names too.
+ */
+#ifndef KGC_INLINE_ALLOC
+#define KGC_INLINE_ALLOC static inline __attribute__((always_inline))
+#endif
+kgc_obj kgc__alloc_slow(kgc_thread *t, kgc_type_id type);
+kgc_obj kgc__alloc_array_slow(kgc_thread *t, kgc_type_id array_type, size_t length);
+
+/* Bytes [p, p + size) of the thread's TLAB, or NULL if it does not fit
+ * (or the thread is not managed: then the slow path says why). */
+static inline char *kgc__tlab_bump(struct kgc_thread_pub *p, size_t size)
+{
+	char *top = p->tlab_top;
+
+	if (__builtin_expect((size_t)(p->tlab_end - top) < size ||
+			     __atomic_load_n(&p->state, __ATOMIC_RELAXED) != KGC__TS_MANAGED, 0))
+		return (char *)0;
+	p->tlab_top = top + size;
+	return top;
+}
+
+/* log2 of an array type's element size (KGC_TYPE_PRIM_ARRAY(p) or KGC_TYPE_REF_ARRAY) */
+static inline unsigned kgc__array_shift(kgc_type_id type)
+{
+	return type == KGC_TYPE_REF_ARRAY ? 3 : (type - 1) >> 1;
+}
+
+KGC_INLINE_ALLOC kgc_obj kgc_alloc(kgc_thread *t, kgc_type_id type)
+{
+	struct kgc_thread_pub *p = (struct kgc_thread_pub *)t;
+	uint64_t hdr;
+	char *o;
+
+	/* instance header: size in words in bits 8-31 */
+	if (__builtin_expect(type - KGC_TYPE_FIRST_USER < p->ninst && (hdr = p->type_hdr[type], 1) &&
+			     (o = kgc__tlab_bump(p, ((hdr >> 8) & 0xffffff) * 8)) != 0, 1)) {
+		*(uint64_t *)o = hdr;
+		return (kgc_obj)o;
+	}
+	return kgc__alloc_slow(t, type);
+}
+
+KGC_INLINE_ALLOC kgc_obj kgc_alloc_array(kgc_thread *t, kgc_type_id type, size_t length)
+{
+	struct kgc_thread_pub *p = (struct kgc_thread_pub *)t;
+	char *o;
+
+	/* a length below 2^32 cannot overflow */
+	if (__builtin_expect(type - 1 < p->narr && length < ((size_t)1 << 32) &&
+			     (o = kgc__tlab_bump(p, (KGC_ARRAY_DATA_OFFSET + (length << kgc__array_shift(type)) +
+						     7) & ~(size_t)7)) != 0, 1)) {
+		((uint64_t *)o)[0] = p->type_hdr[type];
+		((uint64_t *)o)[1] = length;
+		return (kgc_obj)o;
+	}
+	return kgc__alloc_array_slow(t, type, length);
+}
 
 /* -------------------------------------------------------------------- stats */
 

@@ -60,13 +60,13 @@ int main(void)
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);
 	kgci_young_test_batch_hook = NULL;
 
-	copied = h->last_copied;
-	max = h->last_copied_max;
+	copied = h->last_young.copied;
+	max = h->last_young.copied_max;
 	printf("copied %zuK, at most %zuK by one worker\n", copied >> 10, max >> 10);
 	T_ASSERT(copied >= (size_t)NLISTS * LEN * 32);
-	printf("%zu card slots, %zu taken from the finder\n", h->last_slots, h->last_slots_taken);
-	T_ASSERT_EQ(h->last_slots, NLISTS);
-	T_ASSERT(h->last_slots_taken > 0);
+	printf("%zu card slots, %zu taken from the finder\n", h->last_young.slots, h->last_young.slots_taken);
+	T_ASSERT_EQ(h->last_young.slots, NLISTS);
+	T_ASSERT(h->last_young.slots_taken > 0);
 	for (int i = 0; i < NLISTS; i++) {
 		kgc_obj n = kgc_array_get_ref(slots[0], (size_t)i);
 

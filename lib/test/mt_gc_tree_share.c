@@ -70,8 +70,8 @@ int main(void)
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);
 	kgci_young_test_drain_hook = NULL;
 
-	copied = h->last_copied;
-	max = h->last_copied_max;
+	copied = h->last_young.copied;
+	max = h->last_young.copied_max;
 	printf("copied %zuK, at most %zuK by one worker\n", copied >> 10, max >> 10);
 	T_ASSERT_EQ(copied, ((size_t)2 << DEPTH) * 32 - 32);
 	T_ASSERT(max < copied);		/* the other worker copied some */

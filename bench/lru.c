@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * LRU cache (issue 15): 2 threads, per thread a cache of 500k entries (1M in
+ * all) - a chained hash table of 2^19 buckets and a doubly linked recency
+ * list through the entries, each entry holding a byte array value of 16..79
+ * bytes. A request for a key in [0, 1M) moves a hit to the front (old
+ * entries relinked to new ones: old->young references all the time) and
+ * inserts a miss, evicting the least recently used entry. Phases per
+ * thread: fill, 2M requests as fast as possible (throughput), then 20k
+ * requests/s for 5 s, each request's latency measured from its scheduled
+ * start (a pause delays every request queued behind it). kgc against
+ * HotSpot G1 running bench/Lru.java (the same structure, keys and phases),
+ * 1 GiB heaps, collectors' defaults. BENCH_SCALE scales the request count
+ * and the fixed-rate seconds.
+ *
+ * `lru` = driver; `lru <variant>` = one run.
+ */
+#include <limits.h>
+#include <pthread.h>
+#include <sys/resource.h>
+#include "common.h"
+#ifdef HAVE_KGC
+#include <kgc.h>
+#endif
+
+enum { NTHREADS = 2, BITS = 19, CAP = 500000, RATE = 20000 };
+
+static uint64_t nops, nsecs;
+
+static void sizes(void)
+{
+	nops = (uint64_t)(2e6 * bench_scale());
+	nsecs = (uint64_t)(5 * bench_scale() + 0.5);
+	if (nsecs < 1)
+		nsecs = 1;
+}
+
+static uint32_t hash(uint64_t k)
+{
+	return (uint32_t)((k * 0x9E3779B97F4A7C15ull) >> (64 - BITS));
+}
+
+static uint64_t next_key(uint64_t *rng)
+{
+	*rng = *rng * 6364136223846793005ull + 1442695040888963407ull;
+	return (*rng >> 33) % (2ull * CAP);
+}
+
+static int cmp_u(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+#ifdef HAVE_KGC
+enum { KEY = 8, PREV = 16, NEXT = 24, HNEXT = 32, VAL = 40 };
+static kgc_heap *heap;
+static kgc_type_id entry_type;
+
+struct cache {
+	kgc_thread *t;
+	kgc_obj *r;		/* roots: [0] buckets, [1] list head, [2..3] new value, entry */
+	long size, sum;
+};
+
+#define REF(o, f) kgc_get_ref((o), (f))
+#define SET(c, o, f, v) kgc_set_ref((c)->t, (o), (f), (v))
+
+static void unlink_e(struct cache *c, kgc_obj e)
+{
+	SET(c, REF(e, PREV), NEXT, REF(e, NEXT));
+	SET(c, REF(e, NEXT), PREV, REF(e, PREV));
+}
+
+static void front(struct cache *c, kgc_obj e)
+{
+	kgc_obj h = c->r[1], f = REF(h, NEXT);
+
+	SET(c, e, NEXT, f);
+	SET(c, e, PREV, h);
+	SET(c, f, PREV, e);
+	SET(c, h, NEXT, e);
+}
+
+static void evict(struct cache *c, kgc_obj v)
+{
+	uint32_t i = hash((uint64_t)KGC_FIELD(v, KEY, int64_t));
+	kgc_obj b = c->r[0], e = kgc_array_get_ref(b, i);
+
+	unlink_e(c, v);
+	if (e == v) {
+		kgc_array_set_ref(c->t, b, i, REF(v, HNEXT));
+	} else {
+		while (REF(e, HNEXT) != v)
+			e = REF(e, HNEXT);
+		SET(c, e, HNEXT, REF(v, HNEXT));
+	}
+	c->size--;
+}
+
+static void request(struct cache *c, uint64_t key)
+{
+	uint32_t i = hash(key);
+	kgc_obj e = kgc_array_get_ref(c->r[0], i);
+
+	while (e && KGC_FIELD(e, KEY, int64_t) != (int64_t)key)
+		e = REF(e, HNEXT);
+	if (e) {
+		unlink_e(c, e);
+		front(c, e);
+		c->sum += *(int8_t *)kgc_array_data(REF(e, VAL));
+		return;
+	}
+	c->r[2] = kgc_alloc_array(c->t, KGC_TYPE_PRIM_ARRAY(KGC_PRIM_BYTE), 16 + key % 64);
+	c->r[3] = kgc_alloc(c->t, entry_type);
+	if (!c->r[2] || !c->r[3])
+		die("kgc_alloc: %s", kgc_last_error());
+	e = c->r[3];
+	*(int8_t *)kgc_array_data(c->r[2]) = (int8_t)key;
+	KGC_FIELD(e, KEY, int64_t) = (int64_t)key;
+	SET(c, e, VAL, c->r[2]);
+	SET(c, e, HNEXT, kgc_array_get_ref(c->r[0], i));
+	kgc_array_set_ref(c->t, c->r[0], i, e);
+	front(c, e);
+	c->r[2] = c->r[3] = NULL;
+	if (++c->size > CAP)
+		evict(c, REF(c->r[1], PREV));
+}
+
+struct targ {
+	int id;
+	uint64_t tput_ns, *lat;
+};
+
+static void *sleep_fn(void *arg)
+{
+	uint64_t ns = *(uint64_t *)arg;
+	struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+
+	nanosleep(&ts, NULL);
+	return NULL;
+}
+
+/* The fixed-rate phase: latency of each request from its scheduled start. */
+static void rate_phase(struct cache *c, uint64_t *rng, uint64_t *lat)
+{
+	uint64_t n = (uint64_t)RATE * nsecs, start = now_ns(), interval = 1000000000u / RATE;
+
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t sched = start + i * interval, now;
+
+		while ((now = now_ns()) < sched) {
+			uint64_t ns = sched - now - 100000;
+
+			if (sched - now > 200000)
+				kgc_do_blocking(c->t, sleep_fn, &ns);
+			else
+				kgc_safepoint_poll(c->t);
+		}
+		request(c, next_key(rng));
+		lat[i] = now_ns() - sched;
+	}
+}
+
+static void *kgc_thread_main(void *arg)
+{
+	struct targ *a = arg;
+	struct cache c = { 0 };
+	uint64_t rng = 0x1234 + (uint64_t)a->id, t0;
+
+	if (kgc_thread_attach(heap, "lru", &c.t))
+		die("attach: %s", kgc_last_error());
+	{
+		KGC_ROOTS(c.t, r, 4);
+
+		c.r = r;
+		r[0] = kgc_alloc_array(c.t, KGC_TYPE_REF_ARRAY, 1u << BITS);
+		r[1] = kgc_alloc(c.t, entry_type);
+		if (!r[0] || !r[1])
+			die("kgc_alloc: %s", kgc_last_error());
+		SET(&c, r[1], NEXT, r[1]);
+		SET(&c, r[1], PREV, r[1]);
+		for (int i = 0; i < CAP; i++)
+			request(&c, next_key(&rng));
+		t0 = now_ns();
+		for (uint64_t i = 0; i < nops; i++)
+			request(&c, next_key(&rng));
+		a->tput_ns = now_ns() - t0;
+		rate_phase(&c, &rng, a->lat);
+	}
+	kgc_thread_detach(c.t);
+	return NULL;
+}
+
+static void run_kgc(void)
+{
+	static const uint32_t offs[4] = { PREV, NEXT, HNEXT, VAL };
+	struct kgc_type_desc d = { .name = "Entry", .payload_size = 40, .nrefs = 4, .ref_offsets = offs };
+	struct kgc_options o;
+	struct kgc_stats st;
+	struct targ a[NTHREADS];
+	pthread_t th[NTHREADS];
+	uint64_t n = (uint64_t)RATE * nsecs, *all = malloc(NTHREADS * n * sizeof(uint64_t)), tmax = 0;
+
+	if (!all || kgc_options_init(&o) || (o.max_heap = (size_t)1 << 30, kgc_heap_create(&o, &heap)) ||
+	    kgc_type_register(heap, &d, &entry_type))
+		die("kgc setup: %s", kgc_last_error());
+	for (int i = 0; i < NTHREADS; i++) {
+		a[i] = (struct targ){ .id = i, .lat = all + i * n };
+		pthread_create(&th[i], NULL, kgc_thread_main, &a[i]);
+	}
+	for (int i = 0; i < NTHREADS; i++) {
+		pthread_join(th[i], NULL);
+		tmax = a[i].tput_ns > tmax ? a[i].tput_ns : tmax;
+	}
+	qsort(all, NTHREADS * n, sizeof(uint64_t), cmp_u);
+	n *= NTHREADS;
+	kgc_stats_get(heap, &st, sizeof(st));
+	printf("RESULT ops_per_s=%.0f p50_us=%.1f p99_us=%.1f p999_us=%.1f max_us=%.1f rss_kb=%ld "
+	       "gcs=%llu full=%llu pause_max_ms=%.3f pause_total_ms=%.1f\n",
+	       NTHREADS * nops / (tmax / 1e9), all[n / 2] / 1e3, all[(size_t)(n * 0.99)] / 1e3,
+	       all[(size_t)(n * 0.999)] / 1e3, all[n - 1] / 1e3, peak_rss_kb(),
+	       (unsigned long long)(st.young_gcs + st.full_gcs), (unsigned long long)st.full_gcs,
+	       ms(st.pause_max_ns), ms(st.pause_total_ns));
+	kgc_heap_destroy(heap);
+	free(all);
+}
+#endif
+
+/* Lru.class next to this binary on HotSpot G1; full GCs from its -Xlog:gc. */
+static int run_g1(void)
+{
+	char dir[PATH_MAX], xlog[PATH_MAX + 64], log[PATH_MAX + 32], res[1024], line[512];
+	char *args[] = { "java", "-Xmx1g", "-XX:+UseG1GC", xlog, "-cp", dir, "Lru", NULL };
+	struct rusage ru;
+	unsigned long full = 0, gcs = 0;
+	FILE *f;
+
+	exe_dir(dir, sizeof(dir));
+	snprintf(log, sizeof(log), "%s/lru_g1.log", getenv("BENCH_OUT") ? getenv("BENCH_OUT") : dir);
+	snprintf(xlog, sizeof(xlog), "-Xlog:gc:file=%s", log);
+	if (run_java_class(dir, "Lru", args, res, sizeof(res)))
+		return 0;
+	getrusage(RUSAGE_CHILDREN, &ru);
+	if ((f = fopen(log, "r"))) {
+		while (fgets(line, sizeof(line), f)) {
+			gcs += strstr(line, " Pause ") != NULL;
+			full += strstr(line, "Pause Full") != NULL;
+		}
+		fclose(f);
+	}
+	printf("RESULT %s rss_kb=%ld gcs=%lu full=%lu\n", res, ru.ru_maxrss, gcs, full);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	enum { KGC, G1, NV };
+	static const char *variants[NV] = { "kgc", "g1" };
+	static const char *label[NV] = { "kgc", "HotSpot G1" };
+	char res[NV][1024];
+	int ok[NV];
+	FILE *md;
+
+	sizes();
+	if (argc > 1) {
+		if (!strcmp(argv[1], "g1"))
+			return run_g1();
+#ifdef HAVE_KGC
+		run_kgc();
+#else
+		printf("RESULT unavailable=1\n");
+#endif
+		return 0;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("== LRU cache: %d threads x %d entries, %llu requests each, then %d/s for %llu s\n", NTHREADS,
+	       CAP, (unsigned long long)nops, RATE, (unsigned long long)nsecs);
+	for (int v = 0; v < NV; v++) {
+		char *args[] = { argv[0], (char *)variants[v], NULL };
+
+		ok[v] = !run_worker(args, NULL, res[v], sizeof(res[v])) && res_get(res[v], "ops_per_s") > 0;
+		printf("  %-12s %s\n", label[v], res[v]);
+	}
+	md = md_open("lru");
+	both(md, "\n## LRU cache (issue 15)\n\n");
+	both(md, "%d threads, per thread a cache of %d entries (hash chains + a recency list through the entries,\n"
+		 "a 16..79-byte array value each); keys uniform over twice the capacity (about half the requests miss,\n"
+		 "insert and evict; hits relink old entries to new ones). Per thread: fill, %llu requests as fast as\n"
+		 "possible (throughput), then %d requests/s for %llu s, latency from each request's scheduled start.\n"
+		 "`bench/Lru.java` is the same for HotSpot. 1 GiB heaps, collectors' defaults, one run each.\n\n",
+	     NTHREADS, CAP, (unsigned long long)nops, RATE, (unsigned long long)nsecs);
+	both(md, "| variant | throughput (req/s) | p50 (us) | p99 (us) | p99.9 (us) | max (us) | GCs | full GCs | peak RSS (MiB) |\n");
+	both(md, "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	for (int v = 0; v < NV; v++) {
+		if (!ok[v]) {
+			both(md, "| %s | not available (`%s`) | | | | | | | |\n", label[v], res[v]);
+			continue;
+		}
+		both(md, "| %s | %.0f | %.1f | %.1f | %.1f | %.1f | %.0f | %.0f | %.0f |\n", label[v],
+		     res_get(res[v], "ops_per_s"), res_get(res[v], "p50_us"), res_get(res[v], "p99_us"),
+		     res_get(res[v], "p999_us"), res_get(res[v], "max_us"), res_get(res[v], "gcs"),
+		     res_get(res[v], "full"), res_get(res[v], "rss_kb") / 1024);
+	}
+	if (ok[KGC] && ok[G1]) {
+		double tp = res_get(res[KGC], "ops_per_s") / res_get(res[G1], "ops_per_s");
+		double lat = res_get(res[KGC], "p999_us") / res_get(res[G1], "p999_us");
+
+		both(md, "\n| ratio | value | target |\n|---|---:|---:|\n");
+		both(md, "| kgc / G1 throughput | %.3fx | >= 1.2x |\n", tp);
+		both(md, "| kgc / G1 p99.9 latency | %.3fx | <= 0.5x |\n", lat);
+		both(md, "\nVerdict: throughput %.3fx -> %s; p99.9 %.3fx -> %s; kgc full GCs: %.0f.\n", tp,
+		     tp >= 1.2 ? "MET" : "NOT MET", lat, lat <= 0.5 ? "MET" : "NOT MET", res_get(res[KGC], "full"));
+	}
+	if (md)
+		fclose(md);
+	return 0;
+}

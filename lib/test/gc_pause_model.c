@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The young pause cost model (policy.c), fed recorded facts as collect.c
+ * hands them over: (1) a pause that scans many dirty cards but copies
+ * little (an LRU cache relinking old entries) does not read as expensive
+ * copying - eden stays well above its 2-region floor; (2) the same work in
+ * twice the wall time (a worker that lost its CPU) sizes eden the same: the
+ * model counts the workers' CPU time; (3) with little surviving, eden grows
+ * (by 1/8 per pause into fresh memory while pauses take a large share of
+ * the time) to 60% of the heap and no further, but (4) not while pauses take little of the
+ * time; (5) a mixed pause teaches it nothing.
+ */
+#define _GNU_SOURCE
+#include <time.h>
+#include "tgc.h"
+#include "../gc_internal.h"
+
+#define MB (1u << 20)
+
+/* the mutator's time between two pauses, and the pause's own */
+static void nap(long ms, uint64_t pause_ns)
+{
+	struct timespec ts = { 0, ms * 1000 * 1000 + (long)pause_ns };
+
+	nanosleep(&ts, NULL);
+}
+
+/* A young pause over eden_mb of eden: cards dirty cards at card_ns each, copied
+ * bytes at 1.5 ns/B, 2 workers; wall = stretch x the CPU time. */
+static void feed(kgc_heap *hh, uint32_t eden_mb, size_t cards, double card_ns, size_t copied,
+		 double stretch, long nap_ms)
+{
+	struct kgc_heap *h = (struct kgc_heap *)hh;
+	struct young_facts f = { 0 };
+
+	f.nworkers = 2;
+	f.cset_regions = eden_mb;
+	f.cset_bytes = (size_t)eden_mb * MB;
+	f.dirty_cards = cards;
+	f.cards_cpu_ns = (uint64_t)(cards * card_ns);
+	f.copied = copied;
+	f.evac_cpu_ns = (uint64_t)(copied * 1.5);
+	f.w0_cpu_ns = (f.cards_cpu_ns + f.evac_cpu_ns) / 2;
+	f.cpu_ns = f.w0_cpu_ns + 200 * 1000;	/* 200 us serial */
+	f.wall_ns = (uint64_t)(stretch * (double)(f.cpu_ns + f.w0_cpu_ns));
+	nap(nap_ms, f.wall_ns);
+	h->gc_id++;
+	kgci_policy_young_pause(h, &f);
+	kgci_policy_after_gc(h, false);
+}
+
+static uint32_t cap_after_lru(double stretch)
+{
+	kgc_heap *hh = t_heap(256, 0, NULL);
+	uint32_t cap;
+
+	for (int i = 0; i < 10; i++)	/* 801 KB copied, ~8000 slots on dirty cards */
+		feed(hh, 2, 8000, 300, 801 * 1024, stretch, 5);	/* GC time share > 40% */
+	cap = ((struct kgc_heap *)hh)->pol.young_pause_cap;
+	T_ASSERT_EQ(kgc_heap_destroy(hh), 0);
+	return cap;
+}
+
+int main(void)
+{
+	struct kgc_heap *h;
+	kgc_heap *hh;
+	uint32_t quiet, loaded, cap;
+
+	quiet = cap_after_lru(1.0);
+	loaded = cap_after_lru(2.0);
+	printf("LRU-like pauses: eden cap %u regions (quiet), %u (wall time doubled)\n", quiet, loaded);
+	T_ASSERT(quiet >= 8);
+	T_ASSERT_EQ(quiet, loaded);
+
+	hh = t_heap(256, 0, NULL);
+	h = (struct kgc_heap *)hh;
+	for (int i = 0; i < 48; i++)	/* no committed free memory: 1/8 per pause */
+		feed(hh, h->pol.young_target, 10, 300, 300 * 1024, 4.0, 2);	/* share > 50% */
+	printf("low survival: eden cap %u regions, young target %u of %u\n", h->pol.young_pause_cap,
+	       h->pol.young_target, h->nregions);
+	T_ASSERT_EQ(h->pol.young_target, h->nregions * 60 / 100);
+	T_ASSERT(h->pol.young_pause_cap <= h->nregions * 60 / 100);
+	cap = h->pol.young_pause_cap;
+	{	/* a mixed pause: an expensive one changes nothing */
+		struct young_facts f = { .nworkers = 2, .cset_regions = 4, .cset_bytes = 4 * MB,
+					 .copied = 4 * MB, .evac_cpu_ns = 400000000, .mixed = 3 };
+
+		f.cpu_ns = f.wall_ns = f.evac_cpu_ns;
+		kgci_policy_young_pause(h, &f);
+		T_ASSERT_EQ(h->pol.young_pause_cap, cap);
+	}
+	T_ASSERT_EQ(kgc_heap_destroy(hh), 0);
+
+	hh = t_heap(256, 0, NULL);	/* 0.6 ms pauses 40 ms apart: ~1.5% */
+	h = (struct kgc_heap *)hh;
+	cap = h->pol.young_target;
+	for (int i = 0; i < 8; i++)
+		feed(hh, h->pol.young_target, 10, 300, 300 * 1024, 1.0, 40);
+	printf("low survival, GC time share %.1f%%: young target %u\n", h->pol.gc_share * 100,
+	       h->pol.young_target);
+	T_ASSERT_EQ(h->pol.young_target, cap);
+	T_ASSERT_EQ(kgc_heap_destroy(hh), 0);
+	return 0;
+}
