@@ -1,41 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gc_internal.h - internals of the collector (the .c files of lib/; the
- * native bridge in lib/native/ is a separate library, libkgc-native, on
- * kgc.h and kgc_ext.h). Internal names never start with kgc_ (the version
- * script exports kgc_*); each module uses its own prefix.
- *
- *   error.c     kgc_last_error, kgci_err_set, kgci_fatal (checked-mode aborts)
- *   options.c   the one table of KGC_* environment variables
- *   backend.c   the only file talking to the OS: mmap/madvise/ioctl/membarrier
- *               (but log.c's file sink and statpub.c's page, their own boundaries)
- *   policy.c    all policy: sizing, young size, tenuring, when to go full
- *   stats.c     counters and the pause histogram
- *   log.c       -Xlog:gc style lines (stderr or KGC_LOG_FILE, rotated)
- *   statpub.c   KGC_STATS_PUBLISH: stats + region map in /dev/shm/kgc-<pid> (kgcstat)
- *   region.c    region types and checked transitions, free-region search
- *   heap.c      heap create/destroy
- *   object.c    header word, sizes, fillers
- *   types.c     type registry (oop maps)
- *   alloc.c     TLABs, slow path, humongous
- *   thread.c    attach/detach, native state transitions
- *   safepoint.c stop/resume the world, collection requests, GCLocker
- *   collect.c   the collection driver: plans, runs and records each pause
- *   roots.c     frames, global handles
- *   cardtable.c card table and block-offset table
- *   young.c     the young pause's phases (young.h: gang.c the worker gang,
- *               promote.c to-space allocation, evacfail.c evacuation failure)
- *   full.c      mark + sliding compaction
- *   cmark.c     the concurrent cycle (cm.h: satb.c SATB buffers, sweep.c sweep
- *               and cleanup, mixed.c mixed candidates, cmverify.c its checks);
- *               the young pause's side of it: cm_young.h
- *   markbits.c  mark bitmaps (cycle, full GC, verifier)
- *   verify.c    heap verifier
- *   weak.c      weak references, cleaners, identity hashes (weak cells)
- *   stale.c     KGC_STALE_CHECK debug mode (quarantined regions)
- *   critical.c  critical API, pin counts, per-thread pin cache
- *   kpinwatch.c kmod: pin-drop watches on retained regions, thread kgc-kpinwatch
- *   ext.c       extension slots and hooks for layered libraries (kgc_ext.h)
+ * gc_internal.h - internals of the collector: the structs and the prototypes
+ * called across the layers of lib/ (mutator/, gc/, cycle/, heap/, debug/,
+ * support/, os/, io/; each file's job is in ARCHITECTURE.md; the files of one
+ * subsystem share a header of their own: gc/young.h, cycle/cm.h, ...). The
+ * native bridge in lib/native/ is a separate library, libkgc-native, on kgc.h
+ * and kgc_ext.h. Internal names never start with kgc_ (the version script
+ * exports kgc_*); each module uses its own kgci_<module>_ prefix.
  */
 #ifndef KGC_GC_INTERNAL_H
 #define KGC_GC_INTERNAL_H

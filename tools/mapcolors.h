@@ -3,7 +3,7 @@
 #ifndef KGCS_MAPCOLORS_H
 #define KGCS_MAPCOLORS_H
 #include <stdint.h>
-#include "statpub.h"
+#include "support/statpub.h"
 
 #define KGCS_MAP_COLS	64	/* regions per row, in the terminal and the PNG */
 #define KGCS_CELL	8	/* PNG: pixels per region cell, plus a 1-pixel grid line */

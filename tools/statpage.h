@@ -3,7 +3,7 @@
 #ifndef KGCS_STATPAGE_H
 #define KGCS_STATPAGE_H
 #include <stddef.h>
-#include "statpub.h"
+#include "support/statpub.h"
 
 struct kgcs_page {
 	long pid;

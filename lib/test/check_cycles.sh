@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Calls between the files of libkgc, read from the objects with nm (make
 # check-deps, so every make check-one):
-#   - no two files of libkgc (lib/*.c), nor two of libkgc-native
+#   - no two files of libkgc (lib/<layer>/*.c), nor two of libkgc-native
 #     (lib/native/*.c), call each other (A uses a symbol B defines and B one
 #     A defines) unless ARCHITECTURE.md lists the pair as "`a.c` <-> `b.c`"
 #     under "Calls between files", and every pair listed there still exists;
@@ -23,22 +23,29 @@ trap 'rm -rf "$tmp"' EXIT
 tables() {
 	for o in "$1"/*.o; do
 		f=$(basename "$o" .o).c
-		[ -f "$2/$f" ] || continue	# a stale object of a removed file
+		[ -f "$2/$(basename "$(dirname "$o")")/$f" ] || [ -f "$2/$f" ] || continue	# a stale object of a removed file
 		# ASan's ODR indicators and sanitizer runtime symbols are not calls between files
 		nm --defined-only -g "$o" | awk 'NF == 3 {print $3}' | grep -v '^__' | sed "s|\$| $f|" >>"$tmp/def"
 		nm --undefined-only -g "$o" | awk '{print $NF}' | grep -v '^__' | sed "s|\$| $f|" >>"$tmp/undef"
 	done
 }
 : >"$tmp/edges"
-for lib_dir in "$obj:$lib" "$obj/native:$lib/native"; do
+# libkgc: every layer folder of lib/ (file names are unique across them)
+for lib_dir in "$obj/*:$lib" "$obj/native:$lib/native"; do
 	: >"$tmp/def"; : >"$tmp/undef"
-	tables "${lib_dir%%:*}" "${lib_dir#*:}"
+	if [ "${lib_dir#*:}" = "$lib" ]; then
+		for d in "$obj"/*/; do
+			[ "$(basename "$d")" = native ] || tables "${d%/}" "$lib"
+		done
+	else
+		tables "${lib_dir%%:*}" "${lib_dir#*:}"
+	fi
 	[ -s "$tmp/def" ] || { bad "no objects in ${lib_dir%%:*}"; exit 1; }
 	sort -k1,1 "$tmp/undef" >"$tmp/undef.k"
 	sort -k1,1 "$tmp/def" >"$tmp/def.k"
 	# edges "user definer" (a file's undefined symbol that another file defines)
 	join "$tmp/undef.k" "$tmp/def.k" | awk '$2 != $3 {print $2, $3, $1}' >>"$tmp/edges"
-	[ "${lib_dir%%:*}" = "$obj" ] && cp "$tmp/undef.k" "$tmp/core_undef"
+	[ "${lib_dir#*:}" = "$lib" ] && cp "$tmp/undef.k" "$tmp/core_undef"
 done
 awk '{print $1, $2}' "$tmp/edges" | sort -u >"$tmp/e"
 awk '{print $2, $1}' "$tmp/e" | sort -u >"$tmp/rev"
@@ -59,8 +66,8 @@ while read -r a b; do
 done <"$tmp/allowed"
 
 # the young pause reaches the cycle only through cm_young.h
-iface=$(grep -o 'kgci_cm_[a-z_]*(' "$lib/cm_young.h" | tr -d '(' | sort -u)
-for f in $(grep -l '#include "young.h"' "$lib"/*.c); do
+iface=$(grep -o 'kgci_cm_[a-z_]*(' "$lib/cycle/cm_young.h" | tr -d '(' | sort -u)
+for f in $(grep -l '#include "gc/young.h"' "$lib"/*/*.c); do
 	f=$(basename "$f")
 	for s in $(awk -v f="$f" '$2 == f {print $1}' "$tmp/core_undef" | grep '^kgci_\(cm\|satb\|sweep\|mixed\)_'); do
 		echo "$iface" | grep -qx "$s" || bad "$f calls $s: the young pause reaches the cycle through cm_young.h only"

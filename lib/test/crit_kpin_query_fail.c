@@ -7,7 +7,7 @@
  * collections move objects as usual.
  */
 #include "tgc.h"
-#include "../crit_fast.h"
+#include "../mutator/crit_fast.h"
 
 #define N 6000	/* list nodes: 2/3 made before a full GC (old), 1/3 after (young) */
 

@@ -8,7 +8,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include "tgc.h"
-#include "../statpub.h"
+#include "../support/statpub.h"
 
 static char path[64];
 

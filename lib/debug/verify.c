@@ -7,7 +7,7 @@
  * one message.
  */
 #include <string.h>
-#include "markbits.h"
+#include "heap/markbits.h"
 
 struct vctx {
 	const char *when;

@@ -10,7 +10,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "cm.h"
+#include "cycle/cm.h"
 
 static void chunk_add_to(struct gap **v, size_t *n, size_t *cap, size_t *bytes, struct gap c)
 {

@@ -7,7 +7,7 @@
  * partial buffer over; a pause may read every pending entry.
  */
 #include <stdlib.h>
-#include "cm.h"
+#include "cycle/cm.h"
 
 static void hand_over(struct cmark *cm, struct satb_buf *b)
 {

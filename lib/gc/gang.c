@@ -11,7 +11,7 @@
 #define _GNU_SOURCE	/* pthread_setname_np */
 #include <stdlib.h>
 #include <string.h>
-#include "young.h"
+#include "gc/young.h"
 
 #define DONATE_MIN 2
 

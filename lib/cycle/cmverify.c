@@ -5,7 +5,7 @@
  * (every object reachable from the roots below TAMS is marked).
  */
 #include <stdlib.h>
-#include "cm.h"
+#include "cycle/cm.h"
 
 /*
  * KGC_VERIFY, at every phase change of a cycle (every young pause's cycle

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "io_internal.h"
+#include "io/io_internal.h"
 
 #define API __attribute__((visibility("default")))
 #define RELAXED __ATOMIC_RELAXED

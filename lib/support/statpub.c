@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "gc_internal.h"
-#include "statpub.h"
+#include "support/statpub.h"
 
 struct statpub {
 	struct kgc_statpub_page *page;

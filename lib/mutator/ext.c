@@ -14,7 +14,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include "gc_internal.h"
-#include "crit_fast.h"
+#include "mutator/crit_fast.h"
 #include <kgc_ext.h>
 
 #define API __attribute__((visibility("default")))

@@ -14,7 +14,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "young.h"
+#include "gc/young.h"
 
 static inline kgc_obj resolved(kgc_obj o, uint64_t hd)
 {

@@ -45,8 +45,8 @@
  */
 #ifndef KGC_CM_H
 #define KGC_CM_H
-#include "markbits.h"
-#include "cm_young.h"
+#include "heap/markbits.h"
+#include "cycle/cm_young.h"
 
 #define SATB_CAP 1024		/* entries per buffer */
 #define STEP_WORK 512		/* objects between checks for a yield request */

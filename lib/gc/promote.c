@@ -6,7 +6,7 @@
  * the gaps the concurrent sweep left in old regions (a batch of them per
  * lock round trip). A copy that lost the race for its object is undone.
  */
-#include "young.h"
+#include "gc/young.h"
 
 #define PLAB_SIZE (32 * 1024)
 

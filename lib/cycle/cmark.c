@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "cm.h"
+#include "cycle/cm.h"
 
 /* ------------------------------------------------------------ marking */
 

@@ -11,7 +11,7 @@
  * One that failed for lack of to-space gives its dead space to promotion.
  */
 #include <string.h>
-#include "young.h"
+#include "gc/young.h"
 
 /* Cset selection: a pinned young region fails evacuation at once. */
 void kgci_evacfail_pinned_young(struct region *r, uint32_t *npinned)

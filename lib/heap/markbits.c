@@ -5,7 +5,7 @@
  */
 #include <errno.h>
 #include <string.h>
-#include "markbits.h"
+#include "heap/markbits.h"
 
 /* A bitmap for the bytes from base. */
 int kgci_markbits_init(struct markbits *m, const char *base, size_t bytes)

@@ -8,7 +8,7 @@
  * pause with no cycle running puts the next few in its collection set.
  */
 #include <stdlib.h>
-#include "cm.h"
+#include "cycle/cm.h"
 
 static void rb_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 {

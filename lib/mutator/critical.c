@@ -23,7 +23,7 @@
  * definitions (before any include: crit_fast.h -> gc_internal.h -> kgc.h) */
 #define KGC_INLINE API
 
-#include "crit_fast.h"
+#include "mutator/crit_fast.h"
 
 #define RELAXED __ATOMIC_RELAXED
 

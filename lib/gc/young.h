@@ -14,7 +14,7 @@
 #ifndef KGC_YOUNG_H
 #define KGC_YOUNG_H
 #include "gc_internal.h"
-#include "cm_young.h"
+#include "cycle/cm_young.h"
 
 struct ygc;
 

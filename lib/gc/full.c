@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "markbits.h"
+#include "heap/markbits.h"
 
 #define BLOCK_SHIFT 9	/* 512 bytes = 64 words = one bitmap word */
 

@@ -7,7 +7,7 @@
  * sqe is queued for kgc_io_submit.
  */
 #include <errno.h>
-#include "io_internal.h"
+#include "io/io_internal.h"
 
 #define API __attribute__((visibility("default")))
 #define IO_LEN_MAX	0x7fffffffu	/* cqe->res is an int32_t */

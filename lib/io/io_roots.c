@@ -6,7 +6,7 @@
  * state). No liburing call here: programs that never use a ring link no
  * io_uring code.
  */
-#include "io_internal.h"
+#include "io/io_internal.h"
 
 void kgci_io_roots_iterate(struct kgc_heap *h, slot_fn fn, void *ctx)
 {
