@@ -105,6 +105,21 @@ static int anon_open(struct kgc_heap *h, size_t region_size, uint32_t nregions)
 	return 0;
 }
 
+/* The module's KGC_IOC_INFO: 0, -errno, or -EPROTO for a module the library
+ * cannot use (without PIN_QUERY, regions the kernel pins could be moved under
+ * its I/O). */
+static int kmod_info(int fd, struct kgc_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	if (ioctl(fd, KGC_IOC_INFO, info) < 0)
+		return -errno;
+	if (info->api_version != KGC_API_VERSION || !(info->features & KGC_FEAT_REGION_TABLE) ||
+	    !(info->features & KGC_FEAT_PIN_QUERY) || !(info->features & KGC_FEAT_PIN_SELECT) ||
+	    info->region_rec_size != sizeof(struct kgc_region_rec))
+		return -EPROTO;
+	return 0;
+}
+
 static int kmod_open(struct kgc_heap *h, size_t region_size, uint32_t nregions)
 {
 	struct kgc_info info;
@@ -114,18 +129,8 @@ static int kmod_open(struct kgc_heap *h, size_t region_size, uint32_t nregions)
 
 	if (fd < 0)
 		return -errno;
-	memset(&info, 0, sizeof(info));
-	if (ioctl(fd, KGC_IOC_INFO, &info) < 0) {
-		err = -errno;
+	if ((err = kmod_info(fd, &info)))
 		goto fail;
-	}
-	/* without PIN_QUERY, regions the kernel pins could be moved under its I/O */
-	if (info.api_version != KGC_API_VERSION || !(info.features & KGC_FEAT_REGION_TABLE) ||
-	    !(info.features & KGC_FEAT_PIN_QUERY) || !(info.features & KGC_FEAT_PIN_SELECT) ||
-	    info.region_rec_size != sizeof(struct kgc_region_rec)) {
-		err = -EPROTO;
-		goto fail;
-	}
 	/* default heap size: fit the module's limits */
 	if (!h->opt.max_heap && info.max_heap_bytes &&
 	    (uint64_t)region_size * nregions > info.max_heap_bytes)
@@ -202,8 +207,7 @@ size_t kgci_backend_region_hint(int kind)
 
 	if (kind == KGC_BACKEND_ANON || (fd = open("/dev/kgc", O_RDWR | O_CLOEXEC)) < 0)
 		return 0;
-	memset(&info, 0, sizeof(info));
-	if (ioctl(fd, KGC_IOC_INFO, &info) < 0 || info.api_version != KGC_API_VERSION)
+	if (kmod_info(fd, &info))
 		info.huge_region_shift = 0;
 	close(fd);
 	if (info.huge_region_shift < KGC_REGION_SHIFT_MIN || info.huge_region_shift > KGC_REGION_SHIFT_MAX)
