@@ -22,7 +22,9 @@ static int page_check(const struct kgcs_page *p, const struct stat *st, char *er
 {
 	const struct kgc_statpub_page *pg = p->pg;
 
-	if (pg->magic != KGC_STATPUB_MAGIC || pg->version != KGC_STATPUB_VERSION ||
+	/* the writer stores the magic last (release): with it, the whole header */
+	if (__atomic_load_n(&pg->magic, __ATOMIC_ACQUIRE) != KGC_STATPUB_MAGIC ||
+	    pg->version != KGC_STATPUB_VERSION ||
 	    pg->header_size < sizeof(*pg) - sizeof(pg->stats) || pg->pid != p->pid ||
 	    (size_t)st->st_size < (size_t)pg->header_size + pg->nregions) {
 		snprintf(err, n, "/dev/shm" KGC_STATPUB_NAME " is not a kgc statistics page (version %u) "

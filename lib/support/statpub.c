@@ -103,7 +103,6 @@ int kgci_statpub_open(struct kgc_heap *h)
 		atomic_store(&statpub_owner, 0);
 		return err;
 	}
-	sp->page->magic = KGC_STATPUB_MAGIC;
 	sp->page->version = KGC_STATPUB_VERSION;
 	sp->page->header_size = sizeof(struct kgc_statpub_page);
 	sp->page->stats_size = sizeof(struct kgc_stats);
@@ -113,6 +112,8 @@ int kgci_statpub_open(struct kgc_heap *h)
 	snprintf(sp->page->backend, sizeof(sp->page->backend), "%s", kgci_backend_name(h));
 	h->statpub = sp;
 	kgci_statpub_update(h);	/* readers see the heap before its first collection */
+	/* last: a reader that sees the magic sees the whole header (nregions!) */
+	__atomic_store_n(&sp->page->magic, KGC_STATPUB_MAGIC, __ATOMIC_RELEASE);
 	return 0;
 }
 
