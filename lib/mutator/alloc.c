@@ -371,6 +371,17 @@ static void alloc_fast_refresh(struct kgc_thread *t)
 	t->pub.narr = KGC_TYPE_REF_ARRAY;
 }
 
+/* What both out-of-line allocations do once their arguments are checked:
+ * refresh the inline path's view of the types, tick the stale check, take
+ * the bytes (TLAB or slow path). */
+static char *alloc_out_of_line(struct kgc_thread *t, size_t size)
+{
+	alloc_fast_refresh(t);
+	if (unlikely(t->heap->opt.stale_check))
+		kgci_stale_alloc_tick(t);
+	return alloc_raw(t, size);
+}
+
 API kgc_obj kgc__alloc_slow(kgc_thread *t, kgc_type_id type)
 {
 	struct kgc_heap *h = t->heap;
@@ -389,10 +400,7 @@ API kgc_obj kgc__alloc_slow(kgc_thread *t, kgc_type_id type)
 		return NULL;
 	}
 	size = (size_t)ti->size_words * WORD;
-	alloc_fast_refresh(t);
-	if (unlikely(h->opt.stale_check))
-		kgci_stale_alloc_tick(t);
-	p = alloc_raw(t, size);
+	p = alloc_out_of_line(t, size);
 	if (unlikely(!p))
 		return NULL;
 	*(uint64_t *)p = hdr_make(KIND_INSTANCE, ti->size_words, type);
@@ -422,10 +430,7 @@ API kgc_obj kgc__alloc_array_slow(kgc_thread *t, kgc_type_id type, size_t length
 		kgci_err_set(ENOMEM, "kgc_alloc_array: %zu elements do not fit in the heap", length);
 		return NULL;
 	}
-	alloc_fast_refresh(t);
-	if (unlikely(h->opt.stale_check))
-		kgci_stale_alloc_tick(t);
-	p = alloc_raw(t, size);
+	p = alloc_out_of_line(t, size);
 	if (unlikely(!p))
 		return NULL;
 	*(uint64_t *)p = hdr_make(ti->kind, ti->kind == KIND_PRIM_ARRAY ? ti->elem_shift : 0, type);
