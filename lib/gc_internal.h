@@ -138,6 +138,7 @@ struct backend {
 	uint64_t *pinq_bitmap;	/* kmod: PIN_QUERY scratch */
 	bool membarrier;
 	bool pin_watch;		/* kmod: the module has KGC_IOC_PIN_WATCH */
+	_Atomic bool no_populate;	/* MADV_POPULATE_WRITE refused once: touch only */
 	uint64_t uncommit_busy;
 };
 size_t kgci_backend_region_hint(int kind);		/* region size served best, 0: any */
@@ -147,6 +148,7 @@ void *kgci_os_alloc(size_t bytes);			/* zeroed, NORESERVE side tables */
 void kgci_os_free(void *p, size_t bytes);
 int kgci_backend_commit(struct kgc_heap *h, uint32_t first, uint32_t count);
 int kgci_backend_uncommit(struct kgc_heap *h, uint32_t first, uint32_t count);
+void kgci_backend_back(struct kgc_heap *h, char *p, size_t len);	/* first touch, in bulk */
 /* What policy.c decides to give back (kgci_policy_uncommit_plan): of the
  * committed free regions, all but the first keep (lowest addresses: the
  * ones allocation takes first) that were freed before collection gc and

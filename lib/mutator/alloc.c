@@ -186,12 +186,11 @@ static void alloc_pretouch(struct kgc_thread *t)
 	p = t->pt_next;
 	end = p + PRETOUCH_SLICE < t->pt_region->end ? p + PRETOUCH_SLICE : t->pt_region->end;
 	thread_set_native(t, TS_NATIVE);
-	for (; p < end; p += 4096) {
+	for (; p < end; p += PRETOUCH_POLL) {
 		/* a collection started: its workers need the CPUs more */
-		if (((uintptr_t)p & (PRETOUCH_POLL - 1)) == 0 &&
-		    atomic_load_explicit(&h->poll_word, memory_order_relaxed))
+		if (atomic_load_explicit(&h->poll_word, memory_order_relaxed))
 			break;
-		*(volatile char *)p = 0;
+		kgci_backend_back(h, p, PRETOUCH_POLL);
 	}
 	thread_to_managed(t);
 	t->pt_next = p;
