@@ -161,17 +161,41 @@ static void scan_card(struct yworker *w, struct region *r, char *cs)
 	}
 }
 
+/*
+ * Dirty cards are scanned in batches of CARD_BATCH: their block-offset
+ * entries and first lines are prefetched when the batch is gathered, each
+ * card's first object a few cards ahead of its scan. Dirty cards scattered
+ * over a large old space (an LRU cache relinking old entries) are each a
+ * few cache misses; one at a time they cost ~400-500 ns apiece.
+ */
+#define CARD_BATCH	16
+#define CARD_AHEAD	4
+
+static void scan_card_batch(struct yworker *w, struct region *r, const char *const *cs, unsigned n)
+{
+	struct kgc_heap *h = w->y->h;
+
+	for (unsigned j = 0; j < n; j++) {
+		if (j + CARD_AHEAD < n)
+			__builtin_prefetch(kgci_bot_block_start(h, r, cs[j + CARD_AHEAD]));
+		scan_card(w, r, (char *)cs[j]);
+	}
+	w->dirty_cards += n;
+}
+
 /* Claim old/humongous regions one at a time and scan their dirty cards. */
 static void scan_cards(struct yworker *w)
 {
 	struct ygc *y = w->y;
 	struct kgc_heap *h = y->h;
+	const char *batch[CARD_BATCH];
 	uint32_t k;
 
 	while ((k = atomic_fetch_add(&y->card_next, 1)) < y->nold) {
 		struct region *r = &h->regions[y->old_list[k]];
 		uint8_t *c = card_for(h, r->bottom);
 		size_t nc = (size_t)(r->top - r->bottom + (1u << KGC_CARD_SHIFT) - 1) >> KGC_CARD_SHIFT;
+		unsigned nb = 0;
 
 		for (size_t i = 0; i < nc; i++) {
 			if ((i & 7) == 0 && i + 8 <= nc) {
@@ -183,12 +207,18 @@ static void scan_cards(struct yworker *w)
 					continue;
 				}
 			}
-			if (c[i] == CARD_DIRTY) {
-				c[i] = CARD_CLEAN;
-				w->dirty_cards++;
-				scan_card(w, r, r->bottom + (i << KGC_CARD_SHIFT));
+			if (c[i] != CARD_DIRTY)
+				continue;
+			c[i] = CARD_CLEAN;
+			batch[nb] = r->bottom + (i << KGC_CARD_SHIFT);
+			__builtin_prefetch(&h->bot[(batch[nb] - h->base) >> KGC_CARD_SHIFT]);
+			__builtin_prefetch(batch[nb]);
+			if (++nb == CARD_BATCH) {
+				scan_card_batch(w, r, batch, nb);
+				nb = 0;
 			}
 		}
+		scan_card_batch(w, r, batch, nb);
 	}
 }
 
