@@ -15,8 +15,15 @@
  * invocation when a JDK is installed. Fixed buffers in a pinned space (the
  * issue's way 2) are not built yet: no row.
  * Sizes: IOBENCH_MB (default 1024 x BENCH_SCALE) read per configuration
- * from a 256 MiB file in /dev/shm.
+ * from a file of IOBENCH_FILE_MB (default 256) MiB, IOBENCH_FILE (default
+ * in /dev/shm: page cache). IOBENCH_ODIRECT=1 reads with O_DIRECT (in the
+ * VM from /dev/ram0, which it must not unlink): every way then reads into
+ * a 4 KiB-aligned place (arrays one page longer, the aligned offset taken
+ * at each prep: an array moves between reads; an aligned bounce buffer).
  */
+#define _GNU_SOURCE	/* O_DIRECT */
+#include <stdbool.h>
+#include <sys/stat.h>
 #include "common.h"
 
 #ifdef HAVE_KGC
@@ -33,7 +40,9 @@ enum mode { M_NONE, M_ZEROCOPY, M_COPY, M_GCLOCKER, M_COUNT };
 static const char *const mode_name[M_COUNT] = { "no I/O", "zerocopy", "copy", "gclocker" };
 
 static const char *path = "/dev/shm/kgc-iobench.dat";	/* IOBENCH_FILE */
-static size_t file_bytes = (size_t)FILE_MB << 20;
+static size_t file_bytes = (size_t)FILE_MB << 20;	/* IOBENCH_FILE_MB */
+static int odirect;				/* IOBENCH_ODIRECT=1: O_DIRECT, aligned targets */
+#define PG 4096u
 static kgc_heap *heap;
 static kgc_type_id node_type;
 static atomic_int stop;
@@ -43,7 +52,9 @@ struct result { double gbps; uint64_t stall_ns, young, full, gclocker_stall_ns; 
 
 static void make_file(void)
 {
-	int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+	struct stat st;
+	int fd = stat(path, &st) == 0 && S_ISBLK(st.st_mode) ? open(path, O_WRONLY) :
+		 open(path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
 	uint64_t *b = malloc(1 << 20);
 
 	if (fd < 0 || !b)
@@ -84,6 +95,12 @@ static void *allocator(void *arg)
 	return NULL;
 }
 
+/* Where a block goes in array a: 0, or (O_DIRECT) the first 4 KiB-aligned byte. */
+static size_t aligned_off(kgc_obj a)
+{
+	return odirect ? (PG - (uintptr_t)kgc_array_data(a) % PG) % PG : 0;
+}
+
 /* The first 8 bytes of a block read at off must say off. */
 static void check_block(const void *p, uint64_t off)
 {
@@ -104,13 +121,15 @@ static void die_if(int err, const char *what)
 static void run_zerocopy(kgc_thread *t, kgc_obj *a, size_t bs, size_t total, int fd)
 {
 	uint64_t off_of[QD], next = 0, done = 0;
+	size_t at[QD];
 	struct kgc_io_cqe c[QD];
 	kgc_io_ring *r;
 
 	die_if(kgc_io_ring_create(t, QD, 0, &r), "ring");
 	for (int s = 0; s < QD && next < total; s++, next += bs) {
 		off_of[s] = next % file_bytes;
-		die_if(kgc_io_prep_read(r, t, fd, &a[s], 0, bs, off_of[s], (uint64_t)s), "prep");
+		at[s] = aligned_off(a[s]);
+		die_if(kgc_io_prep_read(r, t, fd, &a[s], at[s], bs, off_of[s], (uint64_t)s), "prep");
 	}
 	while (done < total) {
 		int n = kgc_io_reap(r, t, c, QD, 1);
@@ -121,12 +140,13 @@ static void run_zerocopy(kgc_thread *t, kgc_obj *a, size_t bs, size_t total, int
 
 			if (c[i].res != (int)bs)
 				die("read: %d", c[i].res);
-			check_block(kgc_array_data(a[s]), off_of[s]);
+			check_block((char *)kgc_array_data(a[s]) + at[s], off_of[s]);
 			done += bs;
 			if (next < total) {
 				off_of[s] = next % file_bytes;
 				next += bs;
-				die_if(kgc_io_prep_read(r, t, fd, &a[s], 0, bs, off_of[s], (uint64_t)s), "prep");
+				at[s] = aligned_off(a[s]);
+				die_if(kgc_io_prep_read(r, t, fd, &a[s], at[s], bs, off_of[s], (uint64_t)s), "prep");
 			}
 		}
 	}
@@ -146,7 +166,7 @@ static void copy_prep(struct io_uring *ur, int fd, char *buf, size_t bs, uint64_
 static void run_copy(kgc_thread *t, kgc_obj *a, size_t bs, size_t total, int fd)
 {
 	uint64_t off_of[QD], next = 0, done = 0;
-	char *bounce = malloc(QD * bs);
+	char *bounce = aligned_alloc(PG, QD * bs);
 	struct io_uring ur;
 
 	if (!bounce)
@@ -169,8 +189,8 @@ static void run_copy(kgc_thread *t, kgc_obj *a, size_t bs, size_t total, int fd)
 			if (cqe->res != (int)bs)
 				die("read: %d", cqe->res);
 			io_uring_cqe_seen(&ur, cqe);
-			memcpy(kgc_array_data(a[s]), bounce + s * bs, bs);
-			check_block(kgc_array_data(a[s]), off_of[s]);
+			memcpy((char *)kgc_array_data(a[s]) + aligned_off(a[s]), bounce + s * bs, bs);
+			check_block((char *)kgc_array_data(a[s]) + aligned_off(a[s]), off_of[s]);
 			done += bs;
 			if (next < total) {
 				off_of[s] = next % file_bytes;
@@ -189,13 +209,14 @@ static void run_gclocker(kgc_thread *t, kgc_obj *a, size_t bs, size_t total, int
 {
 	for (uint64_t done = 0; done < total; done += bs) {
 		uint64_t off = done % file_bytes;
-		void *p = kgc_critical_get(t, &a[0], NULL);
+		char *p = kgc_critical_get(t, &a[0], NULL), *q;
 
 		if (!p)
 			die("critical_get: %s", kgc_last_error());
-		if (pread(fd, p, bs, (off_t)off) != (ssize_t)bs)
+		q = p + aligned_off(a[0]);
+		if (pread(fd, q, bs, (off_t)off) != (ssize_t)bs)
 			die("pread: %s", strerror(errno));
-		check_block(p, off);
+		check_block(q, off);
 		kgc_critical_release(t, &a[0], p, 0);
 	}
 }
@@ -217,7 +238,7 @@ static struct result run(enum mode m, size_t bs, size_t total)
 	pthread_t al[2];
 	struct result res = { 0 };
 	uint64_t t0, t1;
-	int fd = open(path, O_RDONLY);
+	int fd = open(path, O_RDONLY | (odirect ? O_DIRECT : 0));
 	static const uint32_t offs[1] = { 8 };
 	struct kgc_type_desc d = { .name = "node", .payload_size = 24, .nrefs = 1, .ref_offsets = offs };
 
@@ -230,7 +251,7 @@ static struct result run(enum mode m, size_t bs, size_t total)
 		die("setup: %s", kgc_last_error());
 	kgc_frame_push(t, &f, a, QD, NULL);
 	for (int i = 0; i < QD; i++)
-		if (!(a[i] = kgc_alloc_array(t, KGC_TYPE_PRIM_ARRAY(KGC_PRIM_BYTE), bs)))
+		if (!(a[i] = kgc_alloc_array(t, KGC_TYPE_PRIM_ARRAY(KGC_PRIM_BYTE), bs + (odirect ? PG : 0))))
 			die("alloc: %s", kgc_last_error());
 	atomic_store(&stop, 0);
 	atomic_store(&stall_max, 0);
@@ -294,17 +315,27 @@ int main(void)
 	char r1[32], r2[32];
 	struct result none;
 
+	struct stat st;
+	bool regular;
+
 	if (getenv("IOBENCH_FILE"))
 		path = getenv("IOBENCH_FILE");
+	if (getenv("IOBENCH_FILE_MB"))
+		file_bytes = (size_t)atoi(getenv("IOBENCH_FILE_MB")) << 20;
+	odirect = getenv("IOBENCH_ODIRECT") && atoi(getenv("IOBENCH_ODIRECT"));
+	if (file_bytes < (1u << 20))
+		die("IOBENCH_FILE_MB: at least 1");
 	make_file();
+	regular = stat(path, &st) == 0 && S_ISREG(st.st_mode);
 	none = run(M_NONE, 4096, 0);
 	both(md, "\n## Zero-copy I/O into managed arrays (issue 13)\n\n");
-	both(md, "`bench/iobench`: %zu MiB read per row from a %u MiB file %s (page cache), "
+	both(md, "`bench/iobench`: %zu MiB read per row from a %zu MiB %s %s (%s), "
 	     "queue depth %d, while 2 threads allocate (batches of %d small objects; stall = the longest batch). "
 	     "zerocopy = kgc_io ring into ordinary arrays; copy = the same depth on a plain io_uring into malloc "
 	     "buffers + memcpy into the arrays (the JDK's heap-buffer way); gclocker = critical section "
 	     "(GCLocker mode) around a blocking pread. Not built yet: fixed buffers in a pinned space (way 2). "
-	     "Allocators alone (1 s, no I/O): longest stall %.2f ms.\n\n", total >> 20, FILE_MB, path, QD, BATCH,
+	     "Allocators alone (1 s, no I/O): longest stall %.2f ms.\n\n", total >> 20, file_bytes >> 20, regular ? "file" : "device", path,
+	     odirect ? "O_DIRECT, 4 KiB-aligned targets" : "page cache", QD, BATCH,
 	     ms(none.stall_ns));
 	both(md, "| block | way | GB/s | vs copy | longest alloc stall ms | young GCs | full GCs | GCLocker stall ms |\n");
 	both(md, "|---|---|---|---|---|---|---|---|\n");
@@ -319,7 +350,10 @@ int main(void)
 			     mode_name[m], rs[m].gbps, ratio_str(r1, sizeof(r1), rs[m].gbps, rs[M_COPY].gbps),
 			     ms(rs[m].stall_ns), (unsigned long long)rs[m].young, (unsigned long long)rs[m].full,
 			     ms(rs[m].gclocker_stall_ns));
-		if (jdk(blocks[b], total, &jh, &jd) == 0)
+		if (odirect)
+			both(md, "| %zu KiB | JDK | not run (O_DIRECT: FileChannel reads through the page cache) | | | | | |\n",
+			     blocks[b] >> 10);
+		else if (jdk(blocks[b], total, &jh, &jd) == 0)
 			both(md, "| %zu KiB | JDK FileChannel.read heap / direct ByteBuffer | %.2f / %.2f | %s | | | | |\n",
 			     blocks[b] >> 10, jh, jd, ratio_str(r2, sizeof(r2), jh, jd));
 		else
@@ -327,7 +361,8 @@ int main(void)
 	}
 	both(md, "\nJDK row: \"vs copy\" there is heap/direct within the JDK (its own copy cost).\n");
 	fclose(md);
-	unlink(path);
+	if (regular)
+		unlink(path);
 	return 0;
 }
 #else
