@@ -47,6 +47,7 @@ static kgc_heap *heap;
 static kgc_type_id node_type;
 static atomic_int stop;
 static _Atomic uint64_t stall_max;
+static const char *backend = "?";		/* kgc_heap_backend of the last heap */
 
 struct result { double gbps; uint64_t stall_ns, young, full, gclocker_stall_ns; };
 
@@ -249,6 +250,7 @@ static struct result run(enum mode m, size_t bs, size_t total)
 	if (fd < 0 || kgc_heap_create(&o, &heap) || kgc_type_register(heap, &d, &node_type) ||
 	    kgc_thread_attach(heap, "io", &t))
 		die("setup: %s", kgc_last_error());
+	backend = kgc_heap_backend(heap);
 	kgc_frame_push(t, &f, a, QD, NULL);
 	for (int i = 0; i < QD; i++)
 		if (!(a[i] = kgc_alloc_array(t, KGC_TYPE_PRIM_ARRAY(KGC_PRIM_BYTE), bs + (odirect ? PG : 0))))
@@ -330,12 +332,12 @@ int main(void)
 	none = run(M_NONE, 4096, 0);
 	both(md, "\n## Zero-copy I/O into managed arrays (issue 13)\n\n");
 	both(md, "`bench/iobench`: %zu MiB read per row from a %zu MiB %s %s (%s), "
-	     "queue depth %d, while 2 threads allocate (batches of %d small objects; stall = the longest batch). "
+	     "kgc heap on the %s backend, queue depth %d, while 2 threads allocate (batches of %d small objects; stall = the longest batch). "
 	     "zerocopy = kgc_io ring into ordinary arrays; copy = the same depth on a plain io_uring into malloc "
 	     "buffers + memcpy into the arrays (the JDK's heap-buffer way); gclocker = critical section "
 	     "(GCLocker mode) around a blocking pread. Not built yet: fixed buffers in a pinned space (way 2). "
 	     "Allocators alone (1 s, no I/O): longest stall %.2f ms.\n\n", total >> 20, file_bytes >> 20, regular ? "file" : "device", path,
-	     odirect ? "O_DIRECT, 4 KiB-aligned targets" : "page cache", QD, BATCH,
+	     odirect ? "O_DIRECT, 4 KiB-aligned targets" : "page cache", backend, QD, BATCH,
 	     ms(none.stall_ns));
 	both(md, "| block | way | GB/s | vs copy | longest alloc stall ms | young GCs | full GCs | GCLocker stall ms |\n");
 	both(md, "|---|---|---|---|---|---|---|---|\n");
