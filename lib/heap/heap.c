@@ -213,6 +213,7 @@ API int kgc_heap_destroy(kgc_heap *h)
 	kgci_weak_destroy(h);
 	kgci_stale_destroy(h);
 	kgci_full_destroy(h);
+	kgci_pinspace_destroy(h);
 	heap_tables_free(h);	/* the type table too */
 	kgci_backend_close(h);
 	kgci_log_close(h);

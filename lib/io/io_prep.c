@@ -52,15 +52,23 @@ static int buf_check(struct kgc_heap *h, const char *what, unsigned i, const str
 	return 0;
 }
 
+/* fixed: the buffer's index in the ring's registered table (a pinned
+ * array: io_fixed.c), or -1 */
 static void sqe_fill(struct io_uring_sqe *sqe, const struct io_req *q, struct io_slot *s,
-		     char *p, size_t len, unsigned n)
+		     char *p, size_t len, unsigned n, int fixed)
 {
 	switch (q->op) {
 	case OP_READ:
-		io_uring_prep_read(sqe, q->fd, p, (unsigned)len, q->file_off);
+		if (fixed >= 0)
+			io_uring_prep_read_fixed(sqe, q->fd, p, (unsigned)len, q->file_off, fixed);
+		else
+			io_uring_prep_read(sqe, q->fd, p, (unsigned)len, q->file_off);
 		break;
 	case OP_WRITE:
-		io_uring_prep_write(sqe, q->fd, p, (unsigned)len, q->file_off);
+		if (fixed >= 0)
+			io_uring_prep_write_fixed(sqe, q->fd, p, (unsigned)len, q->file_off, fixed);
+		else
+			io_uring_prep_write(sqe, q->fd, p, (unsigned)len, q->file_off);
 		break;
 	case OP_READV:
 		io_uring_prep_readv(sqe, q->fd, s->iov, n, q->file_off);
@@ -83,6 +91,7 @@ static int queue_locked(struct kgc_io_ring *r, struct kgc_thread *t, const struc
 {
 	struct io_slot *s = kgci_io_slot_get(r);
 	struct io_uring_sqe *sqe;
+	int fixed = -1;
 
 	if (!s)
 		return IO_FAIL(EAGAIN, "%s: %s: %u operations in flight (reap first)", op_name[q->op],
@@ -97,7 +106,13 @@ static int queue_locked(struct kgc_io_ring *r, struct kgc_thread *t, const struc
 		s->iov[i] = (struct iovec){ (char *)kgc_array_data(objs[i]) + bufs[i].offset,
 					    bufs[i].length };
 	kgci_io_slot_hold(r, s, objs, n, q->user_data);
-	sqe_fill(sqe, q, s, s->iov[0].iov_base, s->iov[0].iov_len, n);
+	if (q->op == OP_READ || q->op == OP_WRITE) {
+		kgci_io_fixed_sync(r);
+		fixed = kgci_io_fixed_index(r, objs[0]);
+	}
+	atomic_fetch_add_explicit(&r->h->io_stat[fixed >= 0 ? IOS_FIXED : IOS_PLAIN], 1,
+				  memory_order_relaxed);
+	sqe_fill(sqe, q, s, s->iov[0].iov_base, s->iov[0].iov_len, n, fixed);
 	sqe->user_data = (uint64_t)(s - r->slots);
 	return 0;
 }

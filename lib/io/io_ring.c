@@ -40,6 +40,7 @@ static int ring_begin(struct kgc_io_ring *r, struct kgc_thread *t, const char *w
 	if ((err = kgci_io_check(r, t, what)))
 		return err;
 	kgci_io_lock(r, t);
+	kgci_io_fixed_sync(r);	/* the pinned space changed: the kernel lets go of what left */
 	return 0;
 }
 
@@ -232,10 +233,11 @@ API int kgc_io_ring_create(kgc_thread *t, unsigned entries, unsigned setup_flags
 	}
 	r->h = t->heap;
 	r->nslots = entries;
+	snprintf(r->name, sizeof(r->name), "kgc_io ring %p", (void *)r);
+	kgci_io_fixed_init(r);
 	for (uint32_t i = 0; i < entries; i++)
 		r->slots[i].next_free = i + 1 < entries ? i + 1 : IO_NONE;
 	pthread_mutex_init(&r->lock, NULL);
-	snprintf(r->name, sizeof(r->name), "kgc_io ring %p", (void *)r);
 	pthread_mutex_lock(&r->h->lock);
 	r->next = r->h->io_rings;
 	if (r->next)
@@ -307,6 +309,7 @@ API int kgc_io_ring_destroy(kgc_io_ring *r, kgc_thread *t)
 	if (r->next)
 		r->next->prev = r->prev;
 	pthread_mutex_unlock(&r->h->lock);
+	kgci_io_fixed_destroy(r);
 	io_uring_queue_exit(&r->ur);
 	pthread_mutex_destroy(&r->lock);
 	free(r->slots);

@@ -52,7 +52,8 @@ static char *eden_alloc(struct kgc_heap *h, size_t min, size_t want, size_t *got
 	return r->top - want;
 }
 
-static char *humongous_alloc(struct kgc_heap *h, size_t size)
+/* h->lock held: a humongous object's regions (the pinned space's too). */
+char *kgci_alloc_humongous(struct kgc_heap *h, size_t size)
 {
 	uint32_t n = (uint32_t)((size + h->region_size - 1) >> h->region_shift);
 	long idx;
@@ -89,7 +90,7 @@ char *kgci_alloc_locked(struct kgc_thread *t, size_t size, size_t *zero)
 	if (size >= h->humongous_threshold) {
 		bool zeroed = true;
 
-		p = humongous_alloc(h, size);
+		p = kgci_alloc_humongous(h, size);
 		if (p)
 			for (uint32_t i = region_index(h, p); i <= region_index(h, p + size - 1); i++) {
 				zeroed &= (h->regions[i].flags & RF_ZEROED) != 0;

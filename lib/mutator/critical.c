@@ -87,8 +87,8 @@ void kgci_pins_compute(struct kgc_heap *h)
 		struct region *r = &h->regions[i];
 
 		r->flags &= ~(RF_PINNED | RF_KPINNED);
-		if (atomic_load_explicit(region_pins(h, i), memory_order_acquire))
-			r->flags |= RF_PINNED;
+		if (atomic_load_explicit(region_pins(h, i), memory_order_acquire) || r->pinspace)
+			r->flags |= RF_PINNED;	/* the pinned-object space: always */
 		if (kp < 0 ? r->type != RT_FREE : kp && (h->kpin_bits[i / 64] >> (i % 64) & 1))
 			r->flags |= RF_KPINNED;
 		nused += r->type != RT_FREE;

@@ -74,6 +74,7 @@ void kgci_stats_refresh(struct kgc_heap *h)
 	h->st.kpin_watch_fired = atomic_load_explicit(&h->kpw_fired, memory_order_relaxed);
 	h->st.kpin_watch_gcs = atomic_load_explicit(&h->kpw_gcs, memory_order_relaxed);
 	kgci_io_stats_refresh(h);
+	kgci_pinspace_stats_refresh(h);
 }
 
 /* h->lock held: the numbers now, into *s. */
