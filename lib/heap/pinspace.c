@@ -328,6 +328,8 @@ void kgci_pinspace_stats_refresh(struct kgc_heap *h)
 		if (r->pinspace == PS_MEMBER)
 			used += (uint64_t)(r->top - r->bottom);
 	}
+	for (size_t k = 0; k < h->ps.ngaps; k++)
+		used -= h->ps.gaps[k].size;
 	h->st.pinned_space_regions = n;
 	h->st.pinned_space_bytes = used;
 }

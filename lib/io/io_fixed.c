@@ -8,9 +8,9 @@
  * no page pinning per operation (READ_FIXED / WRITE_FIXED, io_prep.c).
  *
  * The table follows the space lazily: the space bumps h->ps.gen whenever a
- * unit joins or leaves it, and each ring call (r->lock held, managed state:
- * no collection runs meanwhile) compares it with the generation its table
- * follows. A unit the ring registered counts in its first region's
+ * unit joins or leaves it, and each ring call (r->lock held) compares it
+ * with the generation its table follows; the kernel calls run in native
+ * state. A unit the ring registered counts in its first region's
  * fixed_rings, and the space frees no unit while that is non-zero: the
  * kernel holds its pages until every ring has updated its table (an idle
  * ring holds them until its next call, or its destroy).
@@ -73,7 +73,7 @@ static size_t changes(struct kgc_io_ring *r, struct fx_change *ch)
 	return n;
 }
 
-void kgci_io_fixed_sync(struct kgc_io_ring *r)
+void kgci_io_fixed_sync(struct kgc_io_ring *r, struct kgc_thread *t)
 {
 	struct kgc_heap *h = r->h;
 	uint64_t g = atomic_load_explicit(&h->ps.gen, memory_order_acquire);
@@ -90,8 +90,9 @@ void kgci_io_fixed_sync(struct kgc_io_ring *r)
 	g = atomic_load_explicit(&h->ps.gen, memory_order_acquire);
 	n = changes(r, ch);
 	pthread_mutex_unlock(&h->lock);
-	/* managed state: no collection frees a unit meanwhile (none frees one
-	 * counted in fixed_rings anyway) */
+	/* pinning a large unit takes a while: in native state, so no collection
+	 * waits for it; none frees a unit counted in fixed_rings, none moves one */
+	kgc_enter_native(t);
 	for (size_t k = 0; k < n; k++) {
 		int ret = io_uring_register_buffers_update_tag(&r->ur, ch[k].i, &ch[k].iov, NULL, 1);
 
@@ -101,6 +102,7 @@ void kgci_io_fixed_sync(struct kgc_io_ring *r)
 			err = ret;
 		}
 	}
+	kgc_leave_native(t);
 	pthread_mutex_lock(&h->lock);
 	for (size_t k = 0; k < n; k++) {
 		uint32_t i = ch[k].i;

@@ -67,7 +67,7 @@ void kgci_io_slot_hold(struct kgc_io_ring *r, struct io_slot *s, const kgc_obj *
 
 /* io_fixed.c: the pinned-object space as io_uring fixed buffers */
 void kgci_io_fixed_init(struct kgc_io_ring *r);
-void kgci_io_fixed_sync(struct kgc_io_ring *r);		/* r->lock held, managed */
+void kgci_io_fixed_sync(struct kgc_io_ring *r, struct kgc_thread *t);	/* r->lock held, managed */
 int kgci_io_fixed_index(const struct kgc_io_ring *r, kgc_obj o);	/* buf_index or -1 */
 void kgci_io_fixed_destroy(struct kgc_io_ring *r);	/* before io_uring_queue_exit */
 

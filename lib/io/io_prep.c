@@ -107,7 +107,7 @@ static int queue_locked(struct kgc_io_ring *r, struct kgc_thread *t, const struc
 					    bufs[i].length };
 	kgci_io_slot_hold(r, s, objs, n, q->user_data);
 	if (q->op == OP_READ || q->op == OP_WRITE) {
-		kgci_io_fixed_sync(r);
+		kgci_io_fixed_sync(r, t);	/* arrays pinned by the slot: may go native */
 		fixed = kgci_io_fixed_index(r, objs[0]);
 	}
 	atomic_fetch_add_explicit(&r->h->io_stat[fixed >= 0 ? IOS_FIXED : IOS_PLAIN], 1,

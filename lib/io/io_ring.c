@@ -40,7 +40,7 @@ static int ring_begin(struct kgc_io_ring *r, struct kgc_thread *t, const char *w
 	if ((err = kgci_io_check(r, t, what)))
 		return err;
 	kgci_io_lock(r, t);
-	kgci_io_fixed_sync(r);	/* the pinned space changed: the kernel lets go of what left */
+	kgci_io_fixed_sync(r, t);	/* the pinned space changed: the kernel lets go of what left */
 	return 0;
 }
 
