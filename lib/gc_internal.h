@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "kgc_api.h"	/* KGC_API, the export macro; before kgc.h (KGC_INLINE*) */
 #include <kgc.h>
 
 #define UNUSED __attribute__((unused))

@@ -14,7 +14,6 @@
 #include <time.h>
 #include "gc_internal.h"
 
-#define API __attribute__((visibility("default")))
 
 static void backoff(unsigned *n)
 {
@@ -212,7 +211,7 @@ static void let_blocked_run(struct kgc_thread *self)
 	thread_to_managed(self);
 }
 
-API int kgc_collect(kgc_thread *t, int kind)
+KGC_API int kgc_collect(kgc_thread *t, int kind)
 {
 	if (!kgci_thread_check_managed(t, "kgc_collect"))
 		return -EPERM;
