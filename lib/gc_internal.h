@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "kgc_api.h"	/* KGC_API, the export macro; before kgc.h (KGC_INLINE*) */
 #include <kgc.h>
 
 #define UNUSED __attribute__((unused))
@@ -516,6 +517,9 @@ unsigned kgci_policy_safepoint_warn_ms(struct kgc_heap *h);
 unsigned kgci_policy_gc_threads(struct kgc_heap *h);
 unsigned kgci_policy_tenure(struct kgc_heap *h);
 bool kgci_policy_should_full(struct kgc_heap *h);
+/* what an allocation that failed in its safepoint tries next (safepoint.c) */
+enum alloc_retry { ALLOC_RETRY_NONE, ALLOC_RETRY_FULL, ALLOC_RETRY_RESERVE };
+enum alloc_retry kgci_policy_alloc_retry(struct kgc_heap *h, bool full_ran, bool reserve_tried);
 bool kgci_policy_eden_available(struct kgc_heap *h);
 bool kgci_policy_uncommit_plan(struct kgc_heap *h, struct uncommit_plan *plan);
 uint32_t kgci_policy_survivor_limit(struct kgc_heap *h);

@@ -9,7 +9,6 @@
 #include <errno.h>
 #include "io/io_internal.h"
 
-#define API __attribute__((visibility("default")))
 #define IO_LEN_MAX	0x7fffffffu	/* cqe->res is an int32_t */
 
 enum io_op { OP_READ, OP_WRITE, OP_READV, OP_WRITEV, OP_RECV, OP_SEND };
@@ -152,39 +151,39 @@ static int prep1(struct kgc_io_ring *r, struct kgc_thread *t, struct io_req q, k
 	return prep(r, t, &q, &b, 1);
 }
 
-API int kgc_io_prep_read(kgc_io_ring *r, kgc_thread *t, int fd, kgc_obj *array, size_t offset,
+KGC_API int kgc_io_prep_read(kgc_io_ring *r, kgc_thread *t, int fd, kgc_obj *array, size_t offset,
 			 size_t length, uint64_t file_off, uint64_t user_data)
 {
 	return prep1(r, t, (struct io_req){ OP_READ, fd, 0, file_off, user_data }, array, offset, length);
 }
 
-API int kgc_io_prep_write(kgc_io_ring *r, kgc_thread *t, int fd, kgc_obj *array, size_t offset,
+KGC_API int kgc_io_prep_write(kgc_io_ring *r, kgc_thread *t, int fd, kgc_obj *array, size_t offset,
 			  size_t length, uint64_t file_off, uint64_t user_data)
 {
 	return prep1(r, t, (struct io_req){ OP_WRITE, fd, 0, file_off, user_data }, array, offset, length);
 }
 
-API int kgc_io_prep_recv(kgc_io_ring *r, kgc_thread *t, int sockfd, kgc_obj *array, size_t offset,
+KGC_API int kgc_io_prep_recv(kgc_io_ring *r, kgc_thread *t, int sockfd, kgc_obj *array, size_t offset,
 			 size_t length, int msg_flags, uint64_t user_data)
 {
 	return prep1(r, t, (struct io_req){ OP_RECV, sockfd, msg_flags, 0, user_data }, array, offset,
 		     length);
 }
 
-API int kgc_io_prep_send(kgc_io_ring *r, kgc_thread *t, int sockfd, kgc_obj *array, size_t offset,
+KGC_API int kgc_io_prep_send(kgc_io_ring *r, kgc_thread *t, int sockfd, kgc_obj *array, size_t offset,
 			 size_t length, int msg_flags, uint64_t user_data)
 {
 	return prep1(r, t, (struct io_req){ OP_SEND, sockfd, msg_flags, 0, user_data }, array, offset,
 		     length);
 }
 
-API int kgc_io_prep_readv(kgc_io_ring *r, kgc_thread *t, int fd, const struct kgc_io_buf *bufs,
+KGC_API int kgc_io_prep_readv(kgc_io_ring *r, kgc_thread *t, int fd, const struct kgc_io_buf *bufs,
 			  unsigned nbufs, uint64_t file_off, uint64_t user_data)
 {
 	return prep(r, t, &(struct io_req){ OP_READV, fd, 0, file_off, user_data }, bufs, nbufs);
 }
 
-API int kgc_io_prep_writev(kgc_io_ring *r, kgc_thread *t, int fd, const struct kgc_io_buf *bufs,
+KGC_API int kgc_io_prep_writev(kgc_io_ring *r, kgc_thread *t, int fd, const struct kgc_io_buf *bufs,
 			   unsigned nbufs, uint64_t file_off, uint64_t user_data)
 {
 	return prep(r, t, &(struct io_req){ OP_WRITEV, fd, 0, file_off, user_data }, bufs, nbufs);

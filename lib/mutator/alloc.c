@@ -4,11 +4,11 @@
  * regions, a slow path that refills or collects, humongous objects in
  * contiguous regions, -ENOMEM after a full collection.
  */
-#define API __attribute__((visibility("default")))
+#include "kgc_api.h"
 /* kgc.h's inline kgc_alloc/_array become this file's exported definitions
  * (before the include), for callers that take their address or bind them
  * by name */
-#define KGC_INLINE_ALLOC API
+#define KGC_INLINE_ALLOC KGC_API
 
 #include <errno.h>
 #include <string.h>
@@ -382,7 +382,7 @@ static char *alloc_out_of_line(struct kgc_thread *t, size_t size)
 	return alloc_raw(t, size);
 }
 
-API kgc_obj kgc__alloc_slow(kgc_thread *t, kgc_type_id type)
+KGC_API kgc_obj kgc__alloc_slow(kgc_thread *t, kgc_type_id type)
 {
 	struct kgc_heap *h = t->heap;
 	const struct type_info *ti;
@@ -407,7 +407,7 @@ API kgc_obj kgc__alloc_slow(kgc_thread *t, kgc_type_id type)
 	return (kgc_obj)p;
 }
 
-API kgc_obj kgc__alloc_array_slow(kgc_thread *t, kgc_type_id type, size_t length)
+KGC_API kgc_obj kgc__alloc_array_slow(kgc_thread *t, kgc_type_id type, size_t length)
 {
 	struct kgc_heap *h = t->heap;
 	const struct type_info *ti;

@@ -87,7 +87,7 @@ void kgci_stats_snapshot(struct kgc_heap *h, struct kgc_stats *s)
 		s->bytes_allocated += __atomic_load_n(&t->bytes_allocated, __ATOMIC_RELAXED);
 }
 
-__attribute__((visibility("default")))
+KGC_API
 int kgc_stats_get(kgc_heap *h, struct kgc_stats *out, size_t size)
 {
 	struct kgc_stats s;
@@ -124,7 +124,7 @@ static void stats_put(struct stats_line *l, const char *name, int idx, unsigned 
 	l->col += n;
 }
 
-__attribute__((visibility("default")))
+KGC_API
 void kgc_stats_print(kgc_heap *h, void *file)
 {
 	struct kgc_stats s;
