@@ -25,7 +25,6 @@
 #include <string.h>
 #include "gc_internal.h"
 
-#define API __attribute__((visibility("default")))
 #define PS_GAP_MIN 256	/* smaller dead runs stay fillers until their region empties */
 
 static void gen_bump(struct kgc_heap *h)
@@ -163,7 +162,7 @@ static char *alloc_large(struct kgc_heap *h, size_t size, bool *zeroed)
 	return p;
 }
 
-API kgc_obj kgc_alloc_array_pinned(kgc_thread *t, kgc_type_id type, size_t length)
+KGC_API kgc_obj kgc_alloc_array_pinned(kgc_thread *t, kgc_type_id type, size_t length)
 {
 	struct kgc_heap *h;
 	bool ovf, zeroed = false;
