@@ -17,7 +17,8 @@
  * into a heap vs a direct ByteBuffer, same file) runs in the same
  * invocation when a JDK is installed. The ways run in a rotating order
  * (each block size starts with the next one).
- * Sizes: IOBENCH_MB (default 1024 x BENCH_SCALE) read per configuration
+ * IOBENCH_WAYS=zerocopy,copy runs only those ways (for a profiler; the
+ * others' rows then read 0). Sizes: IOBENCH_MB (default 1024 x BENCH_SCALE) read per configuration
  * from a file of IOBENCH_FILE_MB (default 256) MiB, IOBENCH_FILE (default
  * in /dev/shm: page cache). IOBENCH_ODIRECT=1 reads with O_DIRECT (in the
  * VM from /dev/ram0, which it must not unlink): every way then reads into
@@ -318,6 +319,7 @@ int main(void)
 {
 	static const size_t blocks[] = { 4096, 65536, 262144, 1 << 20 };
 	const char *e = getenv("IOBENCH_MB");
+	const char *ways = getenv("IOBENCH_WAYS");	/* e.g. "zerocopy,copy": only these (profiling) */
 	size_t total = (size_t)((e ? atof(e) : 1024.0 * bench_scale()) * (1 << 20));
 	FILE *md = md_open("iobench");
 	char r1[32], r2[32];
@@ -356,7 +358,9 @@ int main(void)
 		for (int k = 0; k < M_COUNT - M_ZEROCOPY; k++) {
 			int m = M_ZEROCOPY + (int)((k + b) % (M_COUNT - M_ZEROCOPY));
 
-			rs[m] = run((enum mode)m, blocks[b], total);
+			rs[m] = (struct result){ 0 };
+			if (!ways || strstr(ways, mode_name[m]))
+				rs[m] = run((enum mode)m, blocks[b], total);
 		}
 		for (int m = M_ZEROCOPY; m < M_COUNT; m++)
 			both(md, "| %zu KiB | %s | %.2f | %s | %.2f | %llu | %llu | %.1f | %llu |\n", blocks[b] >> 10,
