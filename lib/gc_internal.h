@@ -577,26 +577,8 @@ void kgci_bot_record(struct kgc_heap *h, struct region *r, char *start, size_t s
 void kgci_bot_rebuild(struct kgc_heap *h, struct region *r);
 char *kgci_bot_block_start(struct kgc_heap *h, struct region *r, const char *card_start);
 
-/* thread/safepoint */
-/* the thread's own view of its state (the collector reads it seq_cst) */
-static inline int thread_state(const struct kgc_thread *t)
-{
-	return __atomic_load_n(&t->pub.state, __ATOMIC_RELAXED);
-}
-static inline void thread_set_native(struct kgc_thread *t, int state)
-{
-	__atomic_store_n(&t->pub.state, state, __ATOMIC_RELEASE);
-}
-void kgci_thread_to_managed_slow(struct kgc_thread *t, int prev);
-/* managed again; blocks while a collection runs (asymmetric Dekker, see thread.c) */
-static inline void thread_to_managed(struct kgc_thread *t)
-{
-	int prev = thread_state(t);
-
-	if (unlikely(!kgc__to_managed(&t->pub)))
-		kgci_thread_to_managed_slow(t, prev);
-}
-void thread_to_managed(struct kgc_thread *t);
+/* thread/safepoint: the state transitions are mutator/thread_state.h's */
+#include "mutator/thread_state.h"
 void kgci_sp_block(struct kgc_thread *t);
 enum gc_reason { GCR_ALLOC = 0, GCR_EXPLICIT, GCR_HUMONGOUS, GCR_YOUNG_FAILED };
 void kgci_collect_run(struct kgc_heap *h, int kind, int reason);	/* collect.c, at a safepoint */
