@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * iobench - reading a file from the tmpfs page cache into managed byte
- * arrays while 2 threads allocate (issue 13), three ways in one run:
+ * arrays while 2 threads allocate (issue 13), four ways in one run:
  *   zerocopy  kgc_io ring (queue depth QD) straight into ordinary arrays
  *             (pinned from submission to completion, collections go on)
+ *   fixed     the same into arrays of the pinned-object space
+ *             (kgc_alloc_array_pinned), which the ring registered as
+ *             io_uring fixed buffers: READ_FIXED, no page pinning per read
  *   copy      the same ring into a malloc buffer, then memcpy into the
  *             array (the JDK's way for a heap ByteBuffer)
  *   gclocker  a critical section (KGC_PIN_MODE_GCLOCKER) around a blocking
@@ -12,9 +15,10 @@
  * allocating threads' longest stall (the longest time one batch of 256
  * small allocations took). The JDK anchor (IoRead.java, FileChannel.read
  * into a heap vs a direct ByteBuffer, same file) runs in the same
- * invocation when a JDK is installed. Fixed buffers in a pinned space (the
- * issue's way 2) are not built yet: no row.
- * Sizes: IOBENCH_MB (default 1024 x BENCH_SCALE) read per configuration
+ * invocation when a JDK is installed. The ways run in a rotating order
+ * (each block size starts with the next one).
+ * IOBENCH_WAYS=zerocopy,copy runs only those ways (for a profiler; the
+ * others' rows then read 0). Sizes: IOBENCH_MB (default 1024 x BENCH_SCALE) read per configuration
  * from a file of IOBENCH_FILE_MB (default 256) MiB, IOBENCH_FILE (default
  * in /dev/shm: page cache). IOBENCH_ODIRECT=1 reads with O_DIRECT (in the
  * VM from /dev/ram0, which it must not unlink): every way then reads into
@@ -36,8 +40,9 @@
 #define QD 16
 #define BATCH 256
 
-enum mode { M_NONE, M_ZEROCOPY, M_COPY, M_GCLOCKER, M_COUNT };
-static const char *const mode_name[M_COUNT] = { "no I/O", "zerocopy", "copy", "gclocker" };
+enum mode { M_NONE, M_ZEROCOPY, M_FIXED, M_COPY, M_GCLOCKER, M_COUNT };
+static const char *const mode_name[M_COUNT] = { "no I/O", "zerocopy", "fixed (pinned space)", "copy",
+						 "gclocker" };
 
 static const char *path = "/dev/shm/kgc-iobench.dat";	/* IOBENCH_FILE */
 static size_t file_bytes = (size_t)FILE_MB << 20;	/* IOBENCH_FILE_MB */
@@ -49,7 +54,7 @@ static atomic_int stop;
 static _Atomic uint64_t stall_max;
 static const char *backend = "?";		/* kgc_heap_backend of the last heap */
 
-struct result { double gbps; uint64_t stall_ns, young, full, gclocker_stall_ns; };
+struct result { double gbps; uint64_t stall_ns, young, full, gclocker_stall_ns, fixed_ops; };
 
 static void make_file(void)
 {
@@ -253,7 +258,8 @@ static struct result run(enum mode m, size_t bs, size_t total)
 	backend = kgc_heap_backend(heap);
 	kgc_frame_push(t, &f, a, QD, NULL);
 	for (int i = 0; i < QD; i++)
-		if (!(a[i] = kgc_alloc_array(t, KGC_TYPE_PRIM_ARRAY(KGC_PRIM_BYTE), bs + (odirect ? PG : 0))))
+		if (!(a[i] = (m == M_FIXED ? kgc_alloc_array_pinned : kgc_alloc_array)(
+			      t, KGC_TYPE_PRIM_ARRAY(KGC_PRIM_BYTE), bs + (odirect ? PG : 0))))
 			die("alloc: %s", kgc_last_error());
 	atomic_store(&stop, 0);
 	atomic_store(&stall_max, 0);
@@ -263,7 +269,7 @@ static struct result run(enum mode m, size_t bs, size_t total)
 	kgc_leave_native(t);
 	kgc_stats_get(heap, &s0, sizeof(s0));
 	t0 = now_ns();
-	if (m == M_ZEROCOPY)
+	if (m == M_ZEROCOPY || m == M_FIXED)
 		run_zerocopy(t, a, bs, total, fd);
 	else if (m == M_COPY)
 		run_copy(t, a, bs, total, fd);
@@ -283,6 +289,7 @@ static struct result run(enum mode m, size_t bs, size_t total)
 	res.young = s1.young_gcs - s0.young_gcs;
 	res.full = s1.full_gcs - s0.full_gcs;
 	res.gclocker_stall_ns = s1.gclocker_stall_ns - s0.gclocker_stall_ns;
+	res.fixed_ops = s1.io_fixed - s0.io_fixed;
 	kgc_frame_pop(t, &f);
 	kgc_thread_detach(t);
 	kgc_heap_destroy(heap);
@@ -312,6 +319,7 @@ int main(void)
 {
 	static const size_t blocks[] = { 4096, 65536, 262144, 1 << 20 };
 	const char *e = getenv("IOBENCH_MB");
+	const char *ways = getenv("IOBENCH_WAYS");	/* e.g. "zerocopy,copy": only these (profiling) */
 	size_t total = (size_t)((e ? atof(e) : 1024.0 * bench_scale()) * (1 << 20));
 	FILE *md = md_open("iobench");
 	char r1[32], r2[32];
@@ -333,33 +341,40 @@ int main(void)
 	both(md, "\n## Zero-copy I/O into managed arrays (issue 13)\n\n");
 	both(md, "`bench/iobench`: %zu MiB read per row from a %zu MiB %s %s (%s), "
 	     "kgc heap on the %s backend, queue depth %d, while 2 threads allocate (batches of %d small objects; stall = the longest batch). "
-	     "zerocopy = kgc_io ring into ordinary arrays; copy = the same depth on a plain io_uring into malloc "
+	     "zerocopy = kgc_io ring into ordinary arrays; fixed = the same ring into arrays of the pinned-object "
+	     "space (kgc_alloc_array_pinned), registered as io_uring fixed buffers (READ_FIXED; \"fixed ops\" "
+	     "counts them, stats io_fixed); copy = the same depth on a plain io_uring into malloc "
 	     "buffers + memcpy into the arrays (the JDK's heap-buffer way); gclocker = critical section "
-	     "(GCLocker mode) around a blocking pread. Not built yet: fixed buffers in a pinned space (way 2). "
+	     "(GCLocker mode) around a blocking pread. The ways run in a rotating order. "
 	     "Allocators alone (1 s, no I/O): longest stall %.2f ms.\n\n", total >> 20, file_bytes >> 20, regular ? "file" : "device", path,
 	     odirect ? "O_DIRECT, 4 KiB-aligned targets" : "page cache", backend, QD, BATCH,
 	     ms(none.stall_ns));
-	both(md, "| block | way | GB/s | vs copy | longest alloc stall ms | young GCs | full GCs | GCLocker stall ms |\n");
-	both(md, "|---|---|---|---|---|---|---|---|\n");
+	both(md, "| block | way | GB/s | vs copy | longest alloc stall ms | young GCs | full GCs | GCLocker stall ms | fixed ops |\n");
+	both(md, "|---|---|---|---|---|---|---|---|---|\n");
 	for (size_t b = 0; b < sizeof(blocks) / sizeof(blocks[0]); b++) {
 		struct result rs[M_COUNT];
 		double jh, jd;
 
+		for (int k = 0; k < M_COUNT - M_ZEROCOPY; k++) {
+			int m = M_ZEROCOPY + (int)((k + b) % (M_COUNT - M_ZEROCOPY));
+
+			rs[m] = (struct result){ 0 };
+			if (!ways || strstr(ways, mode_name[m]))
+				rs[m] = run((enum mode)m, blocks[b], total);
+		}
 		for (int m = M_ZEROCOPY; m < M_COUNT; m++)
-			rs[m] = run((enum mode)m, blocks[b], total);
-		for (int m = M_ZEROCOPY; m < M_COUNT; m++)
-			both(md, "| %zu KiB | %s | %.2f | %s | %.2f | %llu | %llu | %.1f |\n", blocks[b] >> 10,
+			both(md, "| %zu KiB | %s | %.2f | %s | %.2f | %llu | %llu | %.1f | %llu |\n", blocks[b] >> 10,
 			     mode_name[m], rs[m].gbps, ratio_str(r1, sizeof(r1), rs[m].gbps, rs[M_COPY].gbps),
 			     ms(rs[m].stall_ns), (unsigned long long)rs[m].young, (unsigned long long)rs[m].full,
-			     ms(rs[m].gclocker_stall_ns));
+			     ms(rs[m].gclocker_stall_ns), (unsigned long long)rs[m].fixed_ops);
 		if (odirect)
-			both(md, "| %zu KiB | JDK | not run (O_DIRECT: FileChannel reads through the page cache) | | | | | |\n",
+			both(md, "| %zu KiB | JDK | not run (O_DIRECT: FileChannel reads through the page cache) | | | | | | |\n",
 			     blocks[b] >> 10);
 		else if (jdk(blocks[b], total, &jh, &jd) == 0)
-			both(md, "| %zu KiB | JDK FileChannel.read heap / direct ByteBuffer | %.2f / %.2f | %s | | | | |\n",
+			both(md, "| %zu KiB | JDK FileChannel.read heap / direct ByteBuffer | %.2f / %.2f | %s | | | | | |\n",
 			     blocks[b] >> 10, jh, jd, ratio_str(r2, sizeof(r2), jh, jd));
 		else
-			both(md, "| %zu KiB | JDK | not run (no JDK or out/IoRead.class) | | | | | |\n", blocks[b] >> 10);
+			both(md, "| %zu KiB | JDK | not run (no JDK or out/IoRead.class) | | | | | | |\n", blocks[b] >> 10);
 	}
 	both(md, "\nJDK row: \"vs copy\" there is heap/direct within the JDK (its own copy cost).\n");
 	fclose(md);

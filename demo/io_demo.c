@@ -7,9 +7,12 @@
  * then a full one) all the time. Into a fresh 1 MiB byte array each, the
  * main thread reads a file (from the page cache: quick) and a TCP
  * connection over loopback whose sender dribbles 64 KiB every 10 ms (slow:
- * collections run during the read), three ways:
+ * collections run during the read), four ways:
  *   zerocopy  kgc_io ring: the kernel writes the array itself; its region is
  *             pinned until the completion, collections go on around it
+ *   pinned    the same into an array of the pinned-object space
+ *             (kgc_alloc_array_pinned), which the ring registered as an
+ *             io_uring fixed buffer: the file read is a READ_FIXED
  *   copy      blocking read into a malloc buffer in native state, then a
  *             copy into the array (the JDK's way for heap buffers)
  *   gclocker  blocking read into the array inside a critical section with
@@ -38,8 +41,8 @@
 #define CHUNK (64u * 1024)
 #define CHUNK_MS 10
 
-enum way { ZEROCOPY, COPY, GCLOCKER };
-static const char *const way_name[] = { "zerocopy", "copy", "gclocker" };
+enum way { ZEROCOPY, PINNED, COPY, GCLOCKER };
+static const char *const way_name[] = { "zerocopy", "pinned", "copy", "gclocker" };
 
 static kgc_heap *heap;
 static kgc_type_id NODE;
@@ -148,7 +151,7 @@ static void *copy_read(void *arg)
 /* Read LEN bytes from fd into the array roots[0] one way. */
 static void read_way(kgc_thread *t, enum way w, int fd, bool tcp, kgc_obj *roots)
 {
-	if (w == ZEROCOPY) {
+	if (w == ZEROCOPY || w == PINNED) {
 		kgc_io_ring *r;
 		struct kgc_io_cqe c;
 
@@ -197,7 +200,8 @@ static void one_read(enum way w, bool tcp)
 	    kgc_thread_attach(heap, "main", &t))
 		die("heap");
 	kgc_frame_push(t, &f, roots, 1, NULL);
-	if (!(roots[0] = kgc_alloc_array(t, KGC_TYPE_PRIM_ARRAY(KGC_PRIM_BYTE), LEN)))
+	if (!(roots[0] = (w == PINNED ? kgc_alloc_array_pinned : kgc_alloc_array)(
+		      t, KGC_TYPE_PRIM_ARRAY(KGC_PRIM_BYTE), LEN)))
 		die("alloc");
 	atomic_store(&stop, 0);
 	kgc_enter_native(t);
@@ -226,11 +230,12 @@ static void one_read(enum way w, bool tcp)
 	kgc_leave_native(t);
 	/* (after the join: a worker blocked by the GCLocker ends its batch late) */
 	printf("  %-4s %-9s %7.1f ms  collections during the I/O: %3llu young %2llu full  "
-	       "array moved: %-3s  bytes: %-5s  workers' longest stall: %6.1f ms\n",
+	       "array moved: %-3s  bytes: %-5s  workers' longest stall: %6.1f ms%s\n",
 	       tcp ? "tcp" : "file", way_name[w], (double)(t1 - t0) / 1e6,
 	       (unsigned long long)(s1.young_gcs - s0.young_gcs), (unsigned long long)(s1.full_gcs - s0.full_gcs),
 	       roots[0] == before ? "no" : "yes", ok ? "right" : "WRONG",
-	       (double)atomic_load(&stall_max) / 1e6);
+	       (double)atomic_load(&stall_max) / 1e6,
+	       s1.io_fixed > s0.io_fixed ? "  (registered buffer: READ_FIXED)" : "");
 	close(fd);
 	kgc_frame_pop(t, &f);
 	kgc_thread_detach(t);
@@ -255,6 +260,7 @@ int main(void)
 	       "=========================================================================================\n"
 	       "file = %s (page cache); tcp = loopback, the sender writes 64 KiB every %d ms.\n"
 	       "zerocopy: kgc_io ring, the array's region pinned until the completion, collections go on;\n"
+	       "pinned: the same into an array of the pinned-object space, registered with io_uring once;\n"
 	       "copy: blocking read into a malloc buffer, then memcpy (the JDK's way);\n"
 	       "gclocker: blocking read inside a GCLocker critical section (collections wait).\n\n",
 	       file_path, CHUNK_MS);
@@ -262,6 +268,7 @@ int main(void)
 		for (int w = ZEROCOPY; w <= GCLOCKER; w++)
 			one_read((enum way)w, tcp);
 	printf("\nzerocopy: the kernel wrote the array in place while collections ran (array moved: no);\n"
+	       "pinned: the same without pinning pages per read (a fixed buffer; recv names it by address);\n"
 	       "copy: collections ran too, but every byte was copied once more (the array may move: it\n"
 	       "is only touched after the read); gclocker: no collection could run during the read, the\n"
 	       "workers' longest stall is about the read's length.\n");

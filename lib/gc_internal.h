@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "kgc_api.h"	/* KGC_API, the export macro; before kgc.h (KGC_INLINE*) */
 #include <kgc.h>
 
 #define UNUSED __attribute__((unused))
@@ -193,6 +194,8 @@ struct region {
 	uint8_t retained;	/* old after a pinned evacuation failure: evacuated once unpinned */
 	uint8_t candidate;	/* sparse old region to be evacuated by a mixed collection (mixed.c) */
 	uint8_t quarantined;	/* free, but PROT_NONE and not handed out for a while (stale.c) */
+	uint8_t pinspace;	/* PS_*: in the pinned-object space (pinspace.c) */
+	uint16_t fixed_rings;	/* kgc_io rings that registered it as a fixed buffer (h->lock) */
 	uint64_t quarantine_gc;	/* the collection that quarantined it */
 	uint32_t hum_start;	/* humongous: index of the start region */
 	uint32_t hum_count;	/* start region: number of regions */
@@ -358,7 +361,29 @@ struct policy_state {
 };
 
 /* kgc_io ring counters (h->io_stat, stats io_*) */
-enum io_stat { IOS_SUBMITTED, IOS_COMPLETED, IOS_ERRORS, IOS_BYTES, IOS_CANCELS, IOS_COUNT };
+enum io_stat { IOS_SUBMITTED, IOS_COMPLETED, IOS_ERRORS, IOS_BYTES, IOS_CANCELS, IOS_FIXED,
+	       IOS_PLAIN, IOS_COUNT };
+
+/*
+ * The pinned-object space (pinspace.c): primitive arrays that never move
+ * (kgc_alloc_array_pinned), in old regions (PS_MEMBER, pinned: RF_PINNED
+ * at every collection) or humongous objects. Dead objects are reclaimed in
+ * place: at remark and after a full collection, runs of them become gaps
+ * that later pinned allocations reuse; a unit (a region, or a humongous
+ * object's regions) with nothing live leaves the space once no kgc_io ring
+ * has it registered as a fixed buffer (PS_LEAVING until then). gen changes
+ * whenever a unit joins or leaves: the rings' fixed-buffer tables follow it.
+ */
+enum { PS_NONE = 0, PS_MEMBER, PS_LEAVING };
+struct pinspace {
+	uint32_t cur1;		/* bump region + 1, 0 = none (h->lock) */
+	bool gaps_ok;		/* no cycle runs: gaps below top may be reused */
+	bool cur_zeroed;	/* the bump region came fresh from the OS */
+	struct gap *gaps;	/* dead runs of the last reclaim (h->lock) */
+	size_t ngaps, gaps_cap;
+	uint32_t nunits;	/* units in the space (members and leaving) */
+	_Atomic uint64_t gen;
+};
 
 struct kgc_heap {
 	struct kgc_options opt;
@@ -441,6 +466,7 @@ struct kgc_heap {
 	/* asynchronous I/O (io_ring.c): the heap's rings, their counters */
 	struct kgc_io_ring *io_rings;	/* h->lock; their in-flight arrays are roots */
 	_Atomic uint64_t io_stat[IOS_COUNT];
+	struct pinspace ps;		/* the pinned-object space (pinspace.c) */
 };
 
 static inline const struct type_info *type_get(struct kgc_heap *h, uint32_t id)
@@ -491,6 +517,9 @@ unsigned kgci_policy_safepoint_warn_ms(struct kgc_heap *h);
 unsigned kgci_policy_gc_threads(struct kgc_heap *h);
 unsigned kgci_policy_tenure(struct kgc_heap *h);
 bool kgci_policy_should_full(struct kgc_heap *h);
+/* what an allocation that failed in its safepoint tries next (safepoint.c) */
+enum alloc_retry { ALLOC_RETRY_NONE, ALLOC_RETRY_FULL, ALLOC_RETRY_RESERVE };
+enum alloc_retry kgci_policy_alloc_retry(struct kgc_heap *h, bool full_ran, bool reserve_tried);
 bool kgci_policy_eden_available(struct kgc_heap *h);
 bool kgci_policy_uncommit_plan(struct kgc_heap *h, struct uncommit_plan *plan);
 uint32_t kgci_policy_survivor_limit(struct kgc_heap *h);
@@ -548,26 +577,8 @@ void kgci_bot_record(struct kgc_heap *h, struct region *r, char *start, size_t s
 void kgci_bot_rebuild(struct kgc_heap *h, struct region *r);
 char *kgci_bot_block_start(struct kgc_heap *h, struct region *r, const char *card_start);
 
-/* thread/safepoint */
-/* the thread's own view of its state (the collector reads it seq_cst) */
-static inline int thread_state(const struct kgc_thread *t)
-{
-	return __atomic_load_n(&t->pub.state, __ATOMIC_RELAXED);
-}
-static inline void thread_set_native(struct kgc_thread *t, int state)
-{
-	__atomic_store_n(&t->pub.state, state, __ATOMIC_RELEASE);
-}
-void kgci_thread_to_managed_slow(struct kgc_thread *t, int prev);
-/* managed again; blocks while a collection runs (asymmetric Dekker, see thread.c) */
-static inline void thread_to_managed(struct kgc_thread *t)
-{
-	int prev = thread_state(t);
-
-	if (unlikely(!kgc__to_managed(&t->pub)))
-		kgci_thread_to_managed_slow(t, prev);
-}
-void thread_to_managed(struct kgc_thread *t);
+/* thread/safepoint: the state transitions are mutator/thread_state.h's */
+#include "mutator/thread_state.h"
 void kgci_sp_block(struct kgc_thread *t);
 enum gc_reason { GCR_ALLOC = 0, GCR_EXPLICIT, GCR_HUMONGOUS, GCR_YOUNG_FAILED };
 void kgci_collect_run(struct kgc_heap *h, int kind, int reason);	/* collect.c, at a safepoint */
@@ -676,7 +687,18 @@ void kgci_kpinwatch_destroy(struct kgc_heap *h);	/* heap destroy: stops the thre
 void kgci_kpinwatch_test_off(bool off);	/* test hook: arm nothing, start no thread */
 int kgci_thread_attach_service(struct kgc_heap *h, const char *name, struct kgc_thread **out);
 
+/* pinspace.c: the pinned-object space; pause functions with h->lock held */
+typedef bool (*ps_live_fn)(struct kgc_heap *h, const void *p, void *ctx);
+void kgci_pinspace_reclaim(struct kgc_heap *h, ps_live_fn live, void *ctx);	/* remark, full */
+void kgci_pinspace_after_gc(struct kgc_heap *h, bool cycle_idle);	/* every pause's end */
+void kgci_pinspace_destroy(struct kgc_heap *h);
+void kgci_pinspace_stats_refresh(struct kgc_heap *h);
+/* the unit starting at region i: its bytes a ring may register, 0 if none */
+size_t kgci_pinspace_unit_bytes(struct kgc_heap *h, uint32_t i);
+bool kgci_cm_idle(struct kgc_heap *h);	/* no cycle and no card rebuild runs (a pause) */
+
 /* alloc */
+char *kgci_alloc_humongous(struct kgc_heap *h, size_t size);	/* h->lock held; NULL: no room */
 void kgci_alloc_retire_tlab(struct kgc_thread *t);
 void kgci_alloc_pretouch_end(struct kgc_thread *t);	/* h->lock held */
 size_t alloc_gc_words(struct kgc_heap *h);

@@ -5,6 +5,7 @@
  */
 #include <liburing.h>
 #include <poll.h>
+#include <dirent.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -73,8 +74,42 @@ FIXTURE_TEARDOWN(watch)
 		close(self->fd);
 }
 
+/*
+ * The watch column of region r in the newest heap's debugfs file into
+ * state ("armed", "fired", "-"); 1 if read, 0 without debugfs.
+ */
+static int debugfs_watch(unsigned int r, char state[8])
+{
+	char path[128], line[256], w[8];
+	unsigned int id, best = 0, rr, cp, up, kp, fl;
+	struct dirent *de;
+	int found = 0;
+	DIR *d = opendir(KGC_DEBUGFS);
+	FILE *f;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))	/* heap ids only grow: ours is the newest */
+		if (sscanf(de->d_name, "%u", &id) == 1 && id > best)
+			best = id;
+	closedir(d);
+	snprintf(path, sizeof(path), KGC_DEBUGFS "/%u", best);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%u %u %u %u %x %7s", &rr, &cp, &up, &kp, &fl, w) == 6 && rr == r) {
+			strcpy(state, w);
+			found = 1;
+		}
+	fclose(f);
+	return found;
+}
+
 TEST_F(watch, fires_after_io_uring_unregister_not_before)
 {
+	char state[8];
+	int dbg;
 	struct iovec iov = { .iov_base = self->mem + REGION + 8192,
 			     .iov_len = 8192 };
 	uint64_t bm;
@@ -86,6 +121,13 @@ TEST_F(watch, fires_after_io_uring_unregister_not_before)
 	bm = 1 << 1;
 	ASSERT_EQ(0, watch(self->fd, KGC_WATCH_ARM, 0, NR_REGIONS, &bm, &armed));
 	ASSERT_EQ(1, armed);
+	/* debugfs shows the watch (where debugfs is mounted) */
+	dbg = debugfs_watch(1, state);
+	if (dbg) {
+		ASSERT_STREQ("armed", state);
+		ASSERT_EQ(1, debugfs_watch(2, state));
+		ASSERT_STREQ("-", state);
+	}
 	/* Registered: several rechecks go by, nothing fires. */
 	ASSERT_EQ(0, poll_in(self->fd, 600));
 	bm = ~0ULL;
@@ -95,10 +137,18 @@ TEST_F(watch, fires_after_io_uring_unregister_not_before)
 
 	ASSERT_EQ(0, io_uring_unregister_buffers(&self->ring));
 	ASSERT_EQ(POLLIN | POLLPRI, poll_in(self->fd, 10000));
+	if (dbg) {
+		ASSERT_EQ(1, debugfs_watch(1, state));
+		ASSERT_STREQ("fired", state);
+	}
 	bm = 0;
 	ASSERT_EQ(0, watch(self->fd, KGC_WATCH_FIRED, 0, NR_REGIONS, &bm, &armed));
 	ASSERT_EQ(1 << 1, bm);
 	ASSERT_EQ(0, armed);
+	if (dbg) {	/* collected */
+		ASSERT_EQ(1, debugfs_watch(1, state));
+		ASSERT_STREQ("-", state);
+	}
 	/* Collected, none armed: quiet. */
 	ASSERT_EQ(0, poll_in(self->fd, 300));
 	ASSERT_EQ(0, kgc_uncommit(self->fd, 1, 1, NULL));

@@ -4,7 +4,7 @@
  *   kgcstat <pid> [interval[ms|s] [count]]   a line per interval
  *   kgcstat --map [--png FILE] <pid>         the region map (one character
  *                                            per region), or as a picture
- * The process publishes with KGC_STATS_PUBLISH=1 (lib/statpub.c).
+ * The process publishes with KGC_STATS_PUBLISH=1 (lib/support/statpub.c).
  */
 #include <signal.h>
 #include <stdio.h>

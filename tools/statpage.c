@@ -3,7 +3,7 @@
  * statpage.c - opens /dev/shm/kgc-<pid> for kgcstat, refusing a page that
  * is not the caller's user's (even for root: the page is the process
  * owner's business) or not a valid kgc page, and copies it under its
- * seqlock (lib/statpub.h): a copy is kept only when seq was the same even
+ * seqlock (lib/support/statpub.h): a copy is kept only when seq was the same even
  * value before and after it.
  */
 #include <errno.h>

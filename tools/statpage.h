@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* statpage.h - kgcstat's reader of a process's published page (lib/statpub.h). */
+/* statpage.h - kgcstat's reader of a process's published page (lib/support/statpub.h). */
 #ifndef KGCS_STATPAGE_H
 #define KGCS_STATPAGE_H
 #include <stddef.h>

@@ -436,6 +436,12 @@ static bool cm_active(struct kgc_heap *h)
 	return h->cm->state != CM_IDLE || h->cm->rebuilding;
 }
 
+/* In a pause: no cycle and no card rebuild walks old regions (pinspace.c). */
+bool kgci_cm_idle(struct kgc_heap *h)
+{
+	return !cm_active(h);
+}
+
 /* Young collections during a cycle: do promoted objects need marking? */
 static bool cm_marking(struct kgc_heap *h)
 {

@@ -123,11 +123,14 @@ void kgci_mixed_rebuild_start(struct kgc_heap *h, struct cmark *cm)
 		return;
 	/* old and humongous regions as they are now: regions that become
 	 * old later (a mutator's humongous allocation) hold no reference
-	 * into a candidate that the write barrier did not card */
+	 * into a candidate that the write barrier did not card; the
+	 * pinned-object space holds primitive arrays only, and a mutator may
+	 * be allocating in its gaps meanwhile: not walked */
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
 
-		cm->rb_top[i] = r->type == RT_OLD || r->type == RT_HUM_START ? r->top : r->bottom;
+		cm->rb_top[i] = (r->type == RT_OLD || r->type == RT_HUM_START) && !r->pinspace ?
+				r->top : r->bottom;
 	}
 	cm->rebuilding = true;
 	cm->rebuild_cpu = 0;

@@ -18,7 +18,7 @@ static void hand_over(struct cmark *cm, struct satb_buf *b)
 }
 
 /* The SATB barrier's slow path: old (non-null) is about to be overwritten. */
-__attribute__((visibility("default"))) void kgc__satb_slow(kgc_thread *t, kgc_obj old)
+KGC_API void kgc__satb_slow(kgc_thread *t, kgc_obj old)
 {
 	struct satb_buf *b = t->satb;
 

@@ -108,16 +108,36 @@ bool kgci_sweep_work(struct kgc_heap *h, struct cmark *cm, bool bounded)
 	return true;
 }
 
-/* At remark: every region with anything below TAMS is to be swept. */
+static bool cm_live(struct kgc_heap *h, const void *p, void *ctx)
+{
+	struct cmark *cm = ctx;
+
+	return (const char *)p >= cm->tams[region_index(h, p)] || cm_marked(cm, p);
+}
+
+/*
+ * At remark: every region with anything below TAMS is to be swept, but the
+ * pinned-object space's (mutators may be allocating there): it is
+ * reclaimed now, in the pause (pinspace.c), and counts as swept.
+ */
 void kgci_sweep_prepare(struct kgc_heap *h, struct cmark *cm)
 {
 	cm->nsweep = cm->sweep_i = cm->nempty = cm->nhumdead = 0;
 	cm->sweep_p = cm->dead = NULL;
 	cm->nswept = cm->swept_bytes = 0;
 	memset(cm->swept, SW_NOT, h->nregions);
-	for (uint32_t i = 0; i < h->nregions; i++)
-		if (cm->tams[i] > h->regions[i].bottom)
+	if (h->ps.nunits)
+		kgci_pinspace_reclaim(h, cm_live, cm);
+	for (uint32_t i = 0; i < h->nregions; i++) {
+		struct region *r = &h->regions[i];
+
+		if (r->pinspace) {
+			kgci_markbits_clear(&cm->bits, r->bottom, cm->tams[i]);
+			cm->swept[i] = SW_DONE;
+		} else if (cm->tams[i] > r->bottom) {
 			cm->sweep[cm->nsweep++] = i;
+		}
+	}
 }
 
 /* The cleanup pause: free what the sweep found empty, hand its gaps to promotion. */

@@ -66,6 +66,7 @@ static bool young_pause(struct kgc_heap *h)
 	kgci_policy_young_pause(h, &f);
 	h->last_young = f;
 	step = kgci_cm_after_young(h);
+	kgci_pinspace_after_gc(h, kgci_cm_idle(h));	/* leaving units freed, gaps reusable */
 	if (h->opt.verify)
 		kgci_verify_heap(h, "after young GC");
 	kgci_policy_after_gc(h, false);
@@ -93,6 +94,7 @@ static void full_pause(struct kgc_heap *h, int reason)
 	kgci_cm_abort(h);
 	kgci_pins_compute(h);
 	kgci_full_collect(h, &npinned);
+	kgci_pinspace_after_gc(h, kgci_cm_idle(h));
 	if (h->opt.verify)
 		kgci_verify_heap(h, "after full GC");
 	kgci_policy_after_gc(h, true);

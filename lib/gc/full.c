@@ -30,6 +30,12 @@ static void mark_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 		mark_push(h, o);
 }
 
+static bool full_live(struct kgc_heap *h, const void *p, void *ctx)
+{
+	(void)ctx;
+	return mb_test(&h->full.mark, p);
+}
+
 static inline bool compactable(const struct region *r)
 {
 	return (r->type == RT_EDEN || r->type == RT_SURVIVOR || r->type == RT_OLD) &&
@@ -289,6 +295,7 @@ static void full_regions(struct full *f)
 				kgci_region_set_type(h, r, RT_OLD);
 		}
 	}
+	kgci_pinspace_reclaim(h, full_live, h);	/* pinned: never moved, reclaimed in place */
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
 

@@ -2,7 +2,8 @@
 /*
  * policy.c - all sizing and triggering decisions: region size (G1-like,
  * ~2048 regions), young generation size, tenuring threshold, when a young
- * collection is followed by a full one, soft heap size.
+ * collection is followed by a full one, what a failing allocation tries
+ * next (a full collection, the reserve), soft heap size.
  */
 #include <unistd.h>
 #include "gc_internal.h"
@@ -151,6 +152,22 @@ static uint32_t room_free(struct kgc_heap *h)
 bool kgci_policy_should_full(struct kgc_heap *h)
 {
 	return h->pol.need_full || room_free(h) < room_needed(h);
+}
+
+/*
+ * An allocation still fails inside its safepoint, after the collection it
+ * asked for (full_ran: a full one ran since; reserve_tried: it already tried
+ * the survivor reserve). What next: a full collection if none ran, then the
+ * survivor reserve as the last resort (a later young collection may fail
+ * evacuation), then nothing (-ENOMEM).
+ */
+enum alloc_retry kgci_policy_alloc_retry(struct kgc_heap *h, bool full_ran, bool reserve_tried)
+{
+	if (!full_ran)
+		return ALLOC_RETRY_FULL;
+	if (!reserve_tried)
+		return ALLOC_RETRY_RESERVE;
+	return ALLOC_RETRY_NONE;
 }
 
 /* During a concurrent cycle: would the next young collection leave so little

@@ -33,7 +33,6 @@
 #include <string.h>
 #include "gc_internal.h"
 
-#define API __attribute__((visibility("default")))
 #define WEAK_BLOCK 256
 
 enum { WK_FREE, WK_WEAK, WK_CLEANER, WK_HASH };
@@ -182,7 +181,7 @@ static bool weak_arg_ok(kgc_thread *t, kgc_obj o, const char *what)
 	return true;
 }
 
-API kgc_weak kgc_weak_new(kgc_thread *t, kgc_obj o)
+KGC_API kgc_weak kgc_weak_new(kgc_thread *t, kgc_obj o)
 {
 	struct weak *w;
 	struct weak_cell *c;
@@ -199,7 +198,7 @@ API kgc_weak kgc_weak_new(kgc_thread *t, kgc_obj o)
 	return (kgc_weak)c;
 }
 
-API kgc_obj kgc_weak_get(kgc_thread *t, kgc_weak ref)
+KGC_API kgc_obj kgc_weak_get(kgc_thread *t, kgc_weak ref)
 {
 	struct weak_cell *c = (struct weak_cell *)ref;
 	kgc_obj o;
@@ -218,7 +217,7 @@ API kgc_obj kgc_weak_get(kgc_thread *t, kgc_weak ref)
 	return o;
 }
 
-API void kgc_weak_free(kgc_thread *t, kgc_weak ref)
+KGC_API void kgc_weak_free(kgc_thread *t, kgc_weak ref)
 {
 	struct weak_cell *c = (struct weak_cell *)ref;
 	struct weak *w = t->heap->weak;
@@ -266,7 +265,7 @@ static void *cleaner_main(void *arg)
 	return NULL;
 }
 
-API int kgc_cleaner_register(kgc_thread *t, kgc_obj o, void (*fn)(void *arg), void *arg)
+KGC_API int kgc_cleaner_register(kgc_thread *t, kgc_obj o, void (*fn)(void *arg), void *arg)
 {
 	struct weak *w;
 	struct weak_cell *c;
@@ -308,7 +307,7 @@ API int kgc_cleaner_register(kgc_thread *t, kgc_obj o, void (*fn)(void *arg), vo
 }
 
 /* Wait until the cleaners queued by past collections have run. */
-API int kgc_cleaners_drain(kgc_thread *t)
+KGC_API int kgc_cleaners_drain(kgc_thread *t)
 {
 	struct weak *w = t->heap->weak;
 
@@ -374,7 +373,7 @@ static void index_rebuild(struct weak *w)
 	w->index_stale = false;
 }
 
-API uint32_t kgc_identity_hash(kgc_thread *t, kgc_obj o)
+KGC_API uint32_t kgc_identity_hash(kgc_thread *t, kgc_obj o)
 {
 	struct weak *w;
 	struct weak_cell *c = NULL;

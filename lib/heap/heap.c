@@ -5,7 +5,6 @@
 #include <string.h>
 #include "gc_internal.h"
 
-#define API __attribute__((visibility("default")))
 
 /* The caller's options, validated: heap and region size decided. */
 static int heap_geometry(const struct kgc_options *opts, struct kgc_options *o, size_t *heap,
@@ -106,7 +105,7 @@ static int heap_subsystems(struct kgc_heap *h)
 	return err;
 }
 
-API int kgc_heap_create(const struct kgc_options *opts, kgc_heap **out)
+KGC_API int kgc_heap_create(const struct kgc_options *opts, kgc_heap **out)
 {
 	struct kgc_options o;
 	struct kgc_heap *h;
@@ -156,7 +155,7 @@ API int kgc_heap_create(const struct kgc_options *opts, kgc_heap **out)
 	return 0;
 }
 
-API int kgc_heap_destroy(kgc_heap *h)
+KGC_API int kgc_heap_destroy(kgc_heap *h)
 {
 	if (!h)
 		return -EINVAL;
@@ -213,6 +212,7 @@ API int kgc_heap_destroy(kgc_heap *h)
 	kgci_weak_destroy(h);
 	kgci_stale_destroy(h);
 	kgci_full_destroy(h);
+	kgci_pinspace_destroy(h);
 	heap_tables_free(h);	/* the type table too */
 	kgci_backend_close(h);
 	kgci_log_close(h);
@@ -226,12 +226,12 @@ API int kgc_heap_destroy(kgc_heap *h)
 	return 0;
 }
 
-API const char *kgc_heap_backend(const kgc_heap *h)
+KGC_API const char *kgc_heap_backend(const kgc_heap *h)
 {
 	return kgci_backend_name(h);
 }
 
-API size_t kgc_heap_region_size(const kgc_heap *h)
+KGC_API size_t kgc_heap_region_size(const kgc_heap *h)
 {
 	return h->region_size;
 }

@@ -35,12 +35,12 @@ size_t kgci_array_bytes(unsigned elem_shift, size_t length, bool *overflow)
  * array's region is pinned): an atomic load, and neither the type, kind nor
  * length bits ever change while it is held.
  */
-__attribute__((visibility("default"))) kgc_type_id kgc_obj_type(kgc_obj o)
+KGC_API kgc_type_id kgc_obj_type(kgc_obj o)
 {
 	return hdr_type(__atomic_load_n(obj_hdr(o), __ATOMIC_RELAXED));
 }
 
-__attribute__((visibility("default"))) size_t kgc_obj_size(kgc_obj o)
+KGC_API size_t kgc_obj_size(kgc_obj o)
 {
 	return obj_size_h(o, __atomic_load_n(obj_hdr(o), __ATOMIC_RELAXED));
 }

@@ -42,6 +42,7 @@ static void region_take(struct kgc_heap *h, struct region *r, int type)
 	/* RF_ZEROED stays until the caller has looked at it (eden, humongous) */
 	r->fail_cause = FAIL_NONE;
 	r->live_bytes = 0;
+	r->pinspace = PS_NONE;
 }
 
 /* With h->lock held (or at a safepoint). Prefers low addresses (compaction). */
@@ -124,6 +125,7 @@ void kgci_region_free(struct kgc_heap *h, struct region *r)
 	r->live_bytes = 0;
 	r->retained = 0;
 	r->candidate = 0;
+	r->pinspace = PS_NONE;
 	r->free_gc = h->gc_id;
 	r->free_ns = kgci_now_ns();
 	kgci_cards_clear_region(h, r);

@@ -120,7 +120,7 @@ bool kgci_type_valid(struct kgc_heap *h, uint32_t id)
 	return id > 0 && id < atomic_load_explicit(&h->types.count, memory_order_acquire);
 }
 
-__attribute__((visibility("default")))
+KGC_API
 int kgc_type_register(kgc_heap *h, const struct kgc_type_desc *d, kgc_type_id *out)
 {
 	struct type_info *ti;
@@ -178,7 +178,7 @@ int kgc_type_register(kgc_heap *h, const struct kgc_type_desc *d, kgc_type_id *o
 	return 0;
 }
 
-__attribute__((visibility("default")))
+KGC_API
 const char *kgc_type_name(const kgc_heap *h, kgc_type_id type)
 {
 	if (!h || !kgci_type_valid((struct kgc_heap *)h, type))

@@ -33,6 +33,15 @@ struct io_slot {
 	struct iovec iov[KGC_IO_IOV_MAX];	/* readv/writev: read by the kernel */
 };
 
+/* The ring's registered-buffer table (io_fixed.c): entry i is the
+ * pinned-object space's unit starting at region i, while it is one. */
+struct io_fixed {
+	uint32_t cap;		/* entries (0: no table, every operation plain) */
+	uint64_t gen;		/* the h->ps.gen the table follows */
+	uint64_t *have;		/* entries registered, a bit each */
+	bool warned;		/* a registration failed (said once) */
+};
+
 struct kgc_io_ring {
 	struct kgc_heap *h;
 	struct kgc_io_ring *next, *prev;	/* h->io_rings (h->lock) */
@@ -42,6 +51,7 @@ struct kgc_io_ring {
 	uint32_t nslots, free_head;
 	_Atomic uint32_t inflight;		/* slots in use (kgc_io_inflight reads it unlocked) */
 	char name[32];				/* for messages: "ring 0x..." */
+	struct io_fixed fx;			/* registered buffers: the pinned space */
 };
 
 #define IO_FAIL(err, ...) (kgci_err_set((err), __VA_ARGS__), -(err))
@@ -54,5 +64,11 @@ struct io_uring_sqe *kgci_io_get_sqe(struct kgc_io_ring *r, struct kgc_thread *t
 struct io_slot *kgci_io_slot_get(struct kgc_io_ring *r);
 void kgci_io_slot_hold(struct kgc_io_ring *r, struct io_slot *s, const kgc_obj *objs, unsigned n,
 		       uint64_t user_data);
+
+/* io_fixed.c: the pinned-object space as io_uring fixed buffers */
+void kgci_io_fixed_init(struct kgc_io_ring *r);
+void kgci_io_fixed_sync(struct kgc_io_ring *r, struct kgc_thread *t);	/* r->lock held, managed */
+int kgci_io_fixed_index(const struct kgc_io_ring *r, kgc_obj o);	/* buf_index or -1 */
+void kgci_io_fixed_destroy(struct kgc_io_ring *r);	/* before io_uring_queue_exit */
 
 #endif

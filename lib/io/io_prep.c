@@ -9,7 +9,6 @@
 #include <errno.h>
 #include "io/io_internal.h"
 
-#define API __attribute__((visibility("default")))
 #define IO_LEN_MAX	0x7fffffffu	/* cqe->res is an int32_t */
 
 enum io_op { OP_READ, OP_WRITE, OP_READV, OP_WRITEV, OP_RECV, OP_SEND };
@@ -52,15 +51,23 @@ static int buf_check(struct kgc_heap *h, const char *what, unsigned i, const str
 	return 0;
 }
 
+/* fixed: the buffer's index in the ring's registered table (a pinned
+ * array: io_fixed.c), or -1 */
 static void sqe_fill(struct io_uring_sqe *sqe, const struct io_req *q, struct io_slot *s,
-		     char *p, size_t len, unsigned n)
+		     char *p, size_t len, unsigned n, int fixed)
 {
 	switch (q->op) {
 	case OP_READ:
-		io_uring_prep_read(sqe, q->fd, p, (unsigned)len, q->file_off);
+		if (fixed >= 0)
+			io_uring_prep_read_fixed(sqe, q->fd, p, (unsigned)len, q->file_off, fixed);
+		else
+			io_uring_prep_read(sqe, q->fd, p, (unsigned)len, q->file_off);
 		break;
 	case OP_WRITE:
-		io_uring_prep_write(sqe, q->fd, p, (unsigned)len, q->file_off);
+		if (fixed >= 0)
+			io_uring_prep_write_fixed(sqe, q->fd, p, (unsigned)len, q->file_off, fixed);
+		else
+			io_uring_prep_write(sqe, q->fd, p, (unsigned)len, q->file_off);
 		break;
 	case OP_READV:
 		io_uring_prep_readv(sqe, q->fd, s->iov, n, q->file_off);
@@ -83,6 +90,7 @@ static int queue_locked(struct kgc_io_ring *r, struct kgc_thread *t, const struc
 {
 	struct io_slot *s = kgci_io_slot_get(r);
 	struct io_uring_sqe *sqe;
+	int fixed = -1;
 
 	if (!s)
 		return IO_FAIL(EAGAIN, "%s: %s: %u operations in flight (reap first)", op_name[q->op],
@@ -97,7 +105,13 @@ static int queue_locked(struct kgc_io_ring *r, struct kgc_thread *t, const struc
 		s->iov[i] = (struct iovec){ (char *)kgc_array_data(objs[i]) + bufs[i].offset,
 					    bufs[i].length };
 	kgci_io_slot_hold(r, s, objs, n, q->user_data);
-	sqe_fill(sqe, q, s, s->iov[0].iov_base, s->iov[0].iov_len, n);
+	if (q->op == OP_READ || q->op == OP_WRITE) {
+		kgci_io_fixed_sync(r, t);	/* arrays pinned by the slot: may go native */
+		fixed = kgci_io_fixed_index(r, objs[0]);
+	}
+	atomic_fetch_add_explicit(&r->h->io_stat[fixed >= 0 ? IOS_FIXED : IOS_PLAIN], 1,
+				  memory_order_relaxed);
+	sqe_fill(sqe, q, s, s->iov[0].iov_base, s->iov[0].iov_len, n, fixed);
 	sqe->user_data = (uint64_t)(s - r->slots);
 	return 0;
 }
@@ -137,39 +151,39 @@ static int prep1(struct kgc_io_ring *r, struct kgc_thread *t, struct io_req q, k
 	return prep(r, t, &q, &b, 1);
 }
 
-API int kgc_io_prep_read(kgc_io_ring *r, kgc_thread *t, int fd, kgc_obj *array, size_t offset,
+KGC_API int kgc_io_prep_read(kgc_io_ring *r, kgc_thread *t, int fd, kgc_obj *array, size_t offset,
 			 size_t length, uint64_t file_off, uint64_t user_data)
 {
 	return prep1(r, t, (struct io_req){ OP_READ, fd, 0, file_off, user_data }, array, offset, length);
 }
 
-API int kgc_io_prep_write(kgc_io_ring *r, kgc_thread *t, int fd, kgc_obj *array, size_t offset,
+KGC_API int kgc_io_prep_write(kgc_io_ring *r, kgc_thread *t, int fd, kgc_obj *array, size_t offset,
 			  size_t length, uint64_t file_off, uint64_t user_data)
 {
 	return prep1(r, t, (struct io_req){ OP_WRITE, fd, 0, file_off, user_data }, array, offset, length);
 }
 
-API int kgc_io_prep_recv(kgc_io_ring *r, kgc_thread *t, int sockfd, kgc_obj *array, size_t offset,
+KGC_API int kgc_io_prep_recv(kgc_io_ring *r, kgc_thread *t, int sockfd, kgc_obj *array, size_t offset,
 			 size_t length, int msg_flags, uint64_t user_data)
 {
 	return prep1(r, t, (struct io_req){ OP_RECV, sockfd, msg_flags, 0, user_data }, array, offset,
 		     length);
 }
 
-API int kgc_io_prep_send(kgc_io_ring *r, kgc_thread *t, int sockfd, kgc_obj *array, size_t offset,
+KGC_API int kgc_io_prep_send(kgc_io_ring *r, kgc_thread *t, int sockfd, kgc_obj *array, size_t offset,
 			 size_t length, int msg_flags, uint64_t user_data)
 {
 	return prep1(r, t, (struct io_req){ OP_SEND, sockfd, msg_flags, 0, user_data }, array, offset,
 		     length);
 }
 
-API int kgc_io_prep_readv(kgc_io_ring *r, kgc_thread *t, int fd, const struct kgc_io_buf *bufs,
+KGC_API int kgc_io_prep_readv(kgc_io_ring *r, kgc_thread *t, int fd, const struct kgc_io_buf *bufs,
 			  unsigned nbufs, uint64_t file_off, uint64_t user_data)
 {
 	return prep(r, t, &(struct io_req){ OP_READV, fd, 0, file_off, user_data }, bufs, nbufs);
 }
 
-API int kgc_io_prep_writev(kgc_io_ring *r, kgc_thread *t, int fd, const struct kgc_io_buf *bufs,
+KGC_API int kgc_io_prep_writev(kgc_io_ring *r, kgc_thread *t, int fd, const struct kgc_io_buf *bufs,
 			   unsigned nbufs, uint64_t file_off, uint64_t user_data)
 {
 	return prep(r, t, &(struct io_req){ OP_WRITEV, fd, 0, file_off, user_data }, bufs, nbufs);

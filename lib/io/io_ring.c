@@ -12,7 +12,6 @@
 #include <string.h>
 #include "io/io_internal.h"
 
-#define API __attribute__((visibility("default")))
 #define RELAXED __ATOMIC_RELAXED
 
 /* t may use r (NULL: only t checked): attached to r's heap, managed state. */
@@ -40,6 +39,7 @@ static int ring_begin(struct kgc_io_ring *r, struct kgc_thread *t, const char *w
 	if ((err = kgci_io_check(r, t, what)))
 		return err;
 	kgci_io_lock(r, t);
+	kgci_io_fixed_sync(r, t);	/* the pinned space changed: the kernel lets go of what left */
 	return 0;
 }
 
@@ -206,7 +206,7 @@ static int reap_locked(struct kgc_io_ring *r, struct kgc_thread *t, struct kgc_i
 	}
 }
 
-API int kgc_io_ring_create(kgc_thread *t, unsigned entries, unsigned setup_flags, kgc_io_ring **out)
+KGC_API int kgc_io_ring_create(kgc_thread *t, unsigned entries, unsigned setup_flags, kgc_io_ring **out)
 {
 	struct kgc_io_ring *r;
 	int err = kgci_io_check(NULL, t, "kgc_io_ring_create");
@@ -232,10 +232,11 @@ API int kgc_io_ring_create(kgc_thread *t, unsigned entries, unsigned setup_flags
 	}
 	r->h = t->heap;
 	r->nslots = entries;
+	snprintf(r->name, sizeof(r->name), "kgc_io ring %p", (void *)r);
+	kgci_io_fixed_init(r);
 	for (uint32_t i = 0; i < entries; i++)
 		r->slots[i].next_free = i + 1 < entries ? i + 1 : IO_NONE;
 	pthread_mutex_init(&r->lock, NULL);
-	snprintf(r->name, sizeof(r->name), "kgc_io ring %p", (void *)r);
 	pthread_mutex_lock(&r->h->lock);
 	r->next = r->h->io_rings;
 	if (r->next)
@@ -270,7 +271,7 @@ static int cancel_locked(struct kgc_io_ring *r, struct kgc_thread *t, bool all, 
 				 strerror(-err)) : n;
 }
 
-API int kgc_io_cancel(kgc_io_ring *r, kgc_thread *t, uint64_t user_data)
+KGC_API int kgc_io_cancel(kgc_io_ring *r, kgc_thread *t, uint64_t user_data)
 {
 	int n;
 
@@ -284,7 +285,7 @@ API int kgc_io_cancel(kgc_io_ring *r, kgc_thread *t, uint64_t user_data)
 	return n;
 }
 
-API int kgc_io_ring_destroy(kgc_io_ring *r, kgc_thread *t)
+KGC_API int kgc_io_ring_destroy(kgc_io_ring *r, kgc_thread *t)
 {
 	unsigned was;
 	int err;
@@ -307,6 +308,7 @@ API int kgc_io_ring_destroy(kgc_io_ring *r, kgc_thread *t)
 	if (r->next)
 		r->next->prev = r->prev;
 	pthread_mutex_unlock(&r->h->lock);
+	kgci_io_fixed_destroy(r);
 	io_uring_queue_exit(&r->ur);
 	pthread_mutex_destroy(&r->lock);
 	free(r->slots);
@@ -314,7 +316,7 @@ API int kgc_io_ring_destroy(kgc_io_ring *r, kgc_thread *t)
 	return (int)was;
 }
 
-API int kgc_io_submit(kgc_io_ring *r, kgc_thread *t)
+KGC_API int kgc_io_submit(kgc_io_ring *r, kgc_thread *t)
 {
 	int n;
 
@@ -325,7 +327,7 @@ API int kgc_io_submit(kgc_io_ring *r, kgc_thread *t)
 	return n < 0 ? IO_FAIL(-n, "kgc_io_submit: %s: io_uring_submit: %s", r->name, strerror(-n)) : n;
 }
 
-API int kgc_io_reap(kgc_io_ring *r, kgc_thread *t, struct kgc_io_cqe *out, unsigned max,
+KGC_API int kgc_io_reap(kgc_io_ring *r, kgc_thread *t, struct kgc_io_cqe *out, unsigned max,
 		    unsigned wait_nr)
 {
 	unsigned target;
@@ -343,7 +345,7 @@ API int kgc_io_reap(kgc_io_ring *r, kgc_thread *t, struct kgc_io_cqe *out, unsig
 	return n;
 }
 
-API unsigned kgc_io_inflight(const kgc_io_ring *r)
+KGC_API unsigned kgc_io_inflight(const kgc_io_ring *r)
 {
 	return r ? atomic_load_explicit(&r->inflight, memory_order_relaxed) : 0;
 }

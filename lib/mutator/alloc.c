@@ -4,11 +4,11 @@
  * regions, a slow path that refills or collects, humongous objects in
  * contiguous regions, -ENOMEM after a full collection.
  */
-#define API __attribute__((visibility("default")))
+#include "kgc_api.h"
 /* kgc.h's inline kgc_alloc/_array become this file's exported definitions
  * (before the include), for callers that take their address or bind them
  * by name */
-#define KGC_INLINE_ALLOC API
+#define KGC_INLINE_ALLOC KGC_API
 
 #include <errno.h>
 #include <string.h>
@@ -52,7 +52,8 @@ static char *eden_alloc(struct kgc_heap *h, size_t min, size_t want, size_t *got
 	return r->top - want;
 }
 
-static char *humongous_alloc(struct kgc_heap *h, size_t size)
+/* h->lock held: a humongous object's regions (the pinned space's too). */
+char *kgci_alloc_humongous(struct kgc_heap *h, size_t size)
 {
 	uint32_t n = (uint32_t)((size + h->region_size - 1) >> h->region_shift);
 	long idx;
@@ -89,7 +90,7 @@ char *kgci_alloc_locked(struct kgc_thread *t, size_t size, size_t *zero)
 	if (size >= h->humongous_threshold) {
 		bool zeroed = true;
 
-		p = humongous_alloc(h, size);
+		p = kgci_alloc_humongous(h, size);
 		if (p)
 			for (uint32_t i = region_index(h, p); i <= region_index(h, p + size - 1); i++) {
 				zeroed &= (h->regions[i].flags & RF_ZEROED) != 0;
@@ -381,7 +382,7 @@ static char *alloc_out_of_line(struct kgc_thread *t, size_t size)
 	return alloc_raw(t, size);
 }
 
-API kgc_obj kgc__alloc_slow(kgc_thread *t, kgc_type_id type)
+KGC_API kgc_obj kgc__alloc_slow(kgc_thread *t, kgc_type_id type)
 {
 	struct kgc_heap *h = t->heap;
 	const struct type_info *ti;
@@ -406,7 +407,7 @@ API kgc_obj kgc__alloc_slow(kgc_thread *t, kgc_type_id type)
 	return (kgc_obj)p;
 }
 
-API kgc_obj kgc__alloc_array_slow(kgc_thread *t, kgc_type_id type, size_t length)
+KGC_API kgc_obj kgc__alloc_array_slow(kgc_thread *t, kgc_type_id type, size_t length)
 {
 	struct kgc_heap *h = t->heap;
 	const struct type_info *ti;

@@ -83,7 +83,7 @@ static const struct type_info *checked_holder(struct kgc_thread *t, kgc_obj o, c
 	return type_get(h, hdr_type(hd));
 }
 
-__attribute__((visibility("default")))
+KGC_API
 void kgc__set_ref_checked(kgc_thread *t, kgc_obj o, size_t off, kgc_obj val)
 {
 	const struct type_info *ti = checked_holder(t, o, "kgc_set_ref");
@@ -104,7 +104,7 @@ void kgc__set_ref_checked(kgc_thread *t, kgc_obj o, size_t off, kgc_obj val)
 	kgc__barrier_slow(t, slot, val);
 }
 
-__attribute__((visibility("default")))
+KGC_API
 void kgc__array_set_ref_checked(kgc_thread *t, kgc_obj a, size_t i, kgc_obj val)
 {
 	const struct type_info *ti = checked_holder(t, a, "kgc_array_set_ref");
@@ -122,7 +122,7 @@ void kgc__array_set_ref_checked(kgc_thread *t, kgc_obj a, size_t i, kgc_obj val)
 }
 
 /* Checked mode: every reference store comes here (after the checks above). */
-__attribute__((visibility("default")))
+KGC_API
 void kgc__barrier_slow(kgc_thread *t, kgc_obj *slot, kgc_obj val)
 {
 	struct kgc_heap *h;

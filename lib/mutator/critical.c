@@ -18,10 +18,10 @@
 #include <errno.h>
 #include <string.h>
 
-#define API __attribute__((visibility("default")))
+#include "kgc_api.h"
 /* kgc.h's inline kgc_critical_get/_release become this file's exported
  * definitions (before any include: crit_fast.h -> gc_internal.h -> kgc.h) */
-#define KGC_INLINE API
+#define KGC_INLINE KGC_API
 
 #include "mutator/crit_fast.h"
 
@@ -87,8 +87,8 @@ void kgci_pins_compute(struct kgc_heap *h)
 		struct region *r = &h->regions[i];
 
 		r->flags &= ~(RF_PINNED | RF_KPINNED);
-		if (atomic_load_explicit(region_pins(h, i), memory_order_acquire))
-			r->flags |= RF_PINNED;
+		if (atomic_load_explicit(region_pins(h, i), memory_order_acquire) || r->pinspace)
+			r->flags |= RF_PINNED;	/* the pinned-object space: always */
 		if (kp < 0 ? r->type != RT_FREE : kp && (h->kpin_bits[i / 64] >> (i % 64) & 1))
 			r->flags |= RF_KPINNED;
 		nused += r->type != RT_FREE;
@@ -262,7 +262,7 @@ static __attribute__((noinline)) void *critical_get_slow(struct kgc_thread *t, k
  * on its fast path (switched here), else the general path (nesting, from
  * native state, GCLocker, checked mode, misuse).
  */
-API void *kgc__critical_get_slow(kgc_thread *t, kgc_obj *ref, size_t *length)
+KGC_API void *kgc__critical_get_slow(kgc_thread *t, kgc_obj *ref, size_t *length)
 {
 	uint32_t idx;
 	void *p = crit_enter_fast(t, ref, length, &idx);
@@ -304,7 +304,7 @@ static void release_entry(struct kgc_thread *t, uint32_t i, uint32_t top)
  * misuse; and the release that found a collection pending when it made t
  * managed again (thread_to_managed then blocks).
  */
-API __attribute__((noinline)) int kgc__critical_release_slow(kgc_thread *t, kgc_obj *ref, void *elems)
+KGC_API __attribute__((noinline)) int kgc__critical_release_slow(kgc_thread *t, kgc_obj *ref, void *elems)
 {
 	uint32_t top, i;
 	kgc_obj o;

@@ -17,7 +17,6 @@
 #include "mutator/crit_fast.h"
 #include <kgc_ext.h>
 
-#define API __attribute__((visibility("default")))
 
 /* kgc_ext.h's view of the first bytes of a thread */
 _Static_assert(offsetof(struct kgc_thread, pub) == offsetof(struct kgc_ext_thread_pub, pub),
@@ -26,7 +25,7 @@ _Static_assert(offsetof(struct kgc_thread, cn_arg) == offsetof(struct kgc_ext_th
 	       "kgc_ext_thread_pub layout");
 _Static_assert(EXT_SLOTS == KGC_EXT_SLOTS, "extension slots");
 
-API void *kgc_ext_heap_get(kgc_heap *h, const struct kgc_ext *ext)
+KGC_API void *kgc_ext_heap_get(kgc_heap *h, const struct kgc_ext *ext)
 {
 	for (unsigned i = 0; i < EXT_SLOTS; i++)
 		if (__atomic_load_n(&h->ext[i].ext, __ATOMIC_ACQUIRE) == ext)
@@ -34,7 +33,7 @@ API void *kgc_ext_heap_get(kgc_heap *h, const struct kgc_ext *ext)
 	return NULL;
 }
 
-API void *kgc_ext_heap_install(kgc_heap *h, const struct kgc_ext *ext, void *data)
+KGC_API void *kgc_ext_heap_install(kgc_heap *h, const struct kgc_ext *ext, void *data)
 {
 	struct ext_slot *s = NULL;
 	void *cur;
@@ -64,7 +63,7 @@ API void *kgc_ext_heap_install(kgc_heap *h, const struct kgc_ext *ext, void *dat
 	return cur;
 }
 
-API void *kgc_ext_heap_take(kgc_heap *h, const struct kgc_ext *ext)
+KGC_API void *kgc_ext_heap_take(kgc_heap *h, const struct kgc_ext *ext)
 {
 	void *d = NULL;
 
@@ -79,7 +78,7 @@ API void *kgc_ext_heap_take(kgc_heap *h, const struct kgc_ext *ext)
 	return d;
 }
 
-API void *kgc_ext_thread_get(kgc_thread *t, const struct kgc_ext *ext)
+KGC_API void *kgc_ext_thread_get(kgc_thread *t, const struct kgc_ext *ext)
 {
 	for (unsigned i = 0; i < EXT_SLOTS; i++)
 		if (t->ext[i].ext == ext)
@@ -87,7 +86,7 @@ API void *kgc_ext_thread_get(kgc_thread *t, const struct kgc_ext *ext)
 	return NULL;
 }
 
-API int kgc_ext_thread_set(kgc_thread *t, const struct kgc_ext *ext, void *data)
+KGC_API int kgc_ext_thread_set(kgc_thread *t, const struct kgc_ext *ext, void *data)
 {
 	struct ext_slot *s = NULL;
 
@@ -109,12 +108,12 @@ API int kgc_ext_thread_set(kgc_thread *t, const struct kgc_ext *ext, void *data)
 	return 0;
 }
 
-API int kgc_ext_heap_checked(const kgc_heap *h)
+KGC_API int kgc_ext_heap_checked(const kgc_heap *h)
 {
 	return h->opt.check ? 1 : 0;
 }
 
-API void kgc_ext_error(const char *fmt, ...)
+KGC_API void kgc_ext_error(const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
@@ -155,12 +154,12 @@ void kgci_ext_heap_destroy(struct kgc_heap *h)
 	}
 }
 
-API void kgc__leave_native_slow(kgc_thread *t)
+KGC_API void kgc__leave_native_slow(kgc_thread *t)
 {
 	kgci_thread_to_managed_slow(t, TS_NATIVE);
 }
 
-API void kgc__cn_exit_slow(kgc_thread *t)
+KGC_API void kgc__cn_exit_slow(kgc_thread *t)
 {
 	kgci_crit_native_exit_slow(t);
 }

@@ -5,9 +5,8 @@
 #include <stdlib.h>
 #include "gc_internal.h"
 
-#define API __attribute__((visibility("default")))
 
-API void kgc_frame_push(kgc_thread *t, struct kgc_frame *f, kgc_obj *slots,
+KGC_API void kgc_frame_push(kgc_thread *t, struct kgc_frame *f, kgc_obj *slots,
 			uint32_t nslots, const uint64_t *refmap)
 {
 	if (unlikely(t->pub.checked))
@@ -22,7 +21,7 @@ API void kgc_frame_push(kgc_thread *t, struct kgc_frame *f, kgc_obj *slots,
 	t->frame_depth++;
 }
 
-API int kgc_frame_pop(kgc_thread *t, struct kgc_frame *f)
+KGC_API int kgc_frame_pop(kgc_thread *t, struct kgc_frame *f)
 {
 	if (unlikely(t->pub.checked))
 		kgci_thread_check(t, "kgc_frame_pop");
@@ -40,7 +39,7 @@ API int kgc_frame_pop(kgc_thread *t, struct kgc_frame *f)
 	return 0;
 }
 
-API kgc_handle kgc_handle_new(kgc_thread *t, kgc_obj obj)
+KGC_API kgc_handle kgc_handle_new(kgc_thread *t, kgc_obj obj)
 {
 	struct kgc_heap *h = t->heap;
 	struct kgc_handle_cell *c;
@@ -70,7 +69,7 @@ API kgc_handle kgc_handle_new(kgc_thread *t, kgc_obj obj)
 	return c;
 }
 
-API void kgc_handle_free(kgc_thread *t, kgc_handle c)
+KGC_API void kgc_handle_free(kgc_thread *t, kgc_handle c)
 {
 	struct kgc_heap *h = t->heap;
 

@@ -14,7 +14,6 @@
 #include <time.h>
 #include "gc_internal.h"
 
-#define API __attribute__((visibility("default")))
 
 static void backoff(unsigned *n)
 {
@@ -139,17 +138,22 @@ int kgci_sp_collect_alloc(struct kgc_thread *t, int kind, int reason, uint64_t e
 
 		kgci_collect_run(h, kind, reason);
 		if (alloc_size) {
+			bool full_ran = h->st.full_gcs != full_before, reserve_tried = false;
+			enum alloc_retry next;
+
 			*out = kgci_alloc_locked(t, alloc_size, zero);
-			if (!*out && h->st.full_gcs == full_before) {
-				/* the young collection was not enough */
-				kgci_collect_run(h, KGC_GC_FULL, reason);
-				*out = kgci_alloc_locked(t, alloc_size, zero);
-			}
-			if (!*out) {
-				/* last resort: the survivor reserve (a later young GC may fail evacuation) */
-				h->eden_use_reserve = true;
-				*out = kgci_alloc_locked(t, alloc_size, zero);
-				h->eden_use_reserve = false;
+			/* not enough: the policy says what to try next (a full collection, the reserve) */
+			while (!*out && (next = kgci_policy_alloc_retry(h, full_ran, reserve_tried)) != ALLOC_RETRY_NONE) {
+				if (next == ALLOC_RETRY_FULL) {
+					kgci_collect_run(h, KGC_GC_FULL, reason);
+					full_ran = true;
+					*out = kgci_alloc_locked(t, alloc_size, zero);
+				} else {
+					h->eden_use_reserve = true;
+					*out = kgci_alloc_locked(t, alloc_size, zero);
+					h->eden_use_reserve = false;
+					reserve_tried = true;
+				}
 			}
 			if (*out) {
 				/* clear it now and keep the heap parsable: another collection may
@@ -212,7 +216,7 @@ static void let_blocked_run(struct kgc_thread *self)
 	thread_to_managed(self);
 }
 
-API int kgc_collect(kgc_thread *t, int kind)
+KGC_API int kgc_collect(kgc_thread *t, int kind)
 {
 	if (!kgci_thread_check_managed(t, "kgc_collect"))
 		return -EPERM;

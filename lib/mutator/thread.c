@@ -15,7 +15,6 @@
 #include <string.h>
 #include "gc_internal.h"
 
-#define API __attribute__((visibility("default")))
 
 static void wait_gc_end(struct kgc_heap *h)
 {
@@ -46,12 +45,12 @@ void kgci_sp_block(struct kgc_thread *t)
 	thread_to_managed(t);
 }
 
-API void kgc__safepoint_slow(kgc_thread *t)
+KGC_API void kgc__safepoint_slow(kgc_thread *t)
 {
 	kgci_sp_block(t);
 }
 
-API void kgc_safepoint_poll(kgc_thread *t)
+KGC_API void kgc_safepoint_poll(kgc_thread *t)
 {
 	kgci_thread_check(t, "kgc_safepoint_poll");
 	if (unlikely(atomic_load_explicit(&t->heap->poll_word, memory_order_acquire))) {
@@ -142,7 +141,7 @@ static int attach(struct kgc_heap *h, const char *name, struct kgc_thread **out,
 	return 0;
 }
 
-API int kgc_thread_attach_abi(kgc_heap *h, const char *name, kgc_thread **out, unsigned abi)
+KGC_API int kgc_thread_attach_abi(kgc_heap *h, const char *name, kgc_thread **out, unsigned abi)
 {
 	if (!h || !out) {
 		kgci_err_set(EINVAL, "kgc_thread_attach: NULL argument");
@@ -164,7 +163,7 @@ int kgci_thread_attach_service(struct kgc_heap *h, const char *name, struct kgc_
 	return attach(h, name, out, true);
 }
 
-API int kgc_thread_detach(kgc_thread *t)
+KGC_API int kgc_thread_detach(kgc_thread *t)
 {
 	struct kgc_heap *h;
 
@@ -217,7 +216,7 @@ API int kgc_thread_detach(kgc_thread *t)
 	return 0;
 }
 
-API void kgc_enter_native(kgc_thread *t)
+KGC_API void kgc_enter_native(kgc_thread *t)
 {
 	kgci_thread_check(t, "kgc_enter_native");
 	if (t->heap->opt.check)
@@ -225,7 +224,7 @@ API void kgc_enter_native(kgc_thread *t)
 	thread_set_native(t, TS_NATIVE);
 }
 
-API void *kgc_do_blocking(kgc_thread *t, void *(*fn)(void *arg), void *arg)
+KGC_API void *kgc_do_blocking(kgc_thread *t, void *(*fn)(void *arg), void *arg)
 {
 	void *ret;
 
@@ -235,7 +234,7 @@ API void *kgc_do_blocking(kgc_thread *t, void *(*fn)(void *arg), void *arg)
 	return ret;
 }
 
-API void kgc_leave_native(kgc_thread *t)
+KGC_API void kgc_leave_native(kgc_thread *t)
 {
 	kgci_thread_check(t, "kgc_leave_native");
 	if (t->pub.crit_open) {

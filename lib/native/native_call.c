@@ -161,7 +161,7 @@ static __attribute__((noinline)) int native_call_slow(kgc_thread *t, kgc_method 
 	return m->invoke(t, m, receiver, args, result, fn);
 }
 
-NATIVE_API int kgc_native_call(kgc_thread *t, kgc_method *m, kgc_obj receiver,
+KGC_API int kgc_native_call(kgc_thread *t, kgc_method *m, kgc_obj receiver,
 		    const union kgc_value *args, union kgc_value *result)
 {
 	void *fn = __atomic_load_n(&m->fn, __ATOMIC_ACQUIRE);
@@ -369,7 +369,7 @@ static int entry_crit_l_i(kgc_thread *t, kgc_method *m, kgc_obj a, int32_t *res)
 	return 0;
 }
 
-NATIVE_API int kgc_native_entry(kgc_method *m, enum kgc_native_shape shape,
+KGC_API int kgc_native_entry(kgc_method *m, enum kgc_native_shape shape,
 				union kgc_native_entry *out)
 {
 	bool checked;

@@ -48,7 +48,7 @@ int kgcn_exception_set(kgc_thread *t, kgc_obj exc, char *msg)
 	return 0;
 }
 
-NATIVE_API kgc_obj kgc_native_exception(kgc_thread *t)
+KGC_API kgc_obj kgc_native_exception(kgc_thread *t)
 {
 	const struct native_exc *e = t ? kgc_ext_thread_get(t, &kgcn_ext) : NULL;
 
@@ -57,7 +57,7 @@ NATIVE_API kgc_obj kgc_native_exception(kgc_thread *t)
 	return kgc_handle_get(e->h);
 }
 
-NATIVE_API const char *kgc_native_exception_message(kgc_thread *t)
+KGC_API const char *kgc_native_exception_message(kgc_thread *t)
 {
 	const struct native_exc *e = t ? kgc_ext_thread_get(t, &kgcn_ext) : NULL;
 
@@ -76,7 +76,7 @@ void kgcn_exception_free(kgc_thread *t, void *data)
 	free(e);
 }
 
-NATIVE_API void kgc_native_exception_clear(kgc_thread *t)
+KGC_API void kgc_native_exception_clear(kgc_thread *t)
 {
 	struct native_exc *e = t ? kgc_ext_thread_get(t, &kgcn_ext) : NULL;
 

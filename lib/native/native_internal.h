@@ -36,8 +36,7 @@
 #include <kgc_native.h>
 #include <kgc_ext.h>
 
-/* Public entry points (the library builds with -fvisibility=hidden). */
-#define NATIVE_API __attribute__((visibility("default")))
+#include "kgc_api.h"	/* KGC_API: public entry points (built with -fvisibility=hidden) */
 
 /* ------------------------------------------------------------- signatures */
 

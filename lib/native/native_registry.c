@@ -289,7 +289,7 @@ static int register_validate(struct native_registry *r, struct kgc_native_class 
 	return 0;
 }
 
-NATIVE_API int kgc_native_register(kgc_heap *heap, const char *owner,
+KGC_API int kgc_native_register(kgc_heap *heap, const char *owner,
 			const struct kgc_native_method *table, size_t n)
 {
 	struct native_registry *r;
@@ -351,7 +351,7 @@ out:
 	return rc;
 }
 
-NATIVE_API int kgc_native_unregister(kgc_heap *heap, const char *owner)
+KGC_API int kgc_native_unregister(kgc_heap *heap, const char *owner)
 {
 	struct native_registry *r = heap ? registry_get(heap, false) : NULL;
 
@@ -372,7 +372,7 @@ NATIVE_API int kgc_native_unregister(kgc_heap *heap, const char *owner)
 	return 0;
 }
 
-NATIVE_API int kgc_native_method_find(kgc_heap *heap, const char *owner, const char *name,
+KGC_API int kgc_native_method_find(kgc_heap *heap, const char *owner, const char *name,
 			   const char *sig, uint32_t flags, kgc_method **out)
 {
 	struct native_registry *r;
@@ -489,7 +489,7 @@ out:
 	return rc;
 }
 
-NATIVE_API int kgc_native_method_link(kgc_method *m)
+KGC_API int kgc_native_method_link(kgc_method *m)
 {
 	if (!m) {
 		kgcn_error("kgc_native_method_link: no method");
@@ -498,17 +498,17 @@ NATIVE_API int kgc_native_method_link(kgc_method *m)
 	return kgcn_method_link(m);
 }
 
-NATIVE_API uint64_t kgc_native_method_fingerprint(const kgc_method *m)
+KGC_API uint64_t kgc_native_method_fingerprint(const kgc_method *m)
 {
 	return m ? m->sig.fingerprint : 0;
 }
 
-NATIVE_API const char *kgc_native_class_name(kgc_jclass cls)
+KGC_API const char *kgc_native_class_name(kgc_jclass cls)
 {
 	return cls ? cls->name : NULL;
 }
 
-NATIVE_API int kgc_native_load_library(kgc_heap *heap, const char *path)
+KGC_API int kgc_native_load_library(kgc_heap *heap, const char *path)
 {
 	struct native_registry *r;
 	struct native_library *l;
@@ -593,7 +593,7 @@ static void registry_free(struct native_registry *r)
 	__atomic_fetch_sub(&nregs, 1, __ATOMIC_RELAXED);
 }
 
-NATIVE_API void kgc_native_heap_release(kgc_heap *heap)
+KGC_API void kgc_native_heap_release(kgc_heap *heap)
 {
 	if (heap)
 		registry_free(kgc_ext_heap_take(heap, &kgcn_ext));

@@ -8,7 +8,7 @@
 
 static __thread char err_buf[256];	/* per thread: the last error's message */
 
-__attribute__((visibility("default"))) const char *kgc_last_error(void)
+KGC_API const char *kgc_last_error(void)
 {
 	return err_buf;
 }

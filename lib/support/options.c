@@ -147,7 +147,7 @@ void kgci_options_defaults(struct kgc_options *o)
 	o->pin_mode = KGC_PIN_MODE_PIN;
 }
 
-__attribute__((visibility("default"))) int kgc_options_init_size(struct kgc_options *opts, size_t size)
+KGC_API int kgc_options_init_size(struct kgc_options *opts, size_t size)
 {
 	struct kgc_options o;
 	int ret;
@@ -183,7 +183,7 @@ int kgci_options_import(const struct kgc_options *caller, struct kgc_options *o)
 	return 0;
 }
 
-__attribute__((visibility("default")))
+KGC_API
 int kgc_options_set(struct kgc_options *opts, const char *key, const char *value)
 {
 	if (!opts || !key || !value) {

@@ -74,6 +74,7 @@ void kgci_stats_refresh(struct kgc_heap *h)
 	h->st.kpin_watch_fired = atomic_load_explicit(&h->kpw_fired, memory_order_relaxed);
 	h->st.kpin_watch_gcs = atomic_load_explicit(&h->kpw_gcs, memory_order_relaxed);
 	kgci_io_stats_refresh(h);
+	kgci_pinspace_stats_refresh(h);
 }
 
 /* h->lock held: the numbers now, into *s. */
@@ -86,7 +87,7 @@ void kgci_stats_snapshot(struct kgc_heap *h, struct kgc_stats *s)
 		s->bytes_allocated += __atomic_load_n(&t->bytes_allocated, __ATOMIC_RELAXED);
 }
 
-__attribute__((visibility("default")))
+KGC_API
 int kgc_stats_get(kgc_heap *h, struct kgc_stats *out, size_t size)
 {
 	struct kgc_stats s;
@@ -123,7 +124,7 @@ static void stats_put(struct stats_line *l, const char *name, int idx, unsigned 
 	l->col += n;
 }
 
-__attribute__((visibility("default")))
+KGC_API
 void kgc_stats_print(kgc_heap *h, void *file)
 {
 	struct kgc_stats s;

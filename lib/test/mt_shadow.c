@@ -36,8 +36,9 @@
  * (parallel runs), SOAK_DIR (logs of failed runs), SHADOW_GCLOCKER_LOCAL=1
  * (also in GCLocker mode, hold a section on an array whose only root is a
  * local variable - issue 14 defect 3; on by default, 0 = off), SHADOW_DISABLE=
- * critical,deposit,take,nested,churn,collect,humref,humprim (operations or
- * object shapes left out, to narrow a failure down).
+ * critical,deposit,take,nested,churn,collect,humref,humprim,pinned (operations
+ * or object shapes left out, to narrow a failure down; pinned: 1 in 10
+ * primitive arrays comes from the pinned-object space, and must never move).
  * The driver sorts failed runs into classes by their output: "shadow: live
  * object became a filler" (a reachable object swept), other shadow
  * mismatches, verifier aborts ("not an object start", "reachable below TAMS
@@ -149,6 +150,7 @@ struct mobj {
 	uint64_t val[2];	/* node: val; wide: i32, f64 bits */
 	uint64_t *data;		/* primitive array shadow, zero-padded to 8 bytes */
 	uint64_t sum;		/* checksum of data */
+	kgc_obj pinned_at;	/* kgc_alloc_array_pinned: its address for good */
 };
 
 struct vec { struct mobj **v; size_t n, cap; };
@@ -480,6 +482,9 @@ static void check_obj(struct mut *T, struct mobj *m, kgc_obj o, uint64_t from, u
 	kgc_type_id ty;
 
 	describe(m, d, sizeof(d));
+	if (m->pinned_at && o != m->pinned_at)
+		fail(T, "%s: pinned-space array %s (from id %llu field %u) moved: %p, allocated at %p", why, d,
+		     (unsigned long long)from, field, (void *)o, (void *)m->pinned_at);
 	if (((uintptr_t)o & 7) != 0)
 		fail(T, "%s: object %s (from id %llu field %u): misaligned address %p", why, d,
 		     (unsigned long long)from, field, (void *)o);
@@ -633,7 +638,8 @@ static void drop_roots(struct mut *T, int keep_one_in)
 static kgc_obj xalloc(struct mut *T, int tmp, kgc_type_id type, size_t len, int array)
 {
 	for (int tries = 0; tries < 3; tries++) {
-		kgc_obj o = array ? kgc_alloc_array(T->t, type, len) : kgc_alloc(T->t, type);
+		kgc_obj o = array == 2 ? kgc_alloc_array_pinned(T->t, type, len) :
+			    array ? kgc_alloc_array(T->t, type, len) : kgc_alloc(T->t, type);
 
 		if (o) {
 			T->slots[tmp] = o;
@@ -701,9 +707,13 @@ static struct mobj *new_obj(struct mut *T, int tmp, int kind)
 
 		if (nb >= region_size / 2)
 			T->hum++;
-		if (!(o = xalloc(T, tmp, KGC_TYPE_PRIM_ARRAY(p), len, 1)))
+		bool pinned = !off("pinned") && rnd(T, 10) == 0;
+
+		if (!(o = xalloc(T, tmp, KGC_TYPE_PRIM_ARRAY(p), len, pinned ? 2 : 1)))
 			return NULL;
 		m = mobj_new(T, MK_PRIM, KGC_TYPE_PRIM_ARRAY(p), p, len);
+		if (pinned)
+			m->pinned_at = o;
 		check_prim_data(T, m, kgc_array_data(o), "fresh array not zeroed");
 		nw = (int)rnd(T, 4);
 		for (int i = 0; i < nw; i++)

@@ -41,7 +41,7 @@ static size_t inflate_stored(const uint8_t *z, size_t n, uint8_t *out, size_t ca
 		final = z[k] & 1;
 		len = (uint16_t)(z[k + 1] | z[k + 2] << 8);
 		nlen = (uint16_t)(z[k + 3] | z[k + 4] << 8);
-		if ((uint16_t)(nlen ^ 0xffff) != len || k + 5 + len > n || o + len > cap)
+		if ((nlen ^ len) != 0xffff || k + 5 + len > n || o + len > cap)
 			fail("bad stored block length");
 		memcpy(out + o, z + k + 5, len);
 		o += len;
