@@ -11,7 +11,6 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
-#include <liburing.h>
 #include "io_test.h"
 
 #define LEN	(64u * 1024)
@@ -21,22 +20,6 @@
 static struct kgc_stats st(kgc_heap *h)
 {
 	return t_stats(h);
-}
-
-/* Can this process register a sparse buffer table and a buffer in it? */
-static bool fixed_supported(void)
-{
-	static char b[4096];
-	struct iovec iov = { b, sizeof(b) };
-	struct io_uring ur;
-	bool ok;
-
-	if (io_uring_queue_init(2, &ur, 0))
-		return false;
-	ok = io_uring_register_buffers_sparse(&ur, 4) == 0 &&
-	     io_uring_register_buffers_update_tag(&ur, 1, &iov, NULL, 1) == 1;
-	io_uring_queue_exit(&ur);
-	return ok;
 }
 
 int main(void)
@@ -53,7 +36,7 @@ int main(void)
 	int p[2], q[2];
 	uint8_t *buf;
 
-	T_SKIP_IF(!fixed_supported(), "io_uring sparse fixed buffers not available (kernel < 5.19, RLIMIT_MEMLOCK)");
+	T_SKIP_IF(!t_fixed_supported(), "io_uring sparse fixed buffers not available (kernel < 5.19, RLIMIT_MEMLOCK)");
 	T_ASSERT_EQ(kgc_thread_attach(h, "main", &t), 0);
 	r = t_ring(t, 8);
 	T_ASSERT_EQ(pipe(p), 0);

@@ -16,7 +16,6 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
-#include <liburing.h>
 #include "io_test.h"
 
 #define NIO	4
@@ -24,12 +23,11 @@
 #define MAXLEN	(96u * 1024)
 #define BYTE	KGC_TYPE_PRIM_ARRAY(KGC_PRIM_BYTE)
 
-struct req { uint32_t len, gen, delay_us; };
-
 struct io_th {
 	int id, pipe[2], ctl[2];
 	unsigned long long seed;
 	pthread_t th, writer;
+	struct t_writer wr;
 };
 
 static kgc_heap *heap;
@@ -38,26 +36,9 @@ static int iters = 120;
 static _Atomic int stop;
 static _Atomic uint64_t reads;
 
-static void *writer(void *arg)
-{
-	struct io_th *w = arg;
-	struct req q;
-
-	while (read(w->ctl[0], &q, sizeof(q)) == sizeof(q)) {
-		usleep(q.delay_us);
-		t_pat_write(w->pipe[1], q.len, q.gen);
-	}
-	return NULL;
-}
-
 static void churn(kgc_thread *t, unsigned long long *s)
 {
-	int n = (int)(t_rand(s) % 3000);
-
-	for (int i = 0; i < n; i++)
-		T_ASSERT(kgc_alloc(t, node));
-	if (t_rand(s) % 16 == 0)
-		T_ASSERT_EQ(kgc_collect(t, t_rand(s) % 4 ? KGC_GC_YOUNG : KGC_GC_FULL), 0);
+	t_io_churn(t, node, s);
 }
 
 static void *io_main(void *arg)
@@ -76,7 +57,7 @@ static void *io_main(void *arg)
 	kgc_frame_push(t, &f, roots, KEEP + 1, NULL);
 	for (uint32_t it = 0; it < (uint32_t)iters; it++) {
 		bool big = t_rand(&w->seed) % 40 == 0;
-		struct req q = { 1 + (uint32_t)(t_rand(&w->seed) % (big ? 2 * MAXLEN : MAXLEN)),
+		struct t_req q = { 1 + (uint32_t)(t_rand(&w->seed) % (big ? 2 * MAXLEN : MAXLEN)),
 				 it * NIO + (uint32_t)w->id, (uint32_t)(t_rand(&w->seed) % 1500) };
 		size_t alen = big ? (1u << 20) + q.len : q.len + 64;
 		int k = (int)(t_rand(&w->seed) % (KEEP + 1));	/* KEEP: read, then drop */
@@ -126,22 +107,6 @@ static void *allocator(void *arg)
 	return NULL;
 }
 
-/* Can this process register a sparse buffer table and a buffer in it? */
-static bool fixed_supported(void)
-{
-	static char b[4096];
-	struct iovec iov = { b, sizeof(b) };
-	struct io_uring ur;
-	bool ok;
-
-	if (io_uring_queue_init(2, &ur, 0))
-		return false;
-	ok = io_uring_register_buffers_sparse(&ur, 4) == 0 &&
-	     io_uring_register_buffers_update_tag(&ur, 1, &iov, NULL, 1) == 1;
-	io_uring_queue_exit(&ur);
-	return ok;
-}
-
 int main(void)
 {
 	unsigned long long seed = t_seed(), aseed = seed ^ 0xa110c;
@@ -151,7 +116,7 @@ int main(void)
 	struct kgc_stats s;
 	pthread_t at;
 
-	T_SKIP_IF(!fixed_supported(), "io_uring sparse fixed buffers not available (kernel < 5.19, RLIMIT_MEMLOCK)");
+	T_SKIP_IF(!t_fixed_supported(), "io_uring sparse fixed buffers not available (kernel < 5.19, RLIMIT_MEMLOCK)");
 	if (getenv("IO_MT_ITERS"))
 		iters = atoi(getenv("IO_MT_ITERS"));
 	t_opts_small(&o, 128, 8);
@@ -162,7 +127,8 @@ int main(void)
 		w[i] = (struct io_th){ .id = i, .seed = seed + (unsigned long long)i * 7919 };
 		T_ASSERT_EQ(pipe(w[i].pipe), 0);
 		T_ASSERT_EQ(pipe(w[i].ctl), 0);
-		T_ASSERT_EQ(pthread_create(&w[i].writer, NULL, writer, &w[i]), 0);
+		w[i].wr = (struct t_writer){ w[i].ctl[0], w[i].pipe[1] };
+		T_ASSERT_EQ(pthread_create(&w[i].writer, NULL, t_writer_main, &w[i].wr), 0);
 	}
 	kgc_enter_native(t);
 	T_ASSERT_EQ(pthread_create(&at, NULL, allocator, &aseed), 0);

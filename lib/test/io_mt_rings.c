@@ -19,13 +19,12 @@
 #define NIO (NOWN + NSHARED)
 #define MAXLEN (24u * 1024)
 
-struct req { uint32_t len, gen, delay_us; };
-
 struct io_th {
 	int id, sv[2], ctl[2];
 	kgc_io_ring *ring;
 	unsigned long long seed;
 	pthread_t th, writer;
+	struct t_writer wr;
 };
 
 static kgc_heap *heap;
@@ -36,26 +35,9 @@ static _Atomic uint32_t handed[NSHARED];	/* shared ring: iteration + 1 reaped */
 static _Atomic int32_t handed_res[NSHARED];
 static _Atomic int stop;
 
-static void *writer(void *arg)
-{
-	struct io_th *w = arg;
-	struct req q;
-
-	while (read(w->ctl[0], &q, sizeof(q)) == sizeof(q)) {
-		usleep(q.delay_us);
-		t_pat_write(w->sv[0], q.len, q.gen);
-	}
-	return NULL;
-}
-
 static void churn(kgc_thread *t, unsigned long long *s)
 {
-	int n = (int)(t_rand(s) % 3000);
-
-	for (int i = 0; i < n; i++)
-		T_ASSERT(kgc_alloc(t, node));
-	if (t_rand(s) % 16 == 0)
-		T_ASSERT_EQ(kgc_collect(t, t_rand(s) % 4 ? KGC_GC_YOUNG : KGC_GC_FULL), 0);
+	t_io_churn(t, node, s);
 }
 
 /* The result of this thread's operation it (shared ring: maybe reaped by the other). */
@@ -92,7 +74,7 @@ static void *io_main(void *arg)
 	T_ASSERT_EQ(kgc_thread_attach(heap, name, &t), 0);
 	kgc_frame_push(t, &f, roots, 1, NULL);
 	for (uint32_t it = 0; it < (uint32_t)iters; it++) {
-		struct req q = { 1 + (uint32_t)(t_rand(&w->seed) % MAXLEN), it * NIO + w->id,
+		struct t_req q = { 1 + (uint32_t)(t_rand(&w->seed) % MAXLEN), it * NIO + w->id,
 				 (uint32_t)(t_rand(&w->seed) % 1500) };
 		uint64_t ud = (uint64_t)w->id << 32 | it;
 
@@ -144,7 +126,8 @@ int main(void)
 				       .ring = i < NOWN ? own[i] : shared };
 		T_ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, w[i].sv), 0);
 		T_ASSERT_EQ(pipe(w[i].ctl), 0);
-		T_ASSERT_EQ(pthread_create(&w[i].writer, NULL, writer, &w[i]), 0);
+		w[i].wr = (struct t_writer){ w[i].ctl[0], w[i].sv[0] };
+		T_ASSERT_EQ(pthread_create(&w[i].writer, NULL, t_writer_main, &w[i].wr), 0);
 	}
 	kgc_enter_native(t);
 	T_ASSERT_EQ(pthread_create(&at, NULL, allocator, &aseed), 0);

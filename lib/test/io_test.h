@@ -5,7 +5,9 @@
 #define KGC_IO_TEST_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <unistd.h>
+#include <liburing.h>
 #include "tgc.h"
 
 /* A ring of entries on t's heap; SKIP when the kernel offers no io_uring. */
@@ -58,6 +60,50 @@ static inline struct kgc_io_cqe t_reap1(kgc_io_ring *r, kgc_thread *t)
 
 	T_ASSERT_EQ(kgc_io_reap(r, t, &c, 1, 1), 1);
 	return c;
+}
+
+/* A request to a writer thread: len bytes of pattern gen, after delay_us. */
+struct t_req { uint32_t len, gen, delay_us; };
+struct t_writer { int ctl, out; };	/* requests come on ctl, bytes go to out */
+
+/* An unattached writer thread: serves requests until ctl is closed. */
+static inline void *t_writer_main(void *arg)
+{
+	struct t_writer *w = arg;
+	struct t_req q;
+
+	while (read(w->ctl, &q, sizeof(q)) == sizeof(q)) {
+		usleep(q.delay_us);
+		t_pat_write(w->out, q.len, q.gen);
+	}
+	return NULL;
+}
+
+/* Some garbage; now and then a young or (1 in 4) a full collection. */
+static inline void t_io_churn(kgc_thread *t, kgc_type_id node, unsigned long long *s)
+{
+	int n = (int)(t_rand(s) % 3000);
+
+	for (int i = 0; i < n; i++)
+		T_ASSERT(kgc_alloc(t, node));
+	if (t_rand(s) % 16 == 0)
+		T_ASSERT_EQ(kgc_collect(t, t_rand(s) % 4 ? KGC_GC_YOUNG : KGC_GC_FULL), 0);
+}
+
+/* Can this process register a sparse io_uring buffer table and a buffer in it? */
+static inline bool t_fixed_supported(void)
+{
+	static char b[4096];
+	struct iovec iov = { b, sizeof(b) };
+	struct io_uring ur;
+	bool ok;
+
+	if (io_uring_queue_init(2, &ur, 0))
+		return false;
+	ok = io_uring_register_buffers_sparse(&ur, 4) == 0 &&
+	     io_uring_register_buffers_update_tag(&ur, 1, &iov, NULL, 1) == 1;
+	io_uring_queue_exit(&ur);
+	return ok;
 }
 
 /* The end of a one-thread test: ring (nothing in flight), pipe p, frame f,
