@@ -385,6 +385,38 @@ struct pinspace {
 	_Atomic uint64_t gen;
 };
 
+/* The mutator side's state, one struct per module (struct kgc_heap holds them). */
+struct alloc_state {		/* alloc.c (h->lock but the atomics) */
+	long eden_cur;		/* current eden region for TLABs, -1 none */
+	bool eden_cur_zeroed;	/* eden_cur came fresh from the OS: no clearing needed */
+	uint32_t eden_regions;	/* eden regions handed out since the last GC */
+	size_t tlab_size;
+	size_t humongous_threshold;
+	bool eden_use_reserve;	/* allocation after a full GC: may use the reserve */
+	bool eden_new_region;	/* eden_alloc just took a region (mutator may pre-touch) */
+	uint64_t alloc_zero_retries;	/* allocations redone: a collection ran while clearing */
+	_Atomic unsigned pace_permille;	/* allocation pacing now (kgci_policy_pace), 0: off */
+	_Atomic uint64_t pace_stalls, pace_ns;	/* its sleeps (stats: pacing_stall*) */
+};
+struct sp_state {		/* safepoint.c */
+	pthread_mutex_t lock;	/* with cond: waiting for a collection to end */
+	pthread_cond_t cond;
+	_Atomic uint32_t poll_word;
+	_Atomic uint64_t gc_count;	/* completed collections */
+	_Atomic uint32_t locker_count;	/* GCLocker */
+	_Atomic uint32_t locker_needs_gc;
+	pthread_cond_t locker_cond;	/* with lock */
+};
+struct thread_list {		/* thread.c */
+	struct kgc_thread *threads;
+	struct kgc_thread *zombies;	/* checked mode: detached threads, kept to diagnose use */
+	uint32_t nthreads;
+};
+struct handle_state {		/* roots.c */
+	struct handle_block *hblocks;
+	struct kgc_handle_cell *hfree;
+};
+
 struct kgc_heap {
 	struct kgc_options opt;
 	unsigned log_mask;
@@ -408,42 +440,21 @@ struct kgc_heap {
 	/* region counts */
 	uint32_t count[RT_COUNT];
 	uint32_t next_free_hint;
-	/* allocation */
-	long eden_cur;		/* current eden region for TLABs, -1 none */
-	bool eden_cur_zeroed;	/* eden_cur came fresh from the OS: no clearing needed */
-	uint32_t eden_regions;	/* eden regions handed out since the last GC */
-	size_t tlab_size;
-	size_t humongous_threshold;
-	bool eden_use_reserve;	/* allocation after a full GC: may use the reserve */
-	bool eden_new_region;	/* eden_alloc just took a region (mutator may pre-touch) */
+	struct alloc_state alloc;	/* the mutators' allocation (alloc.c) */
 	uint32_t tospace_need;	/* to-space regions the last young GC used */
 	/* pause model (policy.c): young pause ~ copied bytes x ns_per_byte */
 	uint32_t retained_pending;	/* unpinned retained regions the last young GC left */
-	uint64_t alloc_zero_retries;	/* allocations redone: a collection ran while clearing */
-	_Atomic unsigned pace_permille;	/* allocation pacing now (kgci_policy_pace), 0: off */
-	_Atomic uint64_t pace_stalls, pace_ns;	/* its sleeps (stats: pacing_stall*) */
 	struct young_facts last_young;	/* the last young pause's, as collect.c handed them on */
 	struct policy_state pol;	/* policy.c's own state: no other file reads it */
 	size_t age_bytes[HDR_AGE_MAX + 1];	/* copied to survivor by new age, last young GC */
 	/* locks / safepoints */
 	pthread_mutex_t lock;		/* regions, threads, handles, stats */
 	pthread_mutex_t gc_lock;	/* serializes collections */
-	pthread_mutex_t sp_lock;	/* with sp_cond: waiting for a collection to end */
-	pthread_cond_t sp_cond;
-	_Atomic uint32_t poll_word;
-	_Atomic uint64_t gc_count;	/* completed collections */
-	struct kgc_thread *threads;
-	struct kgc_thread *zombies;	/* checked mode: detached threads, kept to diagnose use */
+	struct sp_state sp;		/* stopping the world, GCLocker (safepoint.c) */
+	struct thread_list thr;		/* attached threads (thread.c; h->lock) */
+	struct handle_state hd;		/* global handles (roots.c; h->lock) */
 	pthread_mutex_t ext_lock;	/* writers of ext (ext.c) */
 	struct ext_slot ext[EXT_SLOTS];	/* layered libraries' data, e.g. libkgc-native's registry */
-	uint32_t nthreads;
-	/* GCLocker */
-	_Atomic uint32_t locker_count;
-	_Atomic uint32_t locker_needs_gc;
-	pthread_cond_t locker_cond;	/* with sp_lock */
-	/* handles */
-	struct handle_block *hblocks;
-	struct kgc_handle_cell *hfree;
 	struct weak *weak;		/* weak cells: weak refs, cleaners, hashes (weak.c) */
 	uint32_t nquarantine;		/* regions quarantined (stale.c) */
 	_Atomic uint64_t cleaners_run;

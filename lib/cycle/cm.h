@@ -99,7 +99,7 @@ struct cmark {
 					 * taken at cleanup (mutators change types and tops) */
 	/* cycle stats */
 	uint64_t t_start, marked_bytes;
-	uint64_t pace_ns0;		/* h->pace_ns at the cycle's start */
+	uint64_t pace_ns0;		/* h->alloc.pace_ns at the cycle's start */
 	uint64_t mark_cpu, sweep_cpu, rebuild_cpu;	/* marker thread CPU time this cycle */
 	uint64_t cycles;
 };
@@ -122,7 +122,7 @@ static inline bool cm_marked(struct cmark *cm, const void *p)
 static inline bool must_yield(struct kgc_heap *h, struct cmark *cm)
 {
 	return atomic_load_explicit(&cm->yield_req, memory_order_relaxed) ||
-	       atomic_load_explicit(&h->poll_word, memory_order_relaxed);
+	       atomic_load_explicit(&h->sp.poll_word, memory_order_relaxed);
 }
 
 /* No cycle: nothing anywhere is below TAMS. */

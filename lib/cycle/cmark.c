@@ -144,7 +144,7 @@ static void *marker_main(void *arg)
 			if (mark_work(h, cm, true)) {
 				cm->state = CM_REMARK_READY;
 				/* the rest waits for a pause: no use slowing allocation */
-				atomic_store_explicit(&h->pace_permille, 0, memory_order_relaxed);
+				atomic_store_explicit(&h->alloc.pace_permille, 0, memory_order_relaxed);
 			}
 			cm->mark_cpu += thread_cpu_ns() - c0;
 		} else if (cm->state == CM_SWEEPING) {
@@ -152,7 +152,7 @@ static void *marker_main(void *arg)
 
 			if (kgci_sweep_work(h, cm, true)) {
 				cm->state = CM_SWEPT;
-				atomic_store_explicit(&h->pace_permille, 0, memory_order_relaxed);
+				atomic_store_explicit(&h->alloc.pace_permille, 0, memory_order_relaxed);
 			}
 			cm->sweep_cpu += thread_cpu_ns() - c0;
 		} else {
@@ -299,7 +299,7 @@ static void initial_mark(struct kgc_heap *h, struct cmark *cm)
 	}
 	kgci_satb_set_active(h, 1);
 	cm->t_start = kgci_now_ns();
-	cm->pace_ns0 = atomic_load_explicit(&h->pace_ns, memory_order_relaxed);
+	cm->pace_ns0 = atomic_load_explicit(&h->alloc.pace_ns, memory_order_relaxed);
 	cm->mark_cpu = cm->sweep_cpu = 0;
 	cm->state = CM_MARKING;
 	if (!cm->started) {
@@ -330,7 +330,7 @@ static void remark(struct kgc_heap *h, struct cmark *cm)
 {
 	uint64_t marked = 0;
 
-	for (struct kgc_thread *t = h->threads; t; t = t->next)
+	for (struct kgc_thread *t = h->thr.threads; t; t = t->next)
 		if (t->satb) {
 			satb_process(h, cm, t->satb);
 			t->satb->n = 0;

@@ -55,7 +55,7 @@ void kgci_cm_thread_detach(struct kgc_thread *t)
 
 void kgci_satb_set_active(struct kgc_heap *h, uint32_t on)
 {
-	for (struct kgc_thread *t = h->threads; t; t = t->next)
+	for (struct kgc_thread *t = h->thr.threads; t; t = t->next)
 		__atomic_store_n(&t->pub.satb_active, on, __ATOMIC_RELAXED);
 	h->satb_active = on;
 }
@@ -85,7 +85,7 @@ void kgci_satb_free_list(struct satb_buf *b)
 /* A full collection: the cycle is abandoned, so is what was logged for it. */
 void kgci_satb_drop(struct kgc_heap *h, struct cmark *cm)
 {
-	for (struct kgc_thread *t = h->threads; t; t = t->next)
+	for (struct kgc_thread *t = h->thr.threads; t; t = t->next)
 		if (t->satb)
 			t->satb->n = 0;
 	kgci_satb_free_list(kgci_satb_take(cm));
@@ -102,7 +102,7 @@ void kgci_satb_each(struct kgc_heap *h, slot_fn fn, void *ctx)
 		for (uint32_t i = 0; i < b->n; i++)
 			fn(h, &b->e[i], ctx);
 	pthread_mutex_unlock(&cm->satb_lock);
-	for (struct kgc_thread *t = h->threads; t; t = t->next)
+	for (struct kgc_thread *t = h->thr.threads; t; t = t->next)
 		if (t->satb)
 			for (uint32_t i = 0; i < t->satb->n; i++)
 				fn(h, &t->satb->e[i], ctx);

@@ -194,7 +194,7 @@ void kgci_sweep_cleanup(struct kgc_heap *h, struct cmark *cm)
 		 "%lluM marked live, freed %u regions + %u humongous (%zuM), %zuM reusable in %zu gaps, "
 		 "%u mixed candidates",
 		 (kgci_now_ns() - cm->t_start) / 1e6, cm->mark_cpu / 1e6, cm->sweep_cpu / 1e6,
-		 (atomic_load_explicit(&h->pace_ns, memory_order_relaxed) - cm->pace_ns0) / 1e6,
+		 (atomic_load_explicit(&h->alloc.pace_ns, memory_order_relaxed) - cm->pace_ns0) / 1e6,
 		 (unsigned long long)(cm->marked_bytes >> 20), nfreed, nhum,
 		 freed >> 20, h->chunk_bytes >> 20, cm->nchunks, cm->ncand);
 	cm->state = CM_IDLE;

@@ -71,7 +71,7 @@ static bool young_pause(struct kgc_heap *h)
 		kgci_verify_heap(h, "after young GC");
 	kgci_policy_after_gc(h, false);
 	uncommit(h);
-	atomic_store_explicit(&h->pace_permille, kgci_policy_pace(h, kgci_cm_marker_busy(h)), memory_order_relaxed);
+	atomic_store_explicit(&h->alloc.pace_permille, kgci_policy_pace(h, kgci_cm_marker_busy(h)), memory_order_relaxed);
 	ns = kgci_now_ns() - t0;
 	kgci_stats_pause(h, false, ns);
 	kgci_log_gc(h, "Pause Young", step ? step : f.mixed ? "Mixed" : "Normal", before,
@@ -99,7 +99,7 @@ static void full_pause(struct kgc_heap *h, int reason)
 		kgci_verify_heap(h, "after full GC");
 	kgci_policy_after_gc(h, true);
 	uncommit(h);
-	atomic_store_explicit(&h->pace_permille, 0, memory_order_relaxed);
+	atomic_store_explicit(&h->alloc.pace_permille, 0, memory_order_relaxed);
 	ns = kgci_now_ns() - t0;
 	kgci_stats_pause(h, true, ns);
 	kgci_log_gc(h, "Pause Full", cause_name(reason), before, kgci_heap_used_bytes(h), ns, npinned, 0);
@@ -110,7 +110,7 @@ void kgci_collect_run(struct kgc_heap *h, int kind, int reason)
 {
 	kgci_stale_release(h, false);	/* KGC_STALE_CHECK: quarantine over */
 	kgci_alloc_retire_tlabs(h);
-	h->eden_cur = -1;
+	h->alloc.eden_cur = -1;
 	kgci_cm_pause_begin(h);
 	if (kind == KGC_GC_YOUNG && young_pause(h))
 		full_pause(h, GCR_YOUNG_FAILED);

@@ -320,7 +320,7 @@ void kgci_full_collect(struct kgc_heap *h, uint32_t *npinned)
 	full_adjust(&f);
 	full_compact(&f);
 	full_regions(&f);
-	h->eden_cur = -1;
+	h->alloc.eden_cur = -1;
 	after = kgci_heap_used_bytes(h);
 	h->st.bytes_freed += used_before > after ? used_before - after : 0;
 	kgci_log_line(h, LOG_HEAP, "full: moved %zuK; regions: old %u humongous %u free %u",

@@ -77,10 +77,10 @@ void kgci_policy_init(struct kgc_heap *h)
 	}
 	h->pol.young_target = young;
 	h->pol.tenure = h->opt.tenure_threshold > HDR_AGE_MAX ? HDR_AGE_MAX : h->opt.tenure_threshold;
-	h->tlab_size = h->region_size / 64 > 256 * 1024 ? 256 * 1024 : h->region_size / 64;
-	if (h->tlab_size < 4096)
-		h->tlab_size = 4096;
-	h->humongous_threshold = h->region_size / 2;
+	h->alloc.tlab_size = h->region_size / 64 > 256 * 1024 ? 256 * 1024 : h->region_size / 64;
+	if (h->alloc.tlab_size < 4096)
+		h->alloc.tlab_size = 4096;
+	h->alloc.humongous_threshold = h->region_size / 2;
 	h->pol.soft_regions = h->nregions;
 	/* back the first collection's to-space ahead of time too (alloc_pretouch) */
 	h->tospace_need = h->pol.young_target;	/* worst case: all of eden survives */
@@ -113,9 +113,9 @@ static uint32_t eden_budget(struct kgc_heap *h)
 
 bool kgci_policy_eden_available(struct kgc_heap *h)
 {
-	if (h->eden_use_reserve)
+	if (h->alloc.eden_use_reserve)
 		return h->count[RT_FREE] > 0;
-	return h->eden_regions < h->pol.young_target && eden_budget(h) > 0;
+	return h->alloc.eden_regions < h->pol.young_target && eden_budget(h) > 0;
 }
 
 /* Regions the next young collection is expected to copy into: twice what
@@ -308,7 +308,7 @@ bool kgci_policy_start_mark(struct kgc_heap *h, bool mixed_pending)
 
 void kgci_policy_after_gc(struct kgc_heap *h, bool full)
 {
-	h->eden_regions = 0;
+	h->alloc.eden_regions = 0;
 	if (full)
 		h->pol.need_full = false;
 	/* shrink young when old space leaves too little room */

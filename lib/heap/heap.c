@@ -53,7 +53,7 @@ static int heap_tables(struct kgc_heap *h)
 		r->flags = RF_ZEROED;
 	}
 	h->count[RT_FREE] = h->nregions;
-	h->eden_cur = -1;
+	h->alloc.eden_cur = -1;
 	return 0;
 }
 
@@ -68,8 +68,8 @@ static void heap_tables_free(struct kgc_heap *h)
 
 static void heap_locks(struct kgc_heap *h, bool init)
 {
-	pthread_mutex_t *m[] = { &h->lock, &h->gc_lock, &h->sp_lock, &h->ext_lock };
-	pthread_cond_t *c[] = { &h->sp_cond, &h->locker_cond };
+	pthread_mutex_t *m[] = { &h->lock, &h->gc_lock, &h->sp.lock, &h->ext_lock };
+	pthread_cond_t *c[] = { &h->sp.cond, &h->sp.locker_cond };
 
 	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
 		init ? pthread_mutex_init(m[i], NULL) : pthread_mutex_destroy(m[i]);
@@ -161,7 +161,7 @@ KGC_API int kgc_heap_destroy(kgc_heap *h)
 		return -EINVAL;
 	pthread_mutex_lock(&h->lock);
 	/* the library's own threads (kgc-kpinwatch) do not count: stopped below */
-	struct kgc_thread *user = h->threads;
+	struct kgc_thread *user = h->thr.threads;
 
 	while (user && user->service)
 		user = user->next;
@@ -174,7 +174,7 @@ KGC_API int kgc_heap_destroy(kgc_heap *h)
 		struct kgc_thread *t = user;
 		uint32_t top = __atomic_load_n(&t->pub.crit_top, __ATOMIC_SEQ_CST);
 
-		for (struct kgc_thread *u = h->threads; u; u = u->next)
+		for (struct kgc_thread *u = h->thr.threads; u; u = u->next)
 			if (!u->service && u->pub.crit_open) {
 				t = u;
 				top = __atomic_load_n(&u->pub.crit_top, __ATOMIC_SEQ_CST);
@@ -202,10 +202,10 @@ KGC_API int kgc_heap_destroy(kgc_heap *h)
 	kgci_ext_heap_destroy(h);	/* layered libraries' heap data, e.g. libkgc-native's registry */
 	kgci_young_destroy(h);		/* its worker gang */
 	kgci_cm_destroy(h);
-	while (h->zombies) {
-		struct kgc_thread *z = h->zombies;
+	while (h->thr.zombies) {
+		struct kgc_thread *z = h->thr.zombies;
 
-		h->zombies = z->next;
+		h->thr.zombies = z->next;
 		free(z);
 	}
 	kgci_handles_destroy(h);
@@ -218,9 +218,9 @@ KGC_API int kgc_heap_destroy(kgc_heap *h)
 	kgci_log_close(h);
 	pthread_mutex_destroy(&h->lock);
 	pthread_mutex_destroy(&h->gc_lock);
-	pthread_mutex_destroy(&h->sp_lock);
-	pthread_cond_destroy(&h->sp_cond);
-	pthread_cond_destroy(&h->locker_cond);
+	pthread_mutex_destroy(&h->sp.lock);
+	pthread_cond_destroy(&h->sp.cond);
+	pthread_cond_destroy(&h->sp.locker_cond);
 	pthread_mutex_destroy(&h->ext_lock);
 	free(h);
 	return 0;

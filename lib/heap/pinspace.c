@@ -79,7 +79,7 @@ static struct region *region_join(struct kgc_heap *h, bool *zeroed)
 		return r;
 	}
 	/* like humongous objects, the space leaves the to-space reserve alone */
-	if (h->count[RT_FREE] < 1u + (h->eden_use_reserve ? 0 : 1))
+	if (h->count[RT_FREE] < 1u + (h->alloc.eden_use_reserve ? 0 : 1))
 		return NULL;
 	idx = kgci_region_alloc_free(h, RT_OLD);
 	if (idx < 0)

@@ -133,7 +133,7 @@ int kgc_type_register(kgc_heap *h, const struct kgc_type_desc *d, kgc_type_id *o
 		return -EINVAL;
 	}
 	words = (KGC_HEADER_SIZE + (uint64_t)d->payload_size + WORD - 1) / WORD;
-	if (words > INSTANCE_MAX_WORDS || words * WORD >= h->humongous_threshold) {
+	if (words > INSTANCE_MAX_WORDS || words * WORD >= h->alloc.humongous_threshold) {
 		kgci_err_set(EINVAL, "kgc_type_register: '%s': instance of %u bytes is too large",
 			d->name ? d->name : "?", d->payload_size);
 		return -EINVAL;

@@ -25,7 +25,7 @@ void kgci_alloc_retire_tlab(struct kgc_thread *t)
 /* h->lock held. Bump-allocates [min, want] bytes in the current eden region. */
 static char *eden_alloc(struct kgc_heap *h, size_t min, size_t want, size_t *got)
 {
-	struct region *r = h->eden_cur >= 0 ? &h->regions[h->eden_cur] : NULL;
+	struct region *r = h->alloc.eden_cur >= 0 ? &h->regions[h->alloc.eden_cur] : NULL;
 	size_t avail;
 	long idx;
 
@@ -37,12 +37,12 @@ static char *eden_alloc(struct kgc_heap *h, size_t min, size_t want, size_t *got
 			return NULL;
 		if (r && r->top < r->end)
 			kgci_obj_fill(r->top, (size_t)(r->end - r->top)), r->top = r->end;
-		h->eden_regions++;
-		h->eden_cur = idx;
+		h->alloc.eden_regions++;
+		h->alloc.eden_cur = idx;
 		r = &h->regions[idx];
-		h->eden_cur_zeroed = r->flags & RF_ZEROED;
+		h->alloc.eden_cur_zeroed = r->flags & RF_ZEROED;
 		r->flags &= ~RF_ZEROED;
-		h->eden_new_region = true;
+		h->alloc.eden_new_region = true;
 	}
 	avail = (size_t)(r->end - r->top);
 	if (want > avail)
@@ -60,7 +60,7 @@ char *kgci_alloc_humongous(struct kgc_heap *h, size_t size)
 	size_t left = size;
 
 	/* humongous allocation counts against old space: leave the reserve */
-	if (h->count[RT_FREE] < n + (h->eden_use_reserve ? 0 : 1))
+	if (h->count[RT_FREE] < n + (h->alloc.eden_use_reserve ? 0 : 1))
 		return NULL;
 	idx = kgci_region_alloc_contig(h, n);
 	if (idx < 0)
@@ -87,7 +87,7 @@ char *kgci_alloc_locked(struct kgc_thread *t, size_t size, size_t *zero)
 	size_t got;
 	char *p;
 
-	if (size >= h->humongous_threshold) {
+	if (size >= h->alloc.humongous_threshold) {
 		bool zeroed = true;
 
 		p = kgci_alloc_humongous(h, size);
@@ -99,22 +99,22 @@ char *kgci_alloc_locked(struct kgc_thread *t, size_t size, size_t *zero)
 		*zero = zeroed ? 0 : size;
 		return p;
 	}
-	if (size > h->tlab_size / 4) {
+	if (size > h->alloc.tlab_size / 4) {
 		p = eden_alloc(h, size, size, &got);
 		if (p)
 			h->st.bytes_allocated += size;
-		*zero = h->eden_cur_zeroed ? 0 : size;
+		*zero = h->alloc.eden_cur_zeroed ? 0 : size;
 		return p;
 	}
 	kgci_alloc_retire_tlab(t);
-	p = eden_alloc(h, size, h->tlab_size, &got);
+	p = eden_alloc(h, size, h->alloc.tlab_size, &got);
 	if (p) {
 		t->tlab_start = p;
 		t->pub.tlab_top = p + size;
 		t->pub.tlab_end = p + got;
 		__atomic_store_n(&t->bytes_allocated, t->bytes_allocated + got, __ATOMIC_RELAXED);
 	}
-	*zero = h->eden_cur_zeroed ? 0 : got;	/* the whole TLAB, in bulk */
+	*zero = h->alloc.eden_cur_zeroed ? 0 : got;	/* the whole TLAB, in bulk */
 	return p;
 }
 
@@ -189,7 +189,7 @@ static void alloc_pretouch(struct kgc_thread *t)
 	thread_set_native(t, TS_NATIVE);
 	for (; p < end; p += PRETOUCH_POLL) {
 		/* a collection started: its workers need the CPUs more */
-		if (atomic_load_explicit(&h->poll_word, memory_order_relaxed))
+		if (atomic_load_explicit(&h->sp.poll_word, memory_order_relaxed))
 			break;
 		kgci_backend_back(h, p, PRETOUCH_POLL);
 	}
@@ -237,9 +237,9 @@ static bool alloc_zero(struct kgc_thread *t, char *p, size_t size, size_t zero, 
 		off += n;
 		if (unlikely(kgci_alloc_test_zero_hook != NULL))
 			kgci_alloc_test_zero_hook(h);
-		if (unlikely(atomic_load_explicit(&h->poll_word, memory_order_acquire))) {
+		if (unlikely(atomic_load_explicit(&h->sp.poll_word, memory_order_acquire))) {
 			kgci_sp_block(t);	/* the collection retired the TLAB too */
-			__atomic_fetch_add(&h->alloc_zero_retries, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&h->alloc.alloc_zero_retries, 1, __ATOMIC_RELAXED);
 			return false;
 		}
 	}
@@ -278,8 +278,8 @@ static void alloc_pace(struct kgc_thread *t, unsigned permille)
 	nanosleep(&ts, NULL);
 	thread_to_managed(t);
 	t->pace_t = kgci_now_ns();
-	atomic_fetch_add_explicit(&h->pace_stalls, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&h->pace_ns, t->pace_t - now, memory_order_relaxed);
+	atomic_fetch_add_explicit(&h->alloc.pace_stalls, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&h->alloc.pace_ns, t->pace_t - now, memory_order_relaxed);
 }
 
 /* Slow path: refill the TLAB or allocate outside it; collect when needed.
@@ -288,7 +288,7 @@ static void alloc_pace(struct kgc_thread *t, unsigned permille)
 static char *alloc_slow(struct kgc_thread *t, size_t size)
 {
 	struct kgc_heap *h = t->heap;
-	bool hum = size >= h->humongous_threshold;
+	bool hum = size >= h->alloc.humongous_threshold;
 	unsigned tries = 0;	/* blocks cleared so far (a collection may take one) */
 
 	if (t->pretouch_pending || t->pt_region) {
@@ -296,7 +296,7 @@ static char *alloc_slow(struct kgc_thread *t, size_t size)
 		alloc_pretouch(t);
 	}
 	{
-		unsigned pace = atomic_load_explicit(&h->pace_permille, memory_order_relaxed);
+		unsigned pace = atomic_load_explicit(&h->alloc.pace_permille, memory_order_relaxed);
 
 		if (unlikely(pace))
 			alloc_pace(t, pace);
@@ -309,14 +309,14 @@ static char *alloc_slow(struct kgc_thread *t, size_t size)
 		size_t zero = 0;
 		int did;
 
-		if (unlikely(atomic_load_explicit(&h->poll_word, memory_order_acquire)))
+		if (unlikely(atomic_load_explicit(&h->sp.poll_word, memory_order_acquire)))
 			kgci_sp_block(t);
 		pthread_mutex_lock(&h->lock);
-		h->eden_new_region = false;
+		h->alloc.eden_new_region = false;
 		p = kgci_alloc_locked(t, size, &zero);
-		if (h->eden_new_region && h->tospace_need && p)
+		if (h->alloc.eden_new_region && h->tospace_need && p)
 			t->pretouch_pending = true;
-		epoch = atomic_load(&h->gc_count);
+		epoch = atomic_load(&h->sp.gc_count);
 		pthread_mutex_unlock(&h->lock);
 		if (!p) {
 			/* 0: another thread collected, 1: collected (p NULL: no room even after a
@@ -441,6 +441,6 @@ KGC_API kgc_obj kgc__alloc_array_slow(kgc_thread *t, kgc_type_id type, size_t le
 /* At a safepoint: every thread's TLAB ends (its rest becomes a filler). */
 void kgci_alloc_retire_tlabs(struct kgc_heap *h)
 {
-	for (struct kgc_thread *t = h->threads; t; t = t->next)
+	for (struct kgc_thread *t = h->thr.threads; t; t = t->next)
 		kgci_alloc_retire_tlab(t);
 }

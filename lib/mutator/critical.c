@@ -96,7 +96,7 @@ void kgci_pins_compute(struct kgc_heap *h)
 	if (kp < 0)
 		kgci_log_line(h, LOG_PIN, "kernel pin query failed (%s): all %u regions in use treated as kernel-pinned",
 			 strerror(-kp), nused);
-	for (struct kgc_thread *t = h->threads; t; t = t->next) {
+	for (struct kgc_thread *t = h->thr.threads; t; t = t->next) {
 		uint32_t idx[2];
 		unsigned n = kgci_pins_private(h, t, idx);
 
@@ -136,23 +136,23 @@ static void gclocker_enter(struct kgc_thread *t)
 	}
 
 	for (;;) {
-		if (!atomic_load(&h->locker_needs_gc)) {
-			atomic_fetch_add(&h->locker_count, 1);
-			if (!atomic_load(&h->locker_needs_gc))
+		if (!atomic_load(&h->sp.locker_needs_gc)) {
+			atomic_fetch_add(&h->sp.locker_count, 1);
+			if (!atomic_load(&h->sp.locker_needs_gc))
 				break;
-			if (atomic_fetch_sub(&h->locker_count, 1) == 1) {
-				pthread_mutex_lock(&h->sp_lock);
-				pthread_cond_broadcast(&h->locker_cond);
-				pthread_mutex_unlock(&h->sp_lock);
+			if (atomic_fetch_sub(&h->sp.locker_count, 1) == 1) {
+				pthread_mutex_lock(&h->sp.lock);
+				pthread_cond_broadcast(&h->sp.locker_cond);
+				pthread_mutex_unlock(&h->sp.lock);
 			}
 		}
 		/* a collection is pending: let it run first (as JNI critical entry does) */
 		t0 = kgci_now_ns();
 		thread_set_native(t, TS_BLOCKED);
-		pthread_mutex_lock(&h->sp_lock);
-		while (atomic_load(&h->locker_needs_gc))
-			pthread_cond_wait(&h->locker_cond, &h->sp_lock);
-		pthread_mutex_unlock(&h->sp_lock);
+		pthread_mutex_lock(&h->sp.lock);
+		while (atomic_load(&h->sp.locker_needs_gc))
+			pthread_cond_wait(&h->sp.locker_cond, &h->sp.lock);
+		pthread_mutex_unlock(&h->sp.lock);
 		/* a stall of this thread too, not only of the one that wants the GC */
 		pthread_mutex_lock(&h->lock);
 		h->st.gclocker_stalls++;
@@ -169,10 +169,10 @@ static void gclocker_exit(struct kgc_thread *t)
 
 	if (--t->gclocker_held)
 		return;
-	if (atomic_fetch_sub(&h->locker_count, 1) == 1 && atomic_load(&h->locker_needs_gc)) {
-		pthread_mutex_lock(&h->sp_lock);
-		pthread_cond_broadcast(&h->locker_cond);
-		pthread_mutex_unlock(&h->sp_lock);
+	if (atomic_fetch_sub(&h->sp.locker_count, 1) == 1 && atomic_load(&h->sp.locker_needs_gc)) {
+		pthread_mutex_lock(&h->sp.lock);
+		pthread_cond_broadcast(&h->sp.locker_cond);
+		pthread_mutex_unlock(&h->sp.lock);
 	}
 }
 

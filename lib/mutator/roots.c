@@ -47,7 +47,7 @@ KGC_API kgc_handle kgc_handle_new(kgc_thread *t, kgc_obj obj)
 	if (t->pub.checked)
 		kgci_thread_check_managed(t, "kgc_handle_new");
 	pthread_mutex_lock(&h->lock);
-	if (!h->hfree) {
+	if (!h->hd.hfree) {
 		struct handle_block *b = malloc(sizeof(*b));
 
 		if (!b) {
@@ -55,15 +55,15 @@ KGC_API kgc_handle kgc_handle_new(kgc_thread *t, kgc_obj obj)
 			kgci_err_set(ENOMEM, "kgc_handle_new: out of memory");
 			return NULL;
 		}
-		b->next = h->hblocks;
-		h->hblocks = b;
+		b->next = h->hd.hblocks;
+		h->hd.hblocks = b;
 		for (int i = HANDLE_BLOCK - 1; i >= 0; i--) {
-			b->cells[i].obj = (kgc_obj)((uintptr_t)h->hfree | HANDLE_FREE_TAG);
-			h->hfree = &b->cells[i];
+			b->cells[i].obj = (kgc_obj)((uintptr_t)h->hd.hfree | HANDLE_FREE_TAG);
+			h->hd.hfree = &b->cells[i];
 		}
 	}
-	c = h->hfree;
-	h->hfree = (struct kgc_handle_cell *)((uintptr_t)c->obj & ~HANDLE_FREE_TAG);
+	c = h->hd.hfree;
+	h->hd.hfree = (struct kgc_handle_cell *)((uintptr_t)c->obj & ~HANDLE_FREE_TAG);
 	c->obj = obj;
 	pthread_mutex_unlock(&h->lock);
 	return c;
@@ -82,25 +82,25 @@ KGC_API void kgc_handle_free(kgc_thread *t, kgc_handle c)
 			kgci_fatal("kgc_handle_free: thread '%s': handle %p freed twice", t->name, (void *)c);
 		return;
 	}
-	c->obj = (kgc_obj)((uintptr_t)h->hfree | HANDLE_FREE_TAG);
-	h->hfree = c;
+	c->obj = (kgc_obj)((uintptr_t)h->hd.hfree | HANDLE_FREE_TAG);
+	h->hd.hfree = c;
 	pthread_mutex_unlock(&h->lock);
 }
 
 void kgci_handles_destroy(struct kgc_heap *h)
 {
-	while (h->hblocks) {
-		struct handle_block *b = h->hblocks;
+	while (h->hd.hblocks) {
+		struct handle_block *b = h->hd.hblocks;
 
-		h->hblocks = b->next;
+		h->hd.hblocks = b->next;
 		free(b);
 	}
-	h->hfree = NULL;
+	h->hd.hfree = NULL;
 }
 
 void kgci_roots_iterate(struct kgc_heap *h, slot_fn fn, void *ctx)
 {
-	for (struct kgc_thread *t = h->threads; t; t = t->next) {
+	for (struct kgc_thread *t = h->thr.threads; t; t = t->next) {
 		for (struct kgc_frame *f = t->frames; f; f = f->prev) {
 			for (uint32_t i = 0; i < f->nslots; i++) {
 				if (f->refmap && !(f->refmap[i / 64] >> (i % 64) & 1))
@@ -110,7 +110,7 @@ void kgci_roots_iterate(struct kgc_heap *h, slot_fn fn, void *ctx)
 			}
 		}
 	}
-	for (struct handle_block *b = h->hblocks; b; b = b->next)
+	for (struct handle_block *b = h->hd.hblocks; b; b = b->next)
 		for (int i = 0; i < HANDLE_BLOCK; i++) {
 			kgc_obj o = b->cells[i].obj;
 
@@ -123,7 +123,7 @@ void kgci_roots_iterate(struct kgc_heap *h, slot_fn fn, void *ctx)
  * flight are pinned roots (kgci_pinned_root, gc_internal.h). */
 void kgci_roots_iterate_critical(struct kgc_heap *h, slot_fn fn, void *ctx)
 {
-	for (struct kgc_thread *t = h->threads; t; t = t->next) {
+	for (struct kgc_thread *t = h->thr.threads; t; t = t->next) {
 		uint32_t top = __atomic_load_n(&t->pub.crit_top, __ATOMIC_ACQUIRE);
 
 		kgci_pinned_root(h, "thread", t->name, __atomic_load_n(&t->cn_arg, __ATOMIC_ACQUIRE),

@@ -49,12 +49,12 @@ static void stop_world(struct kgc_heap *h, struct kgc_thread *self)
 	uint64_t warn_ns = (uint64_t)kgci_policy_safepoint_warn_ms(h) * 1000000ull;
 	char last[sizeof(self->name)] = "";	/* a copy: the thread may detach before the log line */
 
-	atomic_store_explicit(&h->poll_word, 1, memory_order_seq_cst);
+	atomic_store_explicit(&h->sp.poll_word, 1, memory_order_seq_cst);
 	kgci_os_membarrier(h);
 	do {
 		all = true;
 		pthread_mutex_lock(&h->lock);
-		for (struct kgc_thread *t = h->threads; t; t = t->next)
+		for (struct kgc_thread *t = h->thr.threads; t; t = t->next)
 			if (t != self && __atomic_load_n(&t->pub.state, __ATOMIC_SEQ_CST) == TS_MANAGED) {
 				all = false;
 				snprintf(last, sizeof(last), "%s", t->name);
@@ -74,28 +74,28 @@ static void stop_world(struct kgc_heap *h, struct kgc_thread *self)
 
 static void resume_world(struct kgc_heap *h)
 {
-	pthread_mutex_lock(&h->sp_lock);
-	atomic_store_explicit(&h->poll_word, 0, memory_order_release);
-	pthread_cond_broadcast(&h->sp_cond);
-	pthread_mutex_unlock(&h->sp_lock);
+	pthread_mutex_lock(&h->sp.lock);
+	atomic_store_explicit(&h->sp.poll_word, 0, memory_order_release);
+	pthread_cond_broadcast(&h->sp.cond);
+	pthread_mutex_unlock(&h->sp.lock);
 }
 
 static void gclocker_wait(struct kgc_heap *h)
 {
 	uint64_t t0;
 
-	atomic_store_explicit(&h->locker_needs_gc, 1, memory_order_seq_cst);
-	if (!atomic_load_explicit(&h->locker_count, memory_order_seq_cst))
+	atomic_store_explicit(&h->sp.locker_needs_gc, 1, memory_order_seq_cst);
+	if (!atomic_load_explicit(&h->sp.locker_count, memory_order_seq_cst))
 		return;
 	t0 = kgci_now_ns();
-	pthread_mutex_lock(&h->sp_lock);
-	while (atomic_load_explicit(&h->locker_count, memory_order_seq_cst)) {
+	pthread_mutex_lock(&h->sp.lock);
+	while (atomic_load_explicit(&h->sp.locker_count, memory_order_seq_cst)) {
 		struct timespec ts;
 
 		timespec_after_ms(&ts, 10);
-		pthread_cond_timedwait(&h->locker_cond, &h->sp_lock, &ts);
+		pthread_cond_timedwait(&h->sp.locker_cond, &h->sp.lock, &ts);
 	}
-	pthread_mutex_unlock(&h->sp_lock);
+	pthread_mutex_unlock(&h->sp.lock);
 	pthread_mutex_lock(&h->lock);
 	h->st.gclocker_stalls++;
 	h->st.gclocker_stall_ns += kgci_now_ns() - t0;
@@ -106,10 +106,10 @@ static void gclocker_wait(struct kgc_heap *h)
 
 static void gclocker_done(struct kgc_heap *h)
 {
-	pthread_mutex_lock(&h->sp_lock);
-	atomic_store_explicit(&h->locker_needs_gc, 0, memory_order_seq_cst);
-	pthread_cond_broadcast(&h->locker_cond);
-	pthread_mutex_unlock(&h->sp_lock);
+	pthread_mutex_lock(&h->sp.lock);
+	atomic_store_explicit(&h->sp.locker_needs_gc, 0, memory_order_seq_cst);
+	pthread_cond_broadcast(&h->sp.locker_cond);
+	pthread_mutex_unlock(&h->sp.lock);
 }
 
 /*
@@ -129,7 +129,7 @@ int kgci_sp_collect_alloc(struct kgc_thread *t, int kind, int reason, uint64_t e
 	kgci_pin_flush_cache(t);
 	thread_set_native(t, TS_BLOCKED);
 	pthread_mutex_lock(&h->gc_lock);
-	if (epoch == UINT64_MAX || atomic_load(&h->gc_count) == epoch) {
+	if (epoch == UINT64_MAX || atomic_load(&h->sp.gc_count) == epoch) {
 		if (gclocker)
 			gclocker_wait(h);
 		stop_world(h, t);
@@ -149,9 +149,9 @@ int kgci_sp_collect_alloc(struct kgc_thread *t, int kind, int reason, uint64_t e
 					full_ran = true;
 					*out = kgci_alloc_locked(t, alloc_size, zero);
 				} else {
-					h->eden_use_reserve = true;
+					h->alloc.eden_use_reserve = true;
 					*out = kgci_alloc_locked(t, alloc_size, zero);
-					h->eden_use_reserve = false;
+					h->alloc.eden_use_reserve = false;
 					reserve_tried = true;
 				}
 			}
@@ -163,8 +163,8 @@ int kgci_sp_collect_alloc(struct kgc_thread *t, int kind, int reason, uint64_t e
 				*zero = alloc_size < 16 ? alloc_size : 16;	/* the filler header */
 			}
 		}
-		atomic_fetch_add(&h->gc_count, 1);
-		epoch = atomic_load(&h->gc_count);
+		atomic_fetch_add(&h->sp.gc_count, 1);
+		epoch = atomic_load(&h->sp.gc_count);
 		pthread_mutex_unlock(&h->lock);
 		if (gclocker)
 			gclocker_done(h);
@@ -173,7 +173,7 @@ int kgci_sp_collect_alloc(struct kgc_thread *t, int kind, int reason, uint64_t e
 	}
 	pthread_mutex_unlock(&h->gc_lock);
 	thread_to_managed(t);
-	if (did && alloc_size && *out && atomic_load(&h->gc_count) != epoch) {
+	if (did && alloc_size && *out && atomic_load(&h->sp.gc_count) != epoch) {
 		*out = NULL;	/* another collection ran meanwhile: the space is gone, retry */
 		did = 2;
 	}
@@ -206,7 +206,7 @@ static void let_blocked_run(struct kgc_thread *self)
 		bool blocked = false;
 
 		pthread_mutex_lock(&h->lock);
-		for (struct kgc_thread *t = h->threads; t && !blocked; t = t->next)
+		for (struct kgc_thread *t = h->thr.threads; t && !blocked; t = t->next)
 			blocked = t != self && thread_state(t) == TS_BLOCKED;
 		pthread_mutex_unlock(&h->lock);
 		if (!blocked || kgci_now_ns() - t0 > FAIR_WAIT_NS)

@@ -18,10 +18,10 @@
 
 static void wait_gc_end(struct kgc_heap *h)
 {
-	pthread_mutex_lock(&h->sp_lock);
-	while (atomic_load_explicit(&h->poll_word, memory_order_acquire))
-		pthread_cond_wait(&h->sp_cond, &h->sp_lock);
-	pthread_mutex_unlock(&h->sp_lock);
+	pthread_mutex_lock(&h->sp.lock);
+	while (atomic_load_explicit(&h->sp.poll_word, memory_order_acquire))
+		pthread_cond_wait(&h->sp.cond, &h->sp.lock);
+	pthread_mutex_unlock(&h->sp.lock);
 }
 
 void kgci_thread_to_managed_slow(struct kgc_thread *t, int prev)
@@ -53,7 +53,7 @@ KGC_API void kgc__safepoint_slow(kgc_thread *t)
 KGC_API void kgc_safepoint_poll(kgc_thread *t)
 {
 	kgci_thread_check(t, "kgc_safepoint_poll");
-	if (unlikely(atomic_load_explicit(&t->heap->poll_word, memory_order_acquire))) {
+	if (unlikely(atomic_load_explicit(&t->heap->sp.poll_word, memory_order_acquire))) {
 		if (thread_state(t) != TS_MANAGED) {
 			kgci_thread_check_managed(t, "kgc_safepoint_poll");
 			return;
@@ -114,7 +114,7 @@ static int attach(struct kgc_heap *h, const char *name, struct kgc_thread **out,
 	if (!t)
 		return -ENOMEM;
 	t->pub.card_biased = h->card_biased;
-	t->pub.poll_word = (volatile uint32_t *)&h->poll_word;
+	t->pub.poll_word = (volatile uint32_t *)&h->sp.poll_word;
 	t->pub.region_shift = h->region_shift;
 	t->pub.checked = h->opt.check ? 1 : 0;
 	t->pub.heap_base = h->base;
@@ -130,11 +130,11 @@ static int attach(struct kgc_heap *h, const char *name, struct kgc_thread **out,
 	snprintf(t->name, sizeof(t->name), "%s", name ? name : "?");
 	pthread_mutex_lock(&h->lock);
 	t->pub.satb_active = h->satb_active;
-	t->next = h->threads;
-	if (h->threads)
-		h->threads->prev = t;
-	h->threads = t;
-	h->nthreads++;
+	t->next = h->thr.threads;
+	if (h->thr.threads)
+		h->thr.threads->prev = t;
+	h->thr.threads = t;
+	h->thr.nthreads++;
 	pthread_mutex_unlock(&h->lock);
 	thread_to_managed(t);
 	*out = t;
@@ -195,10 +195,10 @@ KGC_API int kgc_thread_detach(kgc_thread *t)
 	if (t->prev)
 		t->prev->next = t->next;
 	else
-		h->threads = t->next;
+		h->thr.threads = t->next;
 	if (t->next)
 		t->next->prev = t->prev;
-	h->nthreads--;
+	h->thr.nthreads--;
 	kgci_alloc_pretouch_end(t);
 	kgci_cm_thread_detach(t);
 	h->st.bytes_allocated += t->bytes_allocated;
@@ -207,8 +207,8 @@ KGC_API int kgc_thread_detach(kgc_thread *t)
 	t->pub.crit_fast = 0;
 	if (h->opt.check) {
 		/* kept until heap destroy so later use is diagnosed, not a use-after-free */
-		t->next = h->zombies;
-		h->zombies = t;
+		t->next = h->thr.zombies;
+		h->thr.zombies = t;
 		t = NULL;
 	}
 	pthread_mutex_unlock(&h->lock);

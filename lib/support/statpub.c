@@ -162,7 +162,7 @@ void kgci_statpub_update(struct kgc_heap *h)
 	kgci_stats_snapshot(h, &pg->stats);
 	for (uint32_t i = 0; i < h->nregions; i++)
 		pg->map[i] = region_char(h, i);
-	pg->pace_permille = atomic_load_explicit(&h->pace_permille, memory_order_relaxed);
+	pg->pace_permille = atomic_load_explicit(&h->alloc.pace_permille, memory_order_relaxed);
 	pg->update_ns = realtime_ns();
 	pg->updates++;
 	__atomic_store_n(&pg->seq, seq + 2, __ATOMIC_RELEASE);	/* even after all data */

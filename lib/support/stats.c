@@ -45,7 +45,7 @@ void kgci_stats_refresh(struct kgc_heap *h)
 		bool p = atomic_load_explicit(region_pins(h, i), memory_order_relaxed) != 0;
 
 		/* pins still in a thread's pin cache, critical native arrays count too */
-		for (struct kgc_thread *t = h->threads; t && !p; t = t->next) {
+		for (struct kgc_thread *t = h->thr.threads; t && !p; t = t->next) {
 			uint32_t idx[2];
 			unsigned n = kgci_pins_private(h, t, idx);
 
@@ -64,11 +64,11 @@ void kgci_stats_refresh(struct kgc_heap *h)
 		if (h->regions[i].type == RT_FREE && (h->regions[i].flags & RF_COMMITTED))
 			h->st.heap_committed += h->region_size;
 	h->st.critical_gets = atomic_load(&h->critical_gets);
-	for (struct kgc_thread *t = h->threads; t; t = t->next)
+	for (struct kgc_thread *t = h->thr.threads; t; t = t->next)
 		h->st.critical_gets += __atomic_load_n(&t->pub.crit_gets, __ATOMIC_RELAXED);
 	h->st.uncommit_busy = h->be.uncommit_busy;
-	h->st.pacing_stalls = atomic_load_explicit(&h->pace_stalls, memory_order_relaxed);
-	h->st.pacing_stall_ns = atomic_load_explicit(&h->pace_ns, memory_order_relaxed);
+	h->st.pacing_stalls = atomic_load_explicit(&h->alloc.pace_stalls, memory_order_relaxed);
+	h->st.pacing_stall_ns = atomic_load_explicit(&h->alloc.pace_ns, memory_order_relaxed);
 	h->st.cleaners_run = atomic_load_explicit(&h->cleaners_run, memory_order_relaxed);
 	h->st.kpin_watch_armed = atomic_load_explicit(&h->kpw_armed, memory_order_relaxed);
 	h->st.kpin_watch_fired = atomic_load_explicit(&h->kpw_fired, memory_order_relaxed);
@@ -83,7 +83,7 @@ void kgci_stats_snapshot(struct kgc_heap *h, struct kgc_stats *s)
 	kgci_stats_refresh(h);
 	*s = h->st;
 	/* live threads' TLAB bytes are added at detach; report them now too */
-	for (struct kgc_thread *t = h->threads; t; t = t->next)
+	for (struct kgc_thread *t = h->thr.threads; t; t = t->next)
 		s->bytes_allocated += __atomic_load_n(&t->bytes_allocated, __ATOMIC_RELAXED);
 }
 

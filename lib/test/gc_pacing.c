@@ -65,7 +65,7 @@ static uint64_t run(unsigned pacing_percent)
 
 	kgci_cm_test_hold(h, false);
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_FULL), 0);
-	T_ASSERT_EQ(atomic_load(&h->pace_permille), 0);
+	T_ASSERT_EQ(atomic_load(&h->alloc.pace_permille), 0);
 	s = t_stats(h);
 	for (int i = 0; i < 1000; i++)
 		T_ASSERT(kgc_alloc(t, node));

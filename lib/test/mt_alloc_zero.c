@@ -32,7 +32,7 @@ static void hold_until_poll(struct kgc_heap *h)
 	if (!atomic_exchange(&armed, 0))
 		return;
 	atomic_store(&go, 1);
-	while (!atomic_load_explicit(&h->poll_word, memory_order_acquire))
+	while (!atomic_load_explicit(&h->sp.poll_word, memory_order_acquire))
 		;	/* the collector waits for this (managed) thread */
 }
 
@@ -149,7 +149,7 @@ int main(void)
 	} while (atomic_load(&armed));	/* a fresh region needs no clearing: again */
 	T_ASSERT(atomic_load(&go));
 	T_ASSERT(t_stats(heap).young_gcs > gcs0);
-	T_ASSERT(__atomic_load_n(&heap->alloc_zero_retries, __ATOMIC_RELAXED) >= 1);
+	T_ASSERT(__atomic_load_n(&heap->alloc.alloc_zero_retries, __ATOMIC_RELAXED) >= 1);
 
 	/* arrays under a stream of collections */
 	for (int i = 0; i < ROUNDS; i++) {
@@ -165,7 +165,7 @@ int main(void)
 	kgci_alloc_test_zero_hook = NULL;
 	printf("%llu young GCs, %llu allocations redone after a collection during clearing\n",
 	       (unsigned long long)(t_stats(heap).young_gcs - gcs0),
-	       (unsigned long long)heap->alloc_zero_retries);
+	       (unsigned long long)heap->alloc.alloc_zero_retries);
 	T_ASSERT_EQ(kgc_frame_pop(t, &f), 0);
 	T_ASSERT_EQ(kgc_thread_detach(t), 0);
 	T_ASSERT_EQ(kgc_heap_destroy(heap), 0);

@@ -56,9 +56,9 @@ static void run(int mode)
 		/* cannot complete while we hold it: once the collector waits on
 		 * the GCLocker (on a loaded host that may take a while), give it
 		 * 100 ms more to (wrongly) finish */
-		for (int i = 0; i < 10000 && !atomic_load(&((struct kgc_heap *)c.h)->locker_needs_gc); i++)
+		for (int i = 0; i < 10000 && !atomic_load(&((struct kgc_heap *)c.h)->sp.locker_needs_gc); i++)
 			usleep(1000);
-		T_ASSERT(atomic_load(&((struct kgc_heap *)c.h)->locker_needs_gc));
+		T_ASSERT(atomic_load(&((struct kgc_heap *)c.h)->sp.locker_needs_gc));
 		usleep(100 * 1000);
 		T_ASSERT_EQ(atomic_load(&c.done), 0);
 		s = t_stats(c.h);

@@ -76,7 +76,7 @@ int main(void)
 	T_ASSERT_EQ(pthread_create(&h, NULL, holder_main, NULL), 0);
 	spin_until(&held);
 	T_ASSERT_EQ(pthread_create(&c, NULL, t_gc_thread, &gcreq), 0);
-	while (!atomic_load(&heap->locker_needs_gc))	/* the collection is pending */
+	while (!atomic_load(&heap->sp.locker_needs_gc))	/* the collection is pending */
 		sched_yield();
 	/* attached here (managed) so its state can be watched below */
 	T_ASSERT_EQ(kgc_thread_attach(heap, "reader", &reader), 0);

@@ -56,7 +56,7 @@ static void release_with_gc_pending(kgc_heap *h, kgc_thread *t, kgc_obj *ref)
 	T_ASSERT(p.elems);
 	T_ASSERT_EQ(thread_state(t), TS_NATIVE);
 	/* what a collection does first: it now waits for every managed thread */
-	atomic_store(&h->poll_word, 1);
+	atomic_store(&h->sp.poll_word, 1);
 	T_ASSERT_EQ(pthread_create(&th, NULL, releaser, &p), 0);
 	for (time_t t0 = time(NULL); __atomic_load_n(&t->pub.state, __ATOMIC_SEQ_CST) != TS_BLOCKED;) {
 		if (time(NULL) - t0 > 30)
@@ -68,10 +68,10 @@ static void release_with_gc_pending(kgc_heap *h, kgc_thread *t, kgc_obj *ref)
 	T_ASSERT(!__atomic_load_n(&t->crit[0], __ATOMIC_ACQUIRE));
 	T_ASSERT_EQ(__atomic_load_n(&t->pub.pc_count, __ATOMIC_ACQUIRE), 0);
 	/* the collection ends */
-	pthread_mutex_lock(&h->sp_lock);
-	atomic_store(&h->poll_word, 0);
-	pthread_cond_broadcast(&h->sp_cond);
-	pthread_mutex_unlock(&h->sp_lock);
+	pthread_mutex_lock(&h->sp.lock);
+	atomic_store(&h->sp.poll_word, 0);
+	pthread_cond_broadcast(&h->sp.cond);
+	pthread_mutex_unlock(&h->sp.lock);
 	T_ASSERT_EQ(pthread_join(th, NULL), 0);
 	T_ASSERT_EQ(p.rc, 0);
 	expect_idle(t);
