@@ -139,6 +139,43 @@ static void card_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 	w->slots[w->nslots++] = slot;
 }
 
+/* kgci_obj_iterate_refs_range with card_slot inlined: a dirty card of a
+ * reference array (a hash table's buckets) is 64 slots, each one call
+ * through a pointer otherwise. */
+static inline void card_obj(struct kgc_heap *h, struct yworker *w, kgc_obj o, char *lo, char *hi)
+{
+	/* atomic: another worker may CAS the header of an object kept in place */
+	uint64_t hd = __atomic_load_n(obj_hdr(o), __ATOMIC_RELAXED);
+
+	switch (hdr_kind(hd)) {
+	case KIND_INSTANCE: {
+		const struct type_info *ti = type_get(h, hdr_type(hd));
+
+		for (uint32_t i = 0; i < ti->nrefs; i++) {
+			kgc_obj *s = (kgc_obj *)((char *)o + ti->ref_offsets[i]);
+
+			if ((char *)s >= lo && (char *)s < hi && *s)
+				card_slot(h, s, w);
+		}
+		break;
+	}
+	case KIND_REF_ARRAY: {
+		kgc_obj *s = kgc_array_data(o), *e = s + kgc_array_length(o);
+
+		if ((char *)s < lo)
+			s = (kgc_obj *)lo;
+		if ((char *)e > hi)
+			e = (kgc_obj *)hi;
+		for (; s < e; s++)
+			if (*s)
+				card_slot(h, s, w);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
 static void scan_card(struct yworker *w, struct region *r, char *cs)
 {
 	struct kgc_heap *h = w->y->h;
@@ -149,14 +186,14 @@ static void scan_card(struct yworker *w, struct region *r, char *cs)
 	if (r->type == RT_HUM_START || r->type == RT_HUM_CONT) {
 		kgc_obj o = (kgc_obj)h->regions[r->hum_start].bottom;
 
-		kgci_obj_iterate_refs_range(h, o, cs, ce, card_slot, w);
+		card_obj(h, w, o, cs, ce);
 		return;
 	}
 	for (char *p = kgci_bot_block_start(h, r, cs); p < ce && p < top;) {
 		size_t sz = obj_size(p);
 
 		if (p + sz > cs)
-			kgci_obj_iterate_refs_range(h, (kgc_obj)p, cs, ce, card_slot, w);
+			card_obj(h, w, (kgc_obj)p, cs, ce);
 		p += sz;
 	}
 }
@@ -176,8 +213,14 @@ static void scan_card_batch(struct yworker *w, struct region *r, const char *con
 	struct kgc_heap *h = w->y->h;
 
 	for (unsigned j = 0; j < n; j++) {
-		if (j + CARD_AHEAD < n)
-			__builtin_prefetch(kgci_bot_block_start(h, r, cs[j + CARD_AHEAD]));
+		if (j + CARD_AHEAD < n) {
+			const char *c = cs[j + CARD_AHEAD];
+
+			__builtin_prefetch(kgci_bot_block_start(h, r, c));
+			/* the rest of the card: its slots are read next */
+			for (unsigned l = 64; l < (1u << KGC_CARD_SHIFT); l += 64)
+				__builtin_prefetch(c + l);
+		}
 		scan_card(w, r, (char *)cs[j]);
 	}
 	w->dirty_cards += n;
