@@ -179,7 +179,7 @@ const char *kgc_type_name(const kgc_heap *heap, kgc_type_id type);
  * the thread (-EPROTO, kgc_last_error says to rebuild) instead of letting
  * the inline fast paths write the wrong fields.
  */
-#define KGC_ABI_VERSION 2
+#define KGC_ABI_VERSION 3
 int kgc_thread_attach_abi(kgc_heap *heap, const char *name, kgc_thread **out, unsigned abi);
 #define kgc_thread_attach(heap, name, out) kgc_thread_attach_abi((heap), (name), (out), KGC_ABI_VERSION)
 /* -EBUSY if frames are still pushed or critical sections are open. */
