@@ -209,6 +209,7 @@ void kgci_region_set_type(struct kgc_heap *h, struct region *r, int type);
 long kgci_region_alloc_free(struct kgc_heap *h, int type);	/* index or -1 */
 long kgci_region_alloc_contig(struct kgc_heap *h, uint32_t n);	/* index or -1 */
 void kgci_region_free(struct kgc_heap *h, struct region *r);
+void kgci_region_track_update(struct kgc_heap *h, struct region *r);	/* after type/retained/candidate */
 
 /* ---------------------------------------------------------------- threads */
 /* t->pub.state; kgc.h's inline critical fast path uses the same values */
@@ -287,7 +288,8 @@ _Static_assert(offsetof(struct kgc_thread_pub, tlab_end) == 88, "kgc_thread_pub 
 _Static_assert(offsetof(struct kgc_thread_pub, type_hdr) == 96, "kgc_thread_pub layout");
 _Static_assert(offsetof(struct kgc_thread_pub, ninst) == 104, "kgc_thread_pub layout");
 _Static_assert(offsetof(struct kgc_thread_pub, narr) == 108, "kgc_thread_pub layout");
-_Static_assert(sizeof(struct kgc_thread_pub) == 112, "kgc_thread_pub layout");
+_Static_assert(offsetof(struct kgc_thread_pub, region_track) == 112, "kgc_thread_pub layout");
+_Static_assert(sizeof(struct kgc_thread_pub) == 120, "kgc_thread_pub layout");
 /* the header's copy of the object header test (crit_is_prim_array) */
 _Static_assert(KGC__HDR_PRIM_MASK == (HDR_TAG_MASK | (3ull << HDR_KIND_SHIFT)) &&
 	       KGC__HDR_PRIM_ARRAY == ((uint64_t)KIND_PRIM_ARRAY << HDR_KIND_SHIFT),
@@ -434,6 +436,7 @@ struct kgc_heap {
 	/* card table (byte per 512 bytes, 0 = dirty) and block offset table */
 	uint8_t *cards;
 	uint8_t *card_biased;
+	uint8_t *region_track;		/* kgc.h's barrier filter (kgci_region_track_update) */
 	size_t ncards;
 	uint32_t *bot;		/* per card: byte offset from region bottom of the object covering the card start */
 	struct full_state full;	/* full.c's side tables (its bitmap also the verifier's) */

@@ -72,8 +72,10 @@ void kgci_mixed_rebuild_done(struct kgc_heap *h, struct cmark *cm)
 /* Forget the candidates (their cards stay dirty until scanned). */
 void kgci_mixed_clear(struct kgc_heap *h, struct cmark *cm)
 {
-	for (uint32_t i = 0; i < h->nregions; i++)
+	for (uint32_t i = 0; i < h->nregions; i++) {
 		h->regions[i].candidate = 0;
+		kgci_region_track_update(h, &h->regions[i]);
+	}
 	cm->ncand = 0;
 	cm->rebuilding = cm->cand_ready = false;
 }
@@ -109,8 +111,10 @@ void kgci_mixed_choose(struct kgc_heap *h, struct cmark *cm)
 	if (!kgci_policy_mixed_worth(h, reclaim))
 		n = 0;
 	qsort(cm->cand, n, sizeof(*cm->cand), cand_cmp);
-	for (uint32_t j = 0; j < n; j++)
+	for (uint32_t j = 0; j < n; j++) {
 		h->regions[cm->cand[j].idx].candidate = 1;
+		kgci_region_track_update(h, &h->regions[cm->cand[j].idx]);
+	}
 	cm->ncand = cm->ncand_cycle = n;
 	/* gaps of earlier sweeps inside candidates are not promoted into any more */
 	kgci_cm_chunks_drop_evacuated(h);

@@ -128,6 +128,7 @@ void kgci_evacfail_keep(struct kgc_heap *h, struct region *r, uint32_t i, struct
 		failed_gaps(h, r);	/* reused in place */
 	else
 		r->retained = 1;	/* evacuated once unpinned */
+	kgci_region_track_update(h, r);
 	kgci_log_line(h, LOG_PIN, "region %u: evacuation failed (%s), %zuK live kept in place",
 		      i, r->fail_cause == FAIL_ALLOC ? "allocation" :
 		      r->fail_cause == FAIL_PINNED ? "pinned" : "kernel pinned", live >> 10);

@@ -58,6 +58,7 @@ struct ygc {
 	bool black;			/* concurrent marking: promoted objects are marked */
 	bool old_cset;			/* old (retained) regions in the cset during marking */
 	uint32_t *old_list, nold;
+	uint8_t *target;		/* per region, for the card scan: CARD_TGT_* */
 	struct yworker *w;
 	struct young_facts *facts;	/* what the policy learns (collect.c hands it on) */
 	/* what the gang runs (young.c): each worker's task, the visitor of

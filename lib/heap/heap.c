@@ -39,7 +39,8 @@ static int heap_tables(struct kgc_heap *h)
 {
 	h->regions = calloc(h->nregions, sizeof(*h->regions));
 	h->kpin_bits = calloc((h->nregions + 63) / 64, sizeof(uint64_t));
-	if (!h->regions || !h->kpin_bits ||
+	h->region_track = malloc(h->nregions);
+	if (!h->regions || !h->kpin_bits || !h->region_track ||
 	    kgci_cards_init(h) || kgci_types_init(h)) {
 		kgci_err_set(ENOMEM, "kgc_heap_create: out of memory for side tables");
 		return -ENOMEM;
@@ -51,6 +52,7 @@ static int heap_tables(struct kgc_heap *h)
 		r->end = r->bottom + h->region_size;
 		r->type = RT_FREE;
 		r->flags = RF_ZEROED;
+		h->region_track[i] = 1;	/* free: may become young */
 	}
 	h->count[RT_FREE] = h->nregions;
 	h->alloc.eden_cur = -1;
@@ -62,6 +64,7 @@ static void heap_tables_free(struct kgc_heap *h)
 	kgci_os_free(h->cards, h->ncards);
 	kgci_os_free(h->bot, h->ncards * sizeof(uint32_t));
 	free(h->kpin_bits);
+	free(h->region_track);
 	free(h->regions);
 	kgci_types_destroy(h);	/* a later step failed: the predefined types */
 }

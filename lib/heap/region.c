@@ -31,6 +31,25 @@ void kgci_region_set_type(struct kgc_heap *h, struct region *r, int type)
 	h->count[r->type]--;
 	h->count[type]++;
 	r->type = (uint8_t)type;
+	kgci_region_track_update(h, r);
+}
+
+/*
+ * The write barrier's filter (kgc.h): references into a region are carded
+ * unless it is plain old or humongous - young, free (about to be eden),
+ * retained and mixed candidates need their incoming references found by the
+ * card scan. Set when a region's type, retained or candidate changes: by a
+ * pause, or by the thread that takes a free region (already nonzero) or
+ * starts a humongous object (no reference to it exists yet). A stale
+ * nonzero only cards a store more; a region becomes tracked only from
+ * nonzero free, or in a pause (retained, candidates at remark).
+ */
+void kgci_region_track_update(struct kgc_heap *h, struct region *r)
+{
+	uint8_t t = !(r->type == RT_OLD || r->type == RT_HUM_START || r->type == RT_HUM_CONT) ||
+		    r->retained || r->candidate;
+
+	__atomic_store_n(&h->region_track[r - h->regions], t, __ATOMIC_RELAXED);
 }
 
 static void region_take(struct kgc_heap *h, struct region *r, int type)

@@ -179,7 +179,7 @@ const char *kgc_type_name(const kgc_heap *heap, kgc_type_id type);
  * the thread (-EPROTO, kgc_last_error says to rebuild) instead of letting
  * the inline fast paths write the wrong fields.
  */
-#define KGC_ABI_VERSION 2
+#define KGC_ABI_VERSION 3
 int kgc_thread_attach_abi(kgc_heap *heap, const char *name, kgc_thread **out, unsigned abi);
 #define kgc_thread_attach(heap, name, out) kgc_thread_attach_abi((heap), (name), (out), KGC_ABI_VERSION)
 /* -EBUSY if frames are still pushed or critical sections are open. */
@@ -352,6 +352,10 @@ struct kgc_thread_pub {
 	const uint64_t *type_hdr;	/* per type id: the header of a fresh object */
 	uint32_t ninst;			/* instance ids [KGC_TYPE_FIRST_USER, +ninst) inline */
 	uint32_t narr;			/* array ids [1, 1 + narr) inline (0 or KGC_TYPE_REF_ARRAY) */
+	/* the write barrier's filter: per region (index from heap_base), nonzero
+	 * when references into it must be carded (young, free, retained, mixed
+	 * candidate); zero for plain old and humongous regions */
+	const uint8_t *region_track;
 };
 
 void kgc__barrier_slow(kgc_thread *t, kgc_obj *slot, kgc_obj val);
@@ -375,12 +379,19 @@ static inline void kgc__pre_barrier(kgc_thread *t, kgc_obj *slot)
 }
 void kgc__safepoint_slow(kgc_thread *t);
 
-/* The write barrier: records cross-region reference stores on the card table. */
+/* The write barrier: records cross-region reference stores on the card table,
+ * those into regions whose incoming references a young collection needs
+ * (young ones, retained and mixed candidates: region_track). A store of an
+ * old object into another old object (relinking old entries of a cache) is
+ * no old->young reference: carding it only makes the next pause scan one
+ * more card. */
 static inline void kgc__post_barrier(kgc_thread *t, kgc_obj *slot, kgc_obj val)
 {
 	const struct kgc_thread_pub *p = (const struct kgc_thread_pub *)t;
 
-	if (val && (((uintptr_t)slot ^ (uintptr_t)val) >> p->region_shift)) {
+	if (val && (((uintptr_t)slot ^ (uintptr_t)val) >> p->region_shift) &&
+	    __atomic_load_n(&p->region_track[((uintptr_t)val - (uintptr_t)p->heap_base) >> p->region_shift],
+			    __ATOMIC_RELAXED)) {
 		uint8_t *card = p->card_biased + ((uintptr_t)slot >> KGC_CARD_SHIFT);
 
 		/* relaxed atomics: plain byte load/store, but no C11 data race

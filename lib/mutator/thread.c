@@ -118,6 +118,7 @@ static int attach(struct kgc_heap *h, const char *name, struct kgc_thread **out,
 	t->pub.region_shift = h->region_shift;
 	t->pub.checked = h->opt.check ? 1 : 0;
 	t->pub.heap_base = h->base;
+	t->pub.region_track = h->region_track;
 	t->pub.crit_stack = t->crit;
 	t->pub.state = TS_BLOCKED;
 	t->pub.pc_region = UINT32_MAX;
