@@ -151,36 +151,7 @@ static void card_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
  * through a pointer otherwise. */
 static inline void card_obj(struct kgc_heap *h, struct yworker *w, kgc_obj o, char *lo, char *hi)
 {
-	/* atomic: another worker may CAS the header of an object kept in place */
-	uint64_t hd = __atomic_load_n(obj_hdr(o), __ATOMIC_RELAXED);
-
-	switch (hdr_kind(hd)) {
-	case KIND_INSTANCE: {
-		const struct type_info *ti = type_get(h, hdr_type(hd));
-
-		for (uint32_t i = 0; i < ti->nrefs; i++) {
-			kgc_obj *s = (kgc_obj *)((char *)o + ti->ref_offsets[i]);
-
-			if ((char *)s >= lo && (char *)s < hi && *s)
-				card_slot(h, s, w);
-		}
-		break;
-	}
-	case KIND_REF_ARRAY: {
-		kgc_obj *s = kgc_array_data(o), *e = s + kgc_array_length(o);
-
-		if ((char *)s < lo)
-			s = (kgc_obj *)lo;
-		if ((char *)e > hi)
-			e = (kgc_obj *)hi;
-		for (; s < e; s++)
-			if (*s)
-				card_slot(h, s, w);
-		break;
-	}
-	default:
-		break;
-	}
+	kgci_obj_refs_range_inline(h, o, lo, hi, card_slot, w);
 }
 
 static void scan_card(struct yworker *w, struct region *r, char *cs)

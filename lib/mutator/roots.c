@@ -172,35 +172,5 @@ void kgci_obj_iterate_refs(struct kgc_heap *h, kgc_obj o, slot_fn fn, void *ctx)
 /* Only the reference slots of o that lie in [lo, hi). */
 void kgci_obj_iterate_refs_range(struct kgc_heap *h, kgc_obj o, char *lo, char *hi, slot_fn fn, void *ctx)
 {
-	/* atomic: during a parallel young GC another worker may CAS the header of
-	 * an object kept in place (evacuation failure) while this one scans it */
-	uint64_t hd = __atomic_load_n(obj_hdr(o), __ATOMIC_RELAXED);
-
-	switch (hdr_kind(hd)) {
-	case KIND_INSTANCE: {
-		const struct type_info *ti = type_get(h, hdr_type(hd));
-
-		for (uint32_t i = 0; i < ti->nrefs; i++) {
-			kgc_obj *s = (kgc_obj *)((char *)o + ti->ref_offsets[i]);
-
-			if ((char *)s >= lo && (char *)s < hi && *s)
-				fn(h, s, ctx);
-		}
-		break;
-	}
-	case KIND_REF_ARRAY: {
-		kgc_obj *s = kgc_array_data(o), *e = s + kgc_array_length(o);
-
-		if ((char *)s < lo)
-			s = (kgc_obj *)lo;
-		if ((char *)e > hi)
-			e = (kgc_obj *)hi;
-		for (; s < e; s++)
-			if (*s)
-				fn(h, s, ctx);
-		break;
-	}
-	default:
-		break;
-	}
+	kgci_obj_refs_range_inline(h, o, lo, hi, fn, ctx);
 }
