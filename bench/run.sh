@@ -9,7 +9,7 @@ export BENCH_OUT=$PWD/out
 mkdir -p out
 rm -f out/*.md out/stall_*.dat
 
-known=(gcbench churn bintrees lru pinbench native_bench)
+known=(gcbench churn bintrees lru gcold pinbench native_bench)
 progs=()
 for p in "${known[@]}"; do [ -x "out/$p" ] && progs+=("$p"); done
 for f in out/*; do
@@ -75,6 +75,7 @@ section() {	# section <prog> <md-fragment-name> <fallback title>
 	section churn churn "Churn (issue 3)"
 	section bintrees bintrees "Binary trees (issue 15)"
 	section lru lru "LRU cache (issue 15)"
+	section gcold gcold "GCOld: old-generation mutation (issue 15)"
 	section pinbench stall "Critical stall (issue 4)"
 	[ -f stall.png ] && [ -f out/stall_pin_0.dat ] && printf '\n![batch latency distributions](stall.png)\n'
 	section pinbench pause "Young pause cost of pinning (issue 4)"
