@@ -3,13 +3,35 @@
 # Each program prints its tables and writes its section to $BENCH_OUT/<name>.md;
 # a program that writes no section gets its stdout quoted instead.
 # BENCH_SCALE=<f> scales iteration counts / durations (default 1).
+#
+# Then a second pass with one CPU hog (issue 15: the policy on a busy
+# machine): a one-thread busy loop runs for the whole pass over
+# BENCH_HOG_PROGS (default gcbench churn bintrees lru gcold) at
+# BENCH_HOG_SCALE (default half of BENCH_SCALE); their sections go to
+# out/hog/ and into RESULTS.md under "With one CPU hog". BENCH_HOG=0 skips
+# that pass, BENCH_HOG=only runs just it and writes out/hog/RESULTS.md instead
+# (a quick look at the mechanism; bench/RESULTS.md stays as it is).
 set -u
 cd "$(dirname "$0")"
 export BENCH_OUT=$PWD/out
 mkdir -p out
 rm -f out/*.md out/stall_*.dat
+rm -rf out/hog
 
-known=(gcbench churn bintrees lru pinbench native_bench)
+hog_mode=${BENCH_HOG:-1}
+hog_pid=
+stop_hog() {
+	if [ -n "$hog_pid" ]; then
+		kill "$hog_pid" 2>/dev/null
+		wait "$hog_pid" 2>/dev/null
+		hog_pid=
+	fi
+}
+trap stop_hog EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM HUP
+
+known=(gcbench churn bintrees lru gcold pinbench native_bench)
 progs=()
 for p in "${known[@]}"; do [ -x "out/$p" ] && progs+=("$p"); done
 for f in out/*; do
@@ -18,37 +40,76 @@ for f in out/*; do
 	[[ " ${progs[*]} " == *" $p "* ]] || progs+=("$p")
 done
 
+declare -A status elapsed
+# run_pass <dir> <key prefix> <progs...>: each program with BENCH_OUT=<dir>,
+# its stdout/stderr in <dir>; status/elapsed under <prefix><prog>.
+run_pass() {
+	local dir=$1 pre=$2 p t0 rc
+	shift 2
+	for p in "$@"; do
+		echo
+		echo "######## $pre$p"
+		t0=$(date +%s)
+		BENCH_OUT=$PWD/$dir ./out/"$p" 2>"$dir/$p".stderr | tee "$dir/$p".stdout
+		rc=${PIPESTATUS[0]}
+		elapsed[$pre$p]=$(( $(date +%s) - t0 ))
+		status[$pre$p]=$rc
+		if [ "$rc" -ne 0 ]; then
+			echo "bench: $p exited with $rc; stderr tail:"
+			tail -n 20 "$dir/$p".stderr | sed 's/^/    /'
+		fi
+	done
+}
+
+results=RESULTS.md
+[ "$hog_mode" = only ] && results=out/hog/RESULTS.md
 t_start=$(date +%s)
 load_before=$(cut -d" " -f1-3 /proc/loadavg)
-declare -A status elapsed
-for p in "${progs[@]}"; do
-	echo
-	echo "######## $p"
-	t0=$(date +%s)
-	./out/"$p" 2>out/"$p".stderr | tee out/"$p".stdout
-	rc=${PIPESTATUS[0]}
-	elapsed[$p]=$(( $(date +%s) - t0 ))
-	status[$p]=$rc
-	if [ "$rc" -ne 0 ]; then
-		echo "bench: $p exited with $rc; stderr tail:"
-		tail -n 20 out/"$p".stderr | sed 's/^/    /'
-	fi
-done
+[ "$hog_mode" = only ] || run_pass out "" "${progs[@]}"
 t_total=$(( $(date +%s) - t_start ))
 load_after=$(cut -d" " -f1-3 /proc/loadavg)
+
+# The pass with one CPU hog.
+hog_progs=()
+if [ "$hog_mode" != 0 ]; then
+	for p in ${BENCH_HOG_PROGS:-gcbench churn bintrees lru gcold}; do
+		[ -x "out/$p" ] && hog_progs+=("$p")
+	done
+fi
+hog_scale=${BENCH_HOG_SCALE:-$(awk -v s="${BENCH_SCALE:-1}" 'BEGIN { print s / 2 }')}
+hog_total=0
+if [ ${#hog_progs[@]} -gt 0 ]; then
+	mkdir -p out/hog
+	hog_load_before=$(cut -d" " -f1-3 /proc/loadavg)
+	# One thread spinning in user space; it also ends by itself if this
+	# script dies without its EXIT trap (checks every ~0.1 s).
+	sh -c 'while kill -0 "$1" 2>/dev/null; do i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; done' \
+		hog $$ &
+	hog_pid=$!
+	echo
+	echo "######## CPU hog pid $hog_pid running; pass at BENCH_SCALE=$hog_scale: ${hog_progs[*]}"
+	t0=$(date +%s)
+	BENCH_SCALE=$hog_scale run_pass out/hog "hog:" "${hog_progs[@]}"
+	hog_total=$(( $(date +%s) - t0 ))
+	# CPU the hog got (utime + stime, clock ticks), before stopping it
+	hog_cpu=$(awk -v hz="$(getconf CLK_TCK)" '{ printf "%.0f", ($14 + $15) / hz }' /proc/$hog_pid/stat 2>/dev/null)
+	stop_hog
+	hog_load_after=$(cut -d" " -f1-3 /proc/loadavg)
+	echo "bench: CPU hog stopped (it used ${hog_cpu:-?} s of CPU in the ${hog_total} s pass)"
+fi
 
 if [ -f out/stall_pin_0.dat ] && command -v gnuplot >/dev/null; then
 	gnuplot -e "dir='out'" stall.gp 2>out/gnuplot.log && echo "bench: wrote bench/stall.png" \
 		|| { echo "bench: gnuplot failed:"; cat out/gnuplot.log; }
 fi
 
-section() {	# section <prog> <md-fragment-name> <fallback title>
-	local p=$1 frag=$2 title=$3
-	if [ -f "out/$frag.md" ]; then
-		cat "out/$frag.md"
-	elif [ -n "${status[$p]+x}" ]; then
-		printf '\n## %s\n\n`bench/out/%s` (exit %s) wrote no section; its output:\n\n```\n' "$title" "$p" "${status[$p]}"
-		tail -n 60 "out/$p.stdout"
+section() {	# section <prog> <md-fragment-name> <fallback title> [<dir> <status prefix>]
+	local p=$1 frag=$2 title=$3 dir=${4:-out} pre=${5:-}
+	if [ -f "$dir/$frag.md" ]; then
+		cat "$dir/$frag.md"
+	elif [ -n "${status[$pre$p]+x}" ]; then
+		printf '\n## %s\n\n`bench/out/%s` (exit %s) wrote no section; its output:\n\n```\n' "$title" "$p" "${status[$pre$p]}"
+		tail -n 60 "$dir/$p.stdout"
 		printf '```\n'
 	else
 		printf '\n## %s\n\nNot run: `bench/%s.c` did not build or does not exist yet.\n' "$title" "$p"
@@ -68,13 +129,18 @@ section() {	# section <prog> <md-fragment-name> <fallback title>
 	echo "- kgc: $(git -C .. log -1 --format='%h %s' -- lib 2>/dev/null) (library commit); kgc variants $(grep -q HAVE_KGC out/kgc.flags 2>/dev/null && echo built || echo 'NOT AVAILABLE (library did not build/link)')"
 	echo "- load average (1/5/15 min) before: $load_before, after: $load_after. The machine is shared with"
 	echo "  other jobs (builds, a QEMU VM); numbers from a loaded machine are noisy - compare ratios within this run."
-	echo "- total bench runtime: ${t_total} s ($(for p in "${progs[@]}"; do printf '%s %ss, ' "$p" "${elapsed[$p]}"; done | sed 's/, $//'))"
+	echo "- total bench runtime: ${t_total} s ($(for p in "${progs[@]}"; do [ -n "${elapsed[$p]+x}" ] && printf '%s %ss, ' "$p" "${elapsed[$p]}"; done | sed 's/, $//'))"
+	[ ${#hog_progs[@]} -gt 0 ] && echo "  plus ${hog_total} s for the pass with one CPU hog ($(for p in "${hog_progs[@]}"; do printf '%s %ss, ' "$p" "${elapsed[hog:$p]}"; done | sed 's/, $//'))"
 	echo "- scaling: iteration counts are as described per section (BENCH_SCALE=${BENCH_SCALE:-1});"
 	echo "  ratios compare runs made in this same invocation on this machine."
+	if [ "$hog_mode" = only ]; then
+		printf '\nFirst pass skipped (BENCH_HOG=only): only the pass with one CPU hog ran.\n'
+	else
 	section gcbench gcbench "GCBench (issue 3)"
 	section churn churn "Churn (issue 3)"
 	section bintrees bintrees "Binary trees (issue 15)"
 	section lru lru "LRU cache (issue 15)"
+	section gcold gcold "GCOld: old-generation mutation (issue 15)"
 	section pinbench stall "Critical stall (issue 4)"
 	[ -f stall.png ] && [ -f out/stall_pin_0.dat ] && printf '\n![batch latency distributions](stall.png)\n'
 	section pinbench pause "Young pause cost of pinning (issue 4)"
@@ -86,6 +152,30 @@ section() {	# section <prog> <md-fragment-name> <fallback title>
 	else
 		echo
 		echo "Not run: \`bench/native_bench.c\` did not build or does not exist yet."
+	fi
+	fi	# first pass
+	if [ ${#hog_progs[@]} -gt 0 ]; then
+		echo
+		echo "## With one CPU hog"
+		echo
+		echo "The same binaries again, each configuration in a fresh process, while one CPU hog ran for the whole"
+		echo "pass: a single-threaded shell busy loop (\`bench/run.sh\`), started before the first program and killed"
+		echo "after the last: it competes for one of the $(nproc) CPUs with the mutators, GC workers and the marker."
+		echo "It got ${hog_cpu:-?} s of CPU in the ${hog_total} s pass. BENCH_SCALE=$hog_scale here (half the first"
+		echo "pass's unless BENCH_HOG_SCALE says otherwise; binary trees has a fixed depth and is not scaled), so absolute"
+		echo "times are not comparable with the sections above: compare the ratios, GC counts and pauses within each"
+		echo "section. Load average (1/5/15 min) before: $hog_load_before, after: $hog_load_after."
+		for p in "${hog_progs[@]}"; do
+			case $p in
+			gcbench) t="GCBench (issue 3)" ;;
+			churn) t="Churn (issue 3)" ;;
+			bintrees) t="Binary trees (issue 15)" ;;
+			lru) t="LRU cache (issue 15)" ;;
+			gcold) t="GCOld: old-generation mutation (issue 15)" ;;
+			*) t=$p ;;
+			esac
+			section "$p" "$p" "$t" out/hog "hog:" | sed 's/^\(##\+\) /#\1 /; s/^### .*$/&, with one CPU hog/'
+		done
 	fi
 	echo
 	echo "## Notes (bench engineer)"
@@ -110,16 +200,18 @@ section() {	# section <prog> <md-fragment-name> <fallback title>
 	echo "  ~7 ns per pair, GCBench's kgc time by +-30%). Ratios within one run are the figures to compare."
 	echo "- Runtime budget: total well under 10 min on 2 CPUs at BENCH_SCALE=1; BENCH_SCALE scales iterations/durations,"
 	echo "  BENCH_WORKER_TIMEOUT (s) kills a hung configuration and reports it as HUNG instead of hanging make bench."
+	echo "  The pass with one CPU hog (BENCH_HOG=0 skips it) reruns gcbench, churn, bintrees, lru and gcold at half scale."
 	for p in "${progs[@]}"; do
+		[ "$hog_mode" = only ] && break
 		case " ${known[*]} " in *" $p "*) continue ;; esac
 		section "$p" "$p" "$p"
 	done
 	# sections measured by hand (the VM rig, A/B runs): RESULTS-*.md, unchanged
 	for f in RESULTS-*.md; do
-		[ -f "$f" ] || continue
+		[ -f "$f" ] && [ "$hog_mode" != only ] || continue
 		echo
 		sed '1{/^<!--/d}' "$f"
 	done
-} > RESULTS.md
+} > "$results"
 echo
-echo "bench: wrote bench/RESULTS.md (total ${t_total} s)"
+echo "bench: wrote bench/$results (total $(( t_total + hog_total )) s)"
