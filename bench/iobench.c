@@ -17,7 +17,8 @@
  * into a heap vs a direct ByteBuffer, same file) runs in the same
  * invocation when a JDK is installed. The ways run in a rotating order
  * (each block size starts with the next one).
- * IOBENCH_WAYS=zerocopy,copy runs only those ways (for a profiler; the
+ * IOBENCH_ALLOC_THREADS=0 runs the ways without the allocating threads
+ * (the I/O path's own cost; 2 by default). IOBENCH_WAYS=zerocopy,copy runs only those ways (for a profiler; the
  * others' rows then read 0). Sizes: IOBENCH_MB (default 1024 x BENCH_SCALE) read per configuration
  * from a file of IOBENCH_FILE_MB (default 256) MiB, IOBENCH_FILE (default
  * in /dev/shm: page cache). IOBENCH_ODIRECT=1 reads with O_DIRECT (in the
@@ -46,7 +47,8 @@ static const char *const mode_name[M_COUNT] = { "no I/O", "zerocopy", "fixed (pi
 
 static const char *path = "/dev/shm/kgc-iobench.dat";	/* IOBENCH_FILE */
 static size_t file_bytes = (size_t)FILE_MB << 20;	/* IOBENCH_FILE_MB */
-static int odirect;				/* IOBENCH_ODIRECT=1: O_DIRECT, aligned targets */
+static int odirect;
+static int alloc_threads = 2;			/* IOBENCH_ALLOC_THREADS: 0..2 */				/* IOBENCH_ODIRECT=1: O_DIRECT, aligned targets */
 #define PG 4096u
 static kgc_heap *heap;
 static kgc_type_id node_type;
@@ -242,6 +244,7 @@ static struct result run(enum mode m, size_t bs, size_t total)
 	struct kgc_frame f;
 	struct kgc_stats s0, s1;
 	pthread_t al[2];
+	int nal = alloc_threads;
 	struct result res = { 0 };
 	uint64_t t0, t1;
 	int fd = open(path, O_RDONLY | (odirect ? O_DIRECT : 0));
@@ -264,7 +267,7 @@ static struct result run(enum mode m, size_t bs, size_t total)
 	atomic_store(&stop, 0);
 	atomic_store(&stall_max, 0);
 	kgc_enter_native(t);
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < nal; i++)
 		pthread_create(&al[i], NULL, allocator, NULL);
 	kgc_leave_native(t);
 	kgc_stats_get(heap, &s0, sizeof(s0));
@@ -281,7 +284,7 @@ static struct result run(enum mode m, size_t bs, size_t total)
 	kgc_stats_get(heap, &s1, sizeof(s1));
 	atomic_store(&stop, 1);
 	kgc_enter_native(t);
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < nal; i++)
 		pthread_join(al[i], NULL);
 	kgc_leave_native(t);
 	res.gbps = m == M_NONE ? 0 : (double)total / (double)(t1 - t0);
@@ -333,6 +336,9 @@ int main(void)
 	if (getenv("IOBENCH_FILE_MB"))
 		file_bytes = (size_t)atoi(getenv("IOBENCH_FILE_MB")) << 20;
 	odirect = getenv("IOBENCH_ODIRECT") && atoi(getenv("IOBENCH_ODIRECT"));
+	if (getenv("IOBENCH_ALLOC_THREADS"))
+		alloc_threads = atoi(getenv("IOBENCH_ALLOC_THREADS")) < 0 ? 0 :
+				atoi(getenv("IOBENCH_ALLOC_THREADS")) > 2 ? 2 : atoi(getenv("IOBENCH_ALLOC_THREADS"));
 	if (file_bytes < (1u << 20))
 		die("IOBENCH_FILE_MB: at least 1");
 	make_file();
@@ -340,14 +346,14 @@ int main(void)
 	none = run(M_NONE, 4096, 0);
 	both(md, "\n## Zero-copy I/O into managed arrays (issue 13)\n\n");
 	both(md, "`bench/iobench`: %zu MiB read per row from a %zu MiB %s %s (%s), "
-	     "kgc heap on the %s backend, queue depth %d, while 2 threads allocate (batches of %d small objects; stall = the longest batch). "
+	     "kgc heap on the %s backend, queue depth %d, while %d threads allocate (batches of %d small objects; stall = the longest batch). "
 	     "zerocopy = kgc_io ring into ordinary arrays; fixed = the same ring into arrays of the pinned-object "
 	     "space (kgc_alloc_array_pinned), registered as io_uring fixed buffers (READ_FIXED; \"fixed ops\" "
 	     "counts them, stats io_fixed); copy = the same depth on a plain io_uring into malloc "
 	     "buffers + memcpy into the arrays (the JDK's heap-buffer way); gclocker = critical section "
 	     "(GCLocker mode) around a blocking pread. The ways run in a rotating order. "
 	     "Allocators alone (1 s, no I/O): longest stall %.2f ms.\n\n", total >> 20, file_bytes >> 20, regular ? "file" : "device", path,
-	     odirect ? "O_DIRECT, 4 KiB-aligned targets" : "page cache", backend, QD, BATCH,
+	     odirect ? "O_DIRECT, 4 KiB-aligned targets" : "page cache", backend, QD, alloc_threads, BATCH,
 	     ms(none.stall_ns));
 	both(md, "| block | way | GB/s | vs copy | longest alloc stall ms | young GCs | full GCs | GCLocker stall ms | fixed ops |\n");
 	both(md, "|---|---|---|---|---|---|---|---|---|\n");
