@@ -195,7 +195,7 @@ struct region {
 	uint8_t candidate;	/* sparse old region to be evacuated by a mixed collection (mixed.c) */
 	uint8_t quarantined;	/* free, but PROT_NONE and not handed out for a while (stale.c) */
 	uint8_t pinspace;	/* PS_*: in the pinned-object space (pinspace.c) */
-	uint16_t fixed_rings;	/* kgc_io rings that registered it as a fixed buffer (h->lock) */
+	uint32_t fixed_rings;	/* kgc_io rings that registered it as a fixed buffer (h->lock) */
 	uint64_t quarantine_gc;	/* the collection that quarantined it */
 	uint32_t hum_start;	/* humongous: index of the start region */
 	uint32_t hum_count;	/* start region: number of regions */
