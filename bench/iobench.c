@@ -17,6 +17,10 @@
  * into a heap vs a direct ByteBuffer, same file) runs in the same
  * invocation when a JDK is installed. The ways run in a rotating order
  * (each block size starts with the next one).
+ * The allocators run at a fixed rate (IOBENCH_ALLOC_RATE batches per ms
+ * each, default 40; 0 = as fast as they can), so every way competes with
+ * the same load: flat out, the I/O thread and the allocators split the
+ * CPUs, and a way that starves the allocators reads faster.
  * IOBENCH_ALLOC_THREADS=0 runs the ways without the allocating threads
  * (the I/O path's own cost; 2 by default). IOBENCH_WAYS=zerocopy,copy runs only those ways (for a profiler; the
  * others' rows then read 0). Sizes: IOBENCH_MB (default 1024 x BENCH_SCALE) read per configuration
@@ -48,15 +52,17 @@ static const char *const mode_name[M_COUNT] = { "no I/O", "zerocopy", "fixed (pi
 static const char *path = "/dev/shm/kgc-iobench.dat";	/* IOBENCH_FILE */
 static size_t file_bytes = (size_t)FILE_MB << 20;	/* IOBENCH_FILE_MB */
 static int odirect;
-static int alloc_threads = 2;			/* IOBENCH_ALLOC_THREADS: 0..2 */				/* IOBENCH_ODIRECT=1: O_DIRECT, aligned targets */
+static int alloc_threads = 2;			/* IOBENCH_ALLOC_THREADS: 0..2 */
+static unsigned alloc_rate = 40;		/* IOBENCH_ALLOC_RATE: batches per ms and thread, 0 = flat out */				/* IOBENCH_ODIRECT=1: O_DIRECT, aligned targets */
 #define PG 4096u
 static kgc_heap *heap;
 static kgc_type_id node_type;
 static atomic_int stop;
 static _Atomic uint64_t stall_max;
+static _Atomic uint64_t batches;		/* the allocators' batches done */
 static const char *backend = "?";		/* kgc_heap_backend of the last heap */
 
-struct result { double gbps; uint64_t stall_ns, young, full, gclocker_stall_ns, fixed_ops; };
+struct result { double gbps, allocs; uint64_t stall_ns, young, full, gclocker_stall_ns, fixed_ops; };
 
 static void make_file(void)
 {
@@ -87,13 +93,30 @@ static void *allocator(void *arg)
 	if (kgc_thread_attach(heap, "alloc", &t))
 		die("attach: %s", kgc_last_error());
 	kgc_frame_push(t, &f, keep, 64, NULL);
-	while (!atomic_load(&stop)) {
+	for (uint64_t next = now_ns(); !atomic_load(&stop);) {
 		uint64_t t0 = now_ns(), d, m;
+
+		/* a fixed rate: every way competes with the same allocating load
+		 * (at full speed, a way that takes the allocators' CPU reads faster) */
+		if (alloc_rate && next > t0 + 1000000) {
+			struct timespec ts = { 0, (long)(next - t0) };
+
+			kgc_enter_native(t);
+			nanosleep(&ts, NULL);
+			kgc_leave_native(t);
+			t0 = now_ns();
+		}
+		if (alloc_rate) {
+			next += 1000000 / alloc_rate;
+			if (t0 > next + 20000000)
+				next = t0;	/* 20 ms behind: no catching up in a burst */
+		}
 
 		for (int i = 0; i < BATCH; i++)
 			if (!(keep[k++ % 64] = kgc_alloc(t, node_type)))
 				die("alloc: %s", kgc_last_error());
 		d = now_ns() - t0;
+		atomic_fetch_add_explicit(&batches, 1, memory_order_relaxed);
 		m = atomic_load(&stall_max);
 		while (d > m && !atomic_compare_exchange_weak(&stall_max, &m, d))
 			;
@@ -266,6 +289,7 @@ static struct result run(enum mode m, size_t bs, size_t total)
 			die("alloc: %s", kgc_last_error());
 	atomic_store(&stop, 0);
 	atomic_store(&stall_max, 0);
+	atomic_store(&batches, 0);
 	kgc_enter_native(t);
 	for (int i = 0; i < nal; i++)
 		pthread_create(&al[i], NULL, allocator, NULL);
@@ -289,6 +313,8 @@ static struct result run(enum mode m, size_t bs, size_t total)
 	kgc_leave_native(t);
 	res.gbps = m == M_NONE ? 0 : (double)total / (double)(t1 - t0);
 	res.stall_ns = atomic_load(&stall_max);
+	/* the allocators' progress meanwhile: a way that takes their CPU reads faster */
+	res.allocs = t1 > t0 ? (double)atomic_load(&batches) * BATCH / ((double)(t1 - t0) / 1e3) : 0;
 	res.young = s1.young_gcs - s0.young_gcs;
 	res.full = s1.full_gcs - s0.full_gcs;
 	res.gclocker_stall_ns = s1.gclocker_stall_ns - s0.gclocker_stall_ns;
@@ -323,6 +349,7 @@ int main(void)
 	static const size_t blocks[] = { 4096, 65536, 262144, 1 << 20 };
 	const char *e = getenv("IOBENCH_MB");
 	const char *ways = getenv("IOBENCH_WAYS");	/* e.g. "zerocopy,copy": only these (profiling) */
+	char rate_txt[128];
 	size_t total = (size_t)((e ? atof(e) : 1024.0 * bench_scale()) * (1 << 20));
 	FILE *md = md_open("iobench");
 	char r1[32], r2[32];
@@ -336,27 +363,36 @@ int main(void)
 	if (getenv("IOBENCH_FILE_MB"))
 		file_bytes = (size_t)atoi(getenv("IOBENCH_FILE_MB")) << 20;
 	odirect = getenv("IOBENCH_ODIRECT") && atoi(getenv("IOBENCH_ODIRECT"));
+	if (getenv("IOBENCH_ALLOC_RATE"))
+		alloc_rate = (unsigned)atoi(getenv("IOBENCH_ALLOC_RATE"));
 	if (getenv("IOBENCH_ALLOC_THREADS"))
 		alloc_threads = atoi(getenv("IOBENCH_ALLOC_THREADS")) < 0 ? 0 :
 				atoi(getenv("IOBENCH_ALLOC_THREADS")) > 2 ? 2 : atoi(getenv("IOBENCH_ALLOC_THREADS"));
 	if (file_bytes < (1u << 20))
 		die("IOBENCH_FILE_MB: at least 1");
 	make_file();
+	if (alloc_rate)
+		snprintf(rate_txt, sizeof(rate_txt), ", at a fixed rate of %u batches per ms each (%.1f M objects/s in all)",
+			 alloc_rate, alloc_rate * BATCH * alloc_threads / 1e3);
+	else
+		snprintf(rate_txt, sizeof(rate_txt), ", as fast as they can");
 	regular = stat(path, &st) == 0 && S_ISREG(st.st_mode);
 	none = run(M_NONE, 4096, 0);
 	both(md, "\n## Zero-copy I/O into managed arrays (issue 13)\n\n");
 	both(md, "`bench/iobench`: %zu MiB read per row from a %zu MiB %s %s (%s), "
-	     "kgc heap on the %s backend, queue depth %d, while %d threads allocate (batches of %d small objects; stall = the longest batch). "
+	     "kgc heap on the %s backend, queue depth %d, while %d threads allocate (batches of %d small objects%s; stall = the longest batch). "
 	     "zerocopy = kgc_io ring into ordinary arrays; fixed = the same ring into arrays of the pinned-object "
 	     "space (kgc_alloc_array_pinned), registered as io_uring fixed buffers (READ_FIXED; \"fixed ops\" "
 	     "counts them, stats io_fixed); copy = the same depth on a plain io_uring into malloc "
 	     "buffers + memcpy into the arrays (the JDK's heap-buffer way); gclocker = critical section "
 	     "(GCLocker mode) around a blocking pread. The ways run in a rotating order. "
+	     "\"allocations M/s\": the allocating threads' progress during the row (small objects per us): the I/O "
+	     "thread and the allocators share the CPUs, so a way that starves them reads faster. "
 	     "Allocators alone (1 s, no I/O): longest stall %.2f ms.\n\n", total >> 20, file_bytes >> 20, regular ? "file" : "device", path,
-	     odirect ? "O_DIRECT, 4 KiB-aligned targets" : "page cache", backend, QD, alloc_threads, BATCH,
+	     odirect ? "O_DIRECT, 4 KiB-aligned targets" : "page cache", backend, QD, alloc_threads, BATCH, rate_txt,
 	     ms(none.stall_ns));
-	both(md, "| block | way | GB/s | vs copy | longest alloc stall ms | young GCs | full GCs | GCLocker stall ms | fixed ops |\n");
-	both(md, "|---|---|---|---|---|---|---|---|---|\n");
+	both(md, "| block | way | GB/s | vs copy | longest alloc stall ms | young GCs | full GCs | GCLocker stall ms | fixed ops | allocations M/s |\n");
+	both(md, "|---|---|---|---|---|---|---|---|---|---|\n");
 	for (size_t b = 0; b < sizeof(blocks) / sizeof(blocks[0]); b++) {
 		struct result rs[M_COUNT];
 		double jh, jd;
@@ -369,18 +405,18 @@ int main(void)
 				rs[m] = run((enum mode)m, blocks[b], total);
 		}
 		for (int m = M_ZEROCOPY; m < M_COUNT; m++)
-			both(md, "| %zu KiB | %s | %.2f | %s | %.2f | %llu | %llu | %.1f | %llu |\n", blocks[b] >> 10,
+			both(md, "| %zu KiB | %s | %.2f | %s | %.2f | %llu | %llu | %.1f | %llu | %.1f |\n", blocks[b] >> 10,
 			     mode_name[m], rs[m].gbps, ratio_str(r1, sizeof(r1), rs[m].gbps, rs[M_COPY].gbps),
 			     ms(rs[m].stall_ns), (unsigned long long)rs[m].young, (unsigned long long)rs[m].full,
-			     ms(rs[m].gclocker_stall_ns), (unsigned long long)rs[m].fixed_ops);
+			     ms(rs[m].gclocker_stall_ns), (unsigned long long)rs[m].fixed_ops, rs[m].allocs);
 		if (odirect)
-			both(md, "| %zu KiB | JDK | not run (O_DIRECT: FileChannel reads through the page cache) | | | | | | |\n",
+			both(md, "| %zu KiB | JDK | not run (O_DIRECT: FileChannel reads through the page cache) | | | | | | | |\n",
 			     blocks[b] >> 10);
 		else if (jdk(blocks[b], total, &jh, &jd) == 0)
-			both(md, "| %zu KiB | JDK FileChannel.read heap / direct ByteBuffer | %.2f / %.2f | %s | | | | | |\n",
+			both(md, "| %zu KiB | JDK FileChannel.read heap / direct ByteBuffer | %.2f / %.2f | %s | | | | | | |\n",
 			     blocks[b] >> 10, jh, jd, ratio_str(r2, sizeof(r2), jh, jd));
 		else
-			both(md, "| %zu KiB | JDK | not run (no JDK or out/IoRead.class) | | | | | | |\n", blocks[b] >> 10);
+			both(md, "| %zu KiB | JDK | not run (no JDK or out/IoRead.class) | | | | | | | |\n", blocks[b] >> 10);
 	}
 	both(md, "\nJDK row: \"vs copy\" there is heap/direct within the JDK (its own copy cost).\n");
 	fclose(md);
