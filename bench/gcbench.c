@@ -307,12 +307,6 @@ static int worker(const char *variant)
 	return 0;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 int main(int argc, char **argv)
 {
@@ -353,7 +347,7 @@ int main(int argc, char **argv)
 				rss[v] = res_get(out, "rss_kb");
 		}
 		if (ok) {
-			qsort(times, ok, sizeof(double), cmp_d);
+			qsort(times, ok, sizeof(double), cmp_double);
 			med[v] = times[ok / 2];
 		}
 		printf("  %-14s %s\n", labels[v], med[v] >= 0 ? res[v] : "FAILED/unavailable");

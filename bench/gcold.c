@@ -325,13 +325,6 @@ static int worker(const char *v)
 	return 0;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 int main(int argc, char **argv)
 {
 	enum { KGC, G1, PAR, NV, REPS = 3 };
@@ -360,7 +353,7 @@ int main(int argc, char **argv)
 			t[ok++] = res_get(res[v], "time_ms");
 		}
 		if (ok) {
-			qsort(t, ok, sizeof(double), cmp_d);
+			qsort(t, ok, sizeof(double), cmp_double);
 			med[v] = t[ok / 2];
 		}
 		res_str(res[v], "check", ck[v], sizeof(ck[v]));
