@@ -307,7 +307,6 @@ static int worker(const char *variant)
 	return 0;
 }
 
-
 int main(int argc, char **argv)
 {
 	/* the last: kgc with transparent huge pages (opt-in; README: faster
