@@ -137,21 +137,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("== binary trees, depth %d, median of %d runs\n", depth(), REPS);
 	for (int v = 0; v < NV; v++) {
-		double t[REPS];
-		int ok = 0;
-
-		med[v] = -1;
-		for (int r = 0; r < REPS; r++) {
-			char *args[] = { argv[0], (char *)variants[v], NULL };
-
-			if (run_worker(args, NULL, res[v], sizeof(res[v])) || res_get(res[v], "time_ms") < 0)
-				break;
-			t[ok++] = res_get(res[v], "time_ms");
-		}
-		if (ok) {
-			qsort(t, ok, sizeof(double), cmp_double);
-			med[v] = t[ok / 2];
-		}
+		med[v] = run_median(argv[0], variants[v], REPS, res[v], sizeof(res[v]));
 		printf("  %-18s %s\n", label[v], res[v]);
 	}
 	md = md_open("bintrees");

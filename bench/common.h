@@ -278,6 +278,27 @@ static inline double res_get(const char *res, const char *key)
 	return -1;
 }
 
+/* Runs this program's worker `variant` reps times (at most 16), each in a
+ * fresh process, until one fails; res holds the last RESULT line. The
+ * median time_ms of the runs before a failure, -1 if there were none. */
+static inline double run_median(const char *argv0, const char *variant, int reps, char *res, size_t n)
+{
+	double t[16];
+	int ok = 0;
+
+	for (int r = 0; r < reps && r < 16; r++) {
+		char *args[] = { (char *)argv0, (char *)variant, NULL };
+
+		if (run_worker(args, NULL, res, n) || res_get(res, "time_ms") < 0)
+			break;
+		t[ok++] = res_get(res, "time_ms");
+	}
+	if (!ok)
+		return -1;
+	qsort(t, ok, sizeof(double), cmp_double);
+	return t[ok / 2];
+}
+
 /* String value of key=... (no spaces) into buf. */
 static inline const char *res_str(const char *res, const char *key, char *buf, size_t n)
 {

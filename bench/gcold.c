@@ -341,21 +341,7 @@ int main(int argc, char **argv)
 	printf("== GCOld: %d threads, live %d MiB, %ld steps each, median of %d runs\n", NTHREADS, LIVE_MB,
 	       steps(), REPS);
 	for (int v = 0; v < NV; v++) {
-		double t[REPS];
-		int ok = 0;
-
-		med[v] = -1;
-		for (int r = 0; r < REPS; r++) {
-			char *args[] = { argv[0], (char *)variants[v], NULL };
-
-			if (run_worker(args, NULL, res[v], sizeof(res[v])) || res_get(res[v], "time_ms") < 0)
-				break;
-			t[ok++] = res_get(res[v], "time_ms");
-		}
-		if (ok) {
-			qsort(t, ok, sizeof(double), cmp_double);
-			med[v] = t[ok / 2];
-		}
+		med[v] = run_median(argv[0], variants[v], REPS, res[v], sizeof(res[v]));
 		res_str(res[v], "check", ck[v], sizeof(ck[v]));
 		printf("  %-18s %s\n", label[v], res[v]);
 	}
