@@ -749,7 +749,8 @@ size_t kgci_pinspace_unit_bytes(struct kgc_heap *h, uint32_t i);
 bool kgci_cm_idle(struct kgc_heap *h);	/* no cycle and no card rebuild runs (a pause) */
 
 /* alloc */
-char *kgci_alloc_humongous(struct kgc_heap *h, size_t size);	/* h->lock held; NULL: no room */
+/* h->lock held; NULL: no room. *zeroed: every region came fresh from the OS */
+char *kgci_alloc_humongous(struct kgc_heap *h, size_t size, bool *zeroed);
 void kgci_alloc_retire_tlab(struct kgc_thread *t);
 void kgci_alloc_pretouch_end(struct kgc_thread *t);	/* h->lock held */
 size_t alloc_gc_words(struct kgc_heap *h);

@@ -143,18 +143,12 @@ static char *alloc_small(struct kgc_heap *h, size_t size, bool *zeroed)
 /* h->lock held: a humongous unit. */
 static char *alloc_large(struct kgc_heap *h, size_t size, bool *zeroed)
 {
-	char *p = kgci_alloc_humongous(h, size);
-	uint32_t first, last;
+	char *p = kgci_alloc_humongous(h, size, zeroed);
+	uint32_t first;
 
 	if (!p)
 		return NULL;
 	first = region_index(h, p);
-	last = region_index(h, p + size - 1);
-	*zeroed = true;
-	for (uint32_t i = first; i <= last; i++) {
-		*zeroed &= (h->regions[i].flags & RF_ZEROED) != 0;
-		h->regions[i].flags &= ~RF_ZEROED;
-	}
 	for (uint32_t i = first; i < first + h->regions[first].hum_count; i++)
 		h->regions[i].pinspace = PS_MEMBER;
 	h->ps.nunits++;

@@ -53,7 +53,7 @@ static char *eden_alloc(struct kgc_heap *h, size_t min, size_t want, size_t *got
 }
 
 /* h->lock held: a humongous object's regions (the pinned space's too). */
-char *kgci_alloc_humongous(struct kgc_heap *h, size_t size)
+char *kgci_alloc_humongous(struct kgc_heap *h, size_t size, bool *zeroed)
 {
 	uint32_t n = (uint32_t)((size + h->region_size - 1) >> h->region_shift);
 	long idx;
@@ -72,6 +72,11 @@ char *kgci_alloc_humongous(struct kgc_heap *h, size_t size)
 		r->top = r->bottom + part;
 		left -= part;
 	}
+	*zeroed = true;
+	for (uint32_t k = 0; k < n; k++) {
+		*zeroed &= (h->regions[idx + k].flags & RF_ZEROED) != 0;
+		h->regions[idx + k].flags &= ~RF_ZEROED;
+	}
 	h->st.bytes_allocated += size;
 	return h->regions[idx].bottom;
 }
@@ -88,14 +93,9 @@ char *kgci_alloc_locked(struct kgc_thread *t, size_t size, size_t *zero)
 	char *p;
 
 	if (size >= h->alloc.humongous_threshold) {
-		bool zeroed = true;
+		bool zeroed = false;
 
-		p = kgci_alloc_humongous(h, size);
-		if (p)
-			for (uint32_t i = region_index(h, p); i <= region_index(h, p + size - 1); i++) {
-				zeroed &= (h->regions[i].flags & RF_ZEROED) != 0;
-				h->regions[i].flags &= ~RF_ZEROED;
-			}
+		p = kgci_alloc_humongous(h, size, &zeroed);
 		*zero = zeroed ? 0 : size;
 		return p;
 	}
