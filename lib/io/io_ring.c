@@ -29,8 +29,9 @@ int kgci_io_check(struct kgc_io_ring *r, struct kgc_thread *t, const char *what)
 	return 0;
 }
 
-/* r non-NULL and usable by t (kgci_io_check), then r->lock taken. */
-static int ring_begin(struct kgc_io_ring *r, struct kgc_thread *t, const char *what)
+/* r non-NULL and usable by t (kgci_io_check), then r->lock taken; with sync
+ * its registered buffers follow the pinned space (destroy drops them all). */
+static int ring_begin(struct kgc_io_ring *r, struct kgc_thread *t, const char *what, bool sync)
 {
 	int err;
 
@@ -39,7 +40,8 @@ static int ring_begin(struct kgc_io_ring *r, struct kgc_thread *t, const char *w
 	if ((err = kgci_io_check(r, t, what)))
 		return err;
 	kgci_io_lock(r, t);
-	kgci_io_fixed_sync(r, t);	/* the pinned space changed: the kernel lets go of what left */
+	if (sync)	/* the pinned space changed: the kernel lets go of what left */
+		kgci_io_fixed_sync(r, t);
 	return 0;
 }
 
@@ -275,7 +277,7 @@ KGC_API int kgc_io_cancel(kgc_io_ring *r, kgc_thread *t, uint64_t user_data)
 {
 	int n;
 
-	if ((n = ring_begin(r, t, "kgc_io_cancel")))
+	if ((n = ring_begin(r, t, "kgc_io_cancel", true)))
 		return n;
 	n = cancel_locked(r, t, false, user_data);
 	pthread_mutex_unlock(&r->lock);
@@ -290,7 +292,7 @@ KGC_API int kgc_io_ring_destroy(kgc_io_ring *r, kgc_thread *t)
 	unsigned was;
 	int err;
 
-	if ((err = ring_begin(r, t, "kgc_io_ring_destroy")))
+	if ((err = ring_begin(r, t, "kgc_io_ring_destroy", false)))
 		return err;
 	was = atomic_load(&r->inflight);
 	err = was ? cancel_locked(r, t, true, 0) : 0;
@@ -320,7 +322,7 @@ KGC_API int kgc_io_submit(kgc_io_ring *r, kgc_thread *t)
 {
 	int n;
 
-	if ((n = ring_begin(r, t, "kgc_io_submit")))
+	if ((n = ring_begin(r, t, "kgc_io_submit", true)))
 		return n;
 	n = submit_locked(r, t);
 	pthread_mutex_unlock(&r->lock);
@@ -335,7 +337,7 @@ KGC_API int kgc_io_reap(kgc_io_ring *r, kgc_thread *t, struct kgc_io_cqe *out, u
 
 	if (!out && max)
 		return IO_FAIL(EINVAL, "kgc_io_reap: NULL out, max %u", max);
-	if ((n = ring_begin(r, t, "kgc_io_reap")))
+	if ((n = ring_begin(r, t, "kgc_io_reap", true)))
 		return n;
 	target = atomic_load(&r->inflight);
 	if (wait_nr < target)
