@@ -12,7 +12,9 @@
  * (kgc_native_entry, KGC_NATIVE_SHAPE_L_I). The same calls through the
  * generic kgc_native_call, and (b) with libffi forced instead of the direct
  * trampoline, are extra rows.
- * Targets: (b) >= 4x faster than (a); (b) - (c) <= 3 ns per call.
+ * Targets (issue 15 restated issue 5's as overhead over the plain C call,
+ * since (a)/(b) >= 4x also counts the summing both do): (a)-(c) >= 4x
+ * (b)-(c), and (b)-(c) <= 3 ns per call. (a)/(b) is still printed.
  *
  * Each variant makes ITERS calls in REPS chunks interleaved with the other
  * variants (so load changes on a shared machine hit all alike); the table
@@ -239,13 +241,18 @@ int main(void)
 		double over = best[V_CRIT_SUM] - best[V_C_SUM];
 		double ratio_m = med[V_REG_SUM] / med[V_CRIT_SUM];
 		double over_m = med[V_CRIT_SUM] - med[V_C_SUM];
+		/* overhead ratio: what (a) adds to the plain call against what (b) adds */
+		double oratio = (best[V_REG_SUM] - best[V_C_SUM]) / over;
+		double oratio_m = (med[V_REG_SUM] - med[V_C_SUM]) / over_m;
 
 		printf("%-52s %10s %10s\n", "variant", "best ns", "median ns");
 		for (int v = 0; v < NV; v++)
 			printf("%-52s %10.2f %10.2f\n", vname[v], best[v], med[v]);
-		printf("(a)/(b) = %.2fx (target >= 4x) %s; (b)-(c) = %.2f ns (target <= 3 ns) %s [best]\n",
-		       ratio, ratio >= 4 ? "MET" : "MISSED", over, over <= 3 ? "MET" : "MISSED");
-		printf("(a)/(b) = %.2fx; (b)-(c) = %.2f ns [median]\n", ratio_m, over_m);
+		printf("((a)-(c))/((b)-(c)) = %.2fx (target >= 4x) %s; (b)-(c) = %.2f ns (target <= 3 ns) %s; "
+		       "(a)/(b) = %.2fx [best]\n", oratio, oratio >= 4 ? "MET" : "MISSED", over,
+		       over <= 3 ? "MET" : "MISSED", ratio);
+		printf("((a)-(c))/((b)-(c)) = %.2fx; (b)-(c) = %.2f ns; (a)/(b) = %.2fx [median]\n",
+		       oratio_m, over_m, ratio_m);
 		printf("through kgc_native_call: (a)/(b) = %.2fx, (b)-(c) = %.2f ns [best]\n",
 		       best[V_REG_SUM_CALL] / best[V_CRIT_SUM_CALL],
 		       best[V_CRIT_SUM_CALL] - best[V_C_SUM]);
@@ -264,8 +271,11 @@ int main(void)
 			fprintf(md, "| variant | best ns/call | median ns/call |\n|---|---:|---:|\n");
 			for (int v = 0; v < NV; v++)
 				fprintf(md, "| %s | %.2f | %.2f |\n", vname[v], best[v], med[v]);
-			fprintf(md, "\n- (a)/(b) = **%.2fx** (median %.2fx); target >= 4x: **%s**\n",
-				ratio, ratio_m, ratio >= 4 ? "met" : "missed");
+			fprintf(md, "\n- overhead over the plain C call, ((a)-(c))/((b)-(c)) = **%.2fx** "
+				"(median %.2fx); target >= 4x (issue 15's restatement): **%s**\n",
+				oratio, oratio_m, oratio >= 4 ? "met" : "missed");
+			fprintf(md, "- (a)/(b) = %.2fx (median %.2fx): issue 5's original form, which "
+				"counts the summing both do (no target since issue 15)\n", ratio, ratio_m);
 			fprintf(md, "- (b)-(c) = **%.2f ns** (median %.2f ns); target <= 3 ns: **%s**\n",
 				over, over_m, over <= 3 ? "met" : "missed");
 			fprintf(md, "- through `kgc_native_call` instead: (a)/(b) = %.2fx, "

@@ -352,8 +352,10 @@ struct policy_state {
 	/* the pause cost model (kgci_policy_young_pause): CPU ns per dirty card
 	 * scanned, per byte copied (roots and slots included), and the pausing
 	 * thread's serial part ~ fixed + per region; survival = copied / cset
-	 * bytes; cards = dirty cards per pause. Running averages. */
+	 * bytes; cards = dirty cards per pause; copy_share = the share of the
+	 * copying the busiest worker did (1/n: balanced). Running averages. */
 	double card_ns, byte_ns;		/* 0: not measured yet */
+	double copy_share;			/* 0: not measured yet */
 	double serial_fixed, serial_region;	/* ns, ns per cset region */
 	double sx, sy, sxx, sxy, sn;		/* decayed sums: serial ns over regions */
 	double survival, cards;

@@ -8,7 +8,9 @@
  * model counts the workers' CPU time; (3) with little surviving, eden grows
  * (by 1/8 per pause into fresh memory while pauses take a large share of
  * the time) to 60% of the heap and no further, but (4) not while pauses take little of the
- * time; (5) a mixed pause teaches it nothing.
+ * time; (5) a mixed pause teaches it nothing; (6) when one worker does most
+ * of the copying (linked lists copied from their heads, or a worker off its
+ * CPU), eden is sized by that worker's share, not by an even split.
  */
 #define _GNU_SOURCE
 #include <time.h>
@@ -25,6 +27,8 @@ static void nap(long ms, uint64_t pause_ns)
 	nanosleep(&ts, NULL);
 }
 
+static double copy_share;	/* of the bytes, the busiest worker copied (0: not reported) */
+
 /* A young pause over eden_mb of eden: cards dirty cards at card_ns each, copied
  * bytes at 1.5 ns/B, 2 workers; wall = stretch x the CPU time. */
 static void feed(kgc_heap *hh, uint32_t eden_mb, size_t cards, double card_ns, size_t copied,
@@ -39,6 +43,7 @@ static void feed(kgc_heap *hh, uint32_t eden_mb, size_t cards, double card_ns, s
 	f.dirty_cards = cards;
 	f.cards_cpu_ns = (uint64_t)(cards * card_ns);
 	f.copied = copied;
+	f.copied_max = (size_t)((double)copied * copy_share);
 	f.evac_cpu_ns = (uint64_t)(copied * 1.5);
 	f.w0_cpu_ns = (f.cards_cpu_ns + f.evac_cpu_ns) / 2;
 	f.cpu_ns = f.w0_cpu_ns + 200 * 1000;	/* 200 us serial */
@@ -61,6 +66,23 @@ static uint32_t cap_after_lru(double stretch)
 	return cap;
 }
 
+/* Pauses where all of eden survives (a live set being built), the
+ * busiest of 2 workers copying `share` of it: the eden cap they leave. */
+static uint32_t cap_after_fill(double share)
+{
+	kgc_heap *hh = t_heap(256, 0, NULL);
+	struct kgc_heap *h = (struct kgc_heap *)hh;
+	uint32_t cap;
+
+	copy_share = share;
+	for (int i = 0; i < 16; i++)
+		feed(hh, h->pol.young_target, 10, 300, (size_t)h->pol.young_target * MB, 1.0, 5);
+	copy_share = 0;
+	cap = h->pol.young_pause_cap;
+	T_ASSERT_EQ(kgc_heap_destroy(hh), 0);
+	return cap;
+}
+
 int main(void)
 {
 	struct kgc_heap *h;
@@ -72,6 +94,16 @@ int main(void)
 	printf("LRU-like pauses: eden cap %u regions (quiet), %u (wall time doubled)\n", quiet, loaded);
 	T_ASSERT(quiet >= 8);
 	T_ASSERT_EQ(quiet, loaded);
+
+	{
+		uint32_t even = cap_after_fill(0.5), skewed = cap_after_fill(0.9);
+
+		/* 1.5 ns/B: 0.75 ns/B split evenly, 1.35 ns/B as the busiest worker's */
+		printf("all surviving: eden cap %u regions (copying split evenly), %u (one worker 90%%)\n",
+		       even, skewed);
+		T_ASSERT(even >= 5);
+		T_ASSERT(skewed * 10 <= even * 6 + 10);
+	}
 
 	hh = t_heap(256, 0, NULL);
 	h = (struct kgc_heap *)hh;
