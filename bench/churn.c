@@ -204,13 +204,14 @@ static void run_kgc(char *extra, size_t n)
 		snprintf(extra, n, "gcs=%lu young=%lu full=%lu pause_max_ms=%.3f pause_p99_ms=%.3f "
 			 "pause_p99b_ms=%.3f young_max_ms=%.3f pause_total_ms=%.3f heap_mb=%.1f region_mb=%u "
 			 "evac_fail_alloc=%lu logged=%zu offcpu_pauses=%zu oncpu_max_ms=%.3f degenerated=%lu "
-			 "paced_ms=%.1f",
+			 "paced_ms=%.1f cycles=%lu assist_ms=%.1f assist_mb=%.0f",
 			 (unsigned long)(st.young_gcs + st.full_gcs), (unsigned long)st.young_gcs,
 			 (unsigned long)st.full_gcs, ms(st.pause_max_ns), ms(pct_sorted(pause_ns, np, 99)),
 			 ms(hist_pct_upper_ns(st.pause_hist, 99)), ms(ymax), ms(st.pause_total_ns),
 			 st.heap_committed / 1048576.0, st.region_size >> 20,
 			 (unsigned long)st.evac_fail_alloc, np, noff, ms(oncpu_max),
-			 (unsigned long)st.degenerated_cycles, ms(st.pacing_stall_ns));
+			 (unsigned long)st.degenerated_cycles, ms(st.pacing_stall_ns),
+			 (unsigned long)st.concurrent_cycles, ms(st.mark_assist_ns), st.mark_assist_bytes / 1048576.0);
 	}
 }
 #endif
@@ -398,9 +399,11 @@ int main(int argc, char **argv)
 		     res_get(res[KGC], "young_max_ms"), res_str(res[KGC], "young", a, sizeof(a)), res_get(res[KGC], "full"));
 		both(md, "kgc pauses with > 2 ms of wall time off the requesting thread's CPU (waiting for the other\n"
 			 "GC worker, or preempted): %.0f; the longest pause without: %.2f ms. Host steal time during the\n"
-			 "kgc run (/proc/stat): %.0f ms. Cycles finished in a pause (degenerated): %.0f; allocation paced %.1f ms.\n",
+			 "kgc run (/proc/stat): %.0f ms. Concurrent cycles: %.0f, finished in a pause (degenerated): %.0f;\n"
+			 "allocating threads marked for them (assists) %.1f ms (%.0f MB), slept for them (paced) %.1f ms.\n",
 		     res_get(res[KGC], "offcpu_pauses"), res_get(res[KGC], "oncpu_max_ms"),
-		     res_get(res[KGC], "steal_ms"), res_get(res[KGC], "degenerated"), res_get(res[KGC], "paced_ms"));
+		     res_get(res[KGC], "steal_ms"), res_get(res[KGC], "cycles"), res_get(res[KGC], "degenerated"),
+		     res_get(res[KGC], "assist_ms"), res_get(res[KGC], "assist_mb"), res_get(res[KGC], "paced_ms"));
 		both(md, "\nkgc detail: `%s`\n", res[KGC]);
 		both(md, "\nVerdict: time ratio %.3fx -> %s; kgc max pause %.2f ms -> %s (target <= 10 ms).\n",
 		     tr, tr <= 0.2 ? "MET" : "NOT MET", mp, mp <= 10 ? "MET" : "NOT MET");

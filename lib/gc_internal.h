@@ -401,6 +401,7 @@ struct alloc_state {		/* alloc.c (h->lock but the atomics) */
 	uint64_t alloc_zero_retries;	/* allocations redone: a collection ran while clearing */
 	_Atomic unsigned pace_permille;	/* allocation pacing now (kgci_policy_pace), 0: off */
 	_Atomic uint64_t pace_stalls, pace_ns;	/* its sleeps (stats: pacing_stall*) */
+	_Atomic uint64_t assists, assist_ns, assist_bytes;	/* marking instead (stats: mark_assist*) */
 };
 struct sp_state {		/* safepoint.c */
 	pthread_mutex_t lock;	/* with cond: waiting for a collection to end */
@@ -705,6 +706,7 @@ bool kgci_cm_retained_evac_ok(struct kgc_heap *h);
 void kgci_cm_test_hold(struct kgc_heap *h, bool on);		/* test hooks */
 const char *kgci_cm_test_state(struct kgc_heap *h);
 size_t kgci_cm_test_bits(struct kgc_heap *h, uint32_t idx);	/* mark bits set in a region */
+uint64_t kgci_cm_test_marked_bytes(struct kgc_heap *h);	/* live bytes the last remark found */
 bool kgci_cm_obj_dead(struct kgc_heap *h, const void *p);	/* swept-to-be garbage (verifier) */
 #define CM_CHUNK_MIN 128	/* smallest gap reused for promotion */
 struct gap { char *start; size_t size; };	/* free space in an old region (a filler) */
@@ -732,7 +734,17 @@ void kgci_policy_retained_limits(struct kgc_heap *h, uint32_t *max, size_t *budg
 void kgci_policy_mixed_limits(struct kgc_heap *h, uint32_t ncand_cycle, uint32_t *min, uint32_t *max,
 			 size_t *budget);
 bool kgci_policy_cycle_urgent(struct kgc_heap *h);
-unsigned kgci_policy_pace(struct kgc_heap *h, bool marking);
+/* A cycle's marking so far (kgci_cm_progress, in a pause): bytes marked
+ * against those expected, old space now against its start. */
+struct mark_progress {
+	bool marking;
+	uint64_t marked, expect;
+	size_t old0, old_now;
+};
+void kgci_cm_progress(struct kgc_heap *h, struct mark_progress *mp);
+/* an allocating thread marks instead of sleeping (assist.c) */
+size_t kgci_cm_assist(struct kgc_heap *h, uint64_t budget_ns, uint64_t *spent_ns);
+unsigned kgci_policy_pace(struct kgc_heap *h, bool marking, const struct mark_progress *mp);
 
 /* kpinwatch.c (kmod): after a young collection, h->lock held, at the safepoint */
 void kgci_kpinwatch_after_young(struct kgc_heap *h);

@@ -41,7 +41,9 @@
  * The marker holds cm->lock while it works and gives it up within a few
  * microseconds when a collection asks (yield_req): every pause holds it,
  * so marker and pauses never overlap. Lock order: h->lock, cm->lock,
- * cm->satb_lock. A full collection aborts the cycle.
+ * cm->satb_lock; cm->lock, cm->pool.lock. Allocating threads help mark
+ * while the cycle falls behind (assist.c). A full collection aborts the
+ * cycle.
  */
 #ifndef KGC_CM_H
 #define KGC_CM_H
@@ -60,6 +62,16 @@ struct satb_buf {
 	kgc_obj e[SATB_CAP];
 };
 
+/* Gray objects shared between the marker and assisting threads (assist.c). */
+struct cm_pool {
+	pthread_mutex_t lock;
+	kgc_obj *v;
+	size_t len, cap;
+	_Atomic int want;		/* an assist found it empty: the marker hands work over */
+	_Atomic int open;		/* marking: assists may work (initial mark to remark) */
+	bool inited;
+};
+
 struct cmark {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -69,9 +81,13 @@ struct cmark {
 	int state;
 	struct markbits bits;		/* 1 bit per heap word */
 	char **tams;			/* per region; == bottom: nothing to mark */
-	size_t *live;			/* marked bytes per region */
+	size_t *live;			/* marked bytes per region (by the marker, and pauses) */
+	_Atomic size_t *live_par;	/* ... by assists, until remark (assist.c) */
 	kgc_obj *stack;
 	size_t len, cap;
+	struct cm_pool pool;
+	uint64_t expect;		/* marked bytes the cycle expects: the last one's */
+	size_t old0;			/* old and humongous bytes at the cycle's start */
 	pthread_mutex_t satb_lock;
 	struct satb_buf *full;		/* buffers handed over by mutators */
 	/* sweeping */
@@ -100,6 +116,7 @@ struct cmark {
 	/* cycle stats */
 	uint64_t t_start, marked_bytes;
 	uint64_t pace_ns0;		/* h->alloc.pace_ns at the cycle's start */
+	uint64_t assist_ns0, assist_bytes0;	/* h->alloc.assist_* then */
 	uint64_t mark_cpu, sweep_cpu, rebuild_cpu;	/* marker thread CPU time this cycle */
 	uint64_t cycles;
 };
@@ -145,6 +162,17 @@ struct satb_buf *kgci_satb_take(struct cmark *cm);	/* the buffers mutators hande
 void kgci_satb_free_list(struct satb_buf *b);
 void kgci_satb_drop(struct kgc_heap *h, struct cmark *cm);	/* every entry, logged or handed over */
 void kgci_satb_each(struct kgc_heap *h, slot_fn fn, void *ctx);	/* every pending entry (a pause) */
+
+/* assist.c: mark bits set with mb_set_par while marking (cm->lock held by
+ * the marker or a pause for the pool calls) */
+int kgci_cm_pool_init(struct kgc_heap *h, struct cmark *cm);
+void kgci_cm_pool_destroy(struct cmark *cm);
+void kgci_cm_pool_donate(struct cmark *cm);
+bool kgci_cm_pool_refill(struct cmark *cm);
+void kgci_cm_pool_each(struct kgc_heap *h, struct cmark *cm, slot_fn fn, void *ctx);
+void kgci_cm_pool_reset(struct kgc_heap *h, struct cmark *cm, bool open);
+void kgci_cm_assist_fold(struct kgc_heap *h, struct cmark *cm);
+uint64_t kgci_cm_assist_marked(struct kgc_heap *h, struct cmark *cm);
 
 /* sweep.c */
 void kgci_sweep_prepare(struct kgc_heap *h, struct cmark *cm);	/* at remark */

@@ -26,12 +26,12 @@ static inline void cm_stack_push(struct cmark *cm, kgc_obj o)
 	cm->stack[cm->len++] = o;
 }
 
-/* Mark o if it is an old object below TAMS; true if newly marked. */
+/* Mark o if it is an old object below TAMS (assists mark too: atomically). */
 static inline void mark_ref(struct kgc_heap *h, struct cmark *cm, kgc_obj o)
 {
 	if (!o || !in_heap(h, o) || (char *)o >= cm->tams[region_index(h, o)])
 		return;
-	if (mb_set(&cm->bits, o))
+	if (mb_set_par(&cm->bits, o))
 		cm_stack_push(cm, o);
 }
 
@@ -73,7 +73,8 @@ static void satb_process(struct kgc_heap *h, struct cmark *cm, struct satb_buf *
 		mark_ref(h, cm, b->e[i]);
 }
 
-/* Marking work until a yield request or no work; true when out of work. */
+/* Marking work until a yield request or no work (the marker's stack, the
+ * assists' pool, SATB buffers); true when out of work. */
 static bool mark_work(struct kgc_heap *h, struct cmark *cm, bool bounded)
 {
 	unsigned k = 0;
@@ -81,9 +82,15 @@ static bool mark_work(struct kgc_heap *h, struct cmark *cm, bool bounded)
 	for (;;) {
 		while (cm->len) {
 			scan_obj(h, cm, cm->stack[--cm->len]);
-			if (bounded && (++k % STEP_WORK) == 0 && must_yield(h, cm))
-				return false;
+			if (bounded && (++k % STEP_WORK) == 0) {
+				if (must_yield(h, cm))
+					return false;
+				if (atomic_load_explicit(&cm->pool.want, memory_order_relaxed))
+					kgci_cm_pool_donate(cm);
+			}
 		}
+		if (kgci_cm_pool_refill(cm))
+			continue;
 		struct satb_buf *b = kgci_satb_take(cm);
 
 		if (!b)
@@ -185,7 +192,7 @@ int kgci_cm_init(struct kgc_heap *h)
 	cm->cand = calloc(h->nregions, sizeof(*cm->cand));
 	cm->rb_top = calloc(h->nregions, sizeof(*cm->rb_top));
 	if (kgci_markbits_init(&cm->bits, h->base, (size_t)h->nregions << h->region_shift) || !cm->tams || !cm->live || !cm->sweep || !cm->empty || !cm->humdead ||
-	    !cm->swept || !cm->cand || !cm->rb_top) {
+	    !cm->swept || !cm->cand || !cm->rb_top || kgci_cm_pool_init(h, cm)) {
 		h->cm = cm;
 		kgci_cm_destroy(h);
 		return -ENOMEM;
@@ -225,6 +232,7 @@ void kgci_cm_destroy(struct kgc_heap *h)
 	free(cm->rb_top);
 	free(cm->swept_chunks);
 	free(cm->chunks);
+	kgci_cm_pool_destroy(cm);
 	if (cm->started || cm->tams) {
 		pthread_mutex_destroy(&cm->lock);
 		pthread_cond_destroy(&cm->cond);
@@ -262,6 +270,7 @@ void kgci_cm_abort(struct kgc_heap *h)
 		kgci_satb_set_active(h, 0);
 		kgci_satb_drop(h, cm);
 		cm->len = 0;
+		kgci_cm_pool_reset(h, cm, false);
 		tams_reset(h, cm);
 		cm->nswept = cm->swept_bytes = 0;
 		kgci_log_line(h, LOG_GC, "Concurrent Mark Abort");
@@ -275,6 +284,15 @@ void kgci_cm_abort(struct kgc_heap *h)
 		kgci_cm_verify_bits(h, "cycle aborted");
 }
 
+/* Old and humongous bytes, less the swept gaps promotion may still fill. */
+static size_t old_bytes(struct kgc_heap *h)
+{
+	size_t old = (size_t)(h->count[RT_OLD] + h->count[RT_HUM_START] + h->count[RT_HUM_CONT])
+		     << h->region_shift;
+
+	return old > h->chunk_bytes ? old - h->chunk_bytes : 0;
+}
+
 static void initial_mark(struct kgc_heap *h, struct cmark *cm)
 {
 	for (uint32_t i = 0; i < h->nregions; i++) {
@@ -286,6 +304,9 @@ static void initial_mark(struct kgc_heap *h, struct cmark *cm)
 	/* gaps of the last sweep stay in use: promotion into them is marked
 	 * black (kgci_cm_mark_black) until remark */
 	cm->len = 0;
+	kgci_cm_pool_reset(h, cm, true);
+	cm->old0 = old_bytes(h);
+	cm->expect = cm->marked_bytes ? cm->marked_bytes : cm->old0;
 	kgci_roots_iterate(h, root_mark, cm);
 	kgci_roots_iterate_critical(h, root_mark, cm);
 	/* young objects that existed at the snapshot: the marker never visits young space */
@@ -300,6 +321,8 @@ static void initial_mark(struct kgc_heap *h, struct cmark *cm)
 	kgci_satb_set_active(h, 1);
 	cm->t_start = kgci_now_ns();
 	cm->pace_ns0 = atomic_load_explicit(&h->alloc.pace_ns, memory_order_relaxed);
+	cm->assist_ns0 = atomic_load_explicit(&h->alloc.assist_ns, memory_order_relaxed);
+	cm->assist_bytes0 = atomic_load_explicit(&h->alloc.assist_bytes, memory_order_relaxed);
 	cm->mark_cpu = cm->sweep_cpu = 0;
 	cm->state = CM_MARKING;
 	if (!cm->started) {
@@ -336,6 +359,7 @@ static void remark(struct kgc_heap *h, struct cmark *cm)
 			t->satb->n = 0;
 		}
 	mark_work(h, cm, false);
+	kgci_cm_assist_fold(h, cm);
 	kgci_satb_set_active(h, 0);
 	kgci_weak_process(h, weak_alive_cycle, cm);	/* before the chunk bits below */
 	/* gaps of the last sweep still unused stay in use: marked, the sweep
@@ -450,6 +474,24 @@ static bool cm_marking(struct kgc_heap *h)
 	return st == CM_MARKING || st == CM_REMARK_READY || st == CM_SWEEPING;
 }
 
+/* A pause: how far marking got against how far old space grew (policy.c
+ * decides from it how much allocating threads assist). */
+void kgci_cm_progress(struct kgc_heap *h, struct mark_progress *mp)
+{
+	struct cmark *cm = h->cm;
+
+	memset(mp, 0, sizeof(*mp));
+	if (cm->state != CM_MARKING || !cm->started)
+		return;
+	mp->marking = true;
+	mp->old0 = cm->old0;
+	mp->old_now = old_bytes(h);
+	mp->expect = cm->expect;
+	for (uint32_t i = 0; i < h->nregions; i++)
+		mp->marked += cm->live[i];
+	mp->marked += kgci_cm_assist_marked(h, cm);
+}
+
 /* The marker thread marks or sweeps (not: waits for a pause, rebuilds cards). */
 bool kgci_cm_marker_busy(struct kgc_heap *h)
 {
@@ -535,6 +577,7 @@ void kgci_cm_young_roots(struct kgc_heap *h, slot_fn fn, void *ctx)
 		return;
 	for (size_t i = 0; i < cm->len; i++)
 		old_cset_ref(h, &cm->stack[i], fn, ctx);
+	kgci_cm_pool_each(h, cm, old_cset_entry, &c);
 	kgci_satb_each(h, old_cset_entry, &c);
 }
 
@@ -559,6 +602,7 @@ void kgci_cm_young_freed(struct kgc_heap *h, uint32_t idx)
 	kgci_markbits_clear(&cm->bits, h->regions[idx].bottom, h->regions[idx].end);
 	cm->tams[idx] = h->regions[idx].bottom;
 	cm->live[idx] = 0;
+	atomic_store_explicit(&cm->live_par[idx], 0, memory_order_relaxed);
 }
 
 /* A promoted object placed below TAMS (in a gap of the last sweep) before
@@ -591,10 +635,22 @@ void kgci_cm_test_hold(struct kgc_heap *h, bool on)
 	kgci_cm_pause_end(h);
 }
 
-/* Test hook: the cycle's state as a name ("idle", "marking", ...). */
+/* Test hook: the cycle's state as a name ("idle", "marking", ...); the
+ * marker thread changes it too (marking done): read with it off the heap. */
 const char *kgci_cm_test_state(struct kgc_heap *h)
 {
-	return cm_state_name(h->cm);
+	const char *name;
+
+	kgci_cm_pause_begin(h);
+	name = cm_state_name(h->cm);
+	kgci_cm_pause_end(h);
+	return name;
+}
+
+/* Test hook: bytes the last remark found marked (the marker's and assists'). */
+uint64_t kgci_cm_test_marked_bytes(struct kgc_heap *h)
+{
+	return h->cm->marked_bytes;
 }
 
 /* Test hook: mark bits set in region idx. */

@@ -216,10 +216,13 @@ void kgci_sweep_cleanup(struct kgc_heap *h, struct cmark *cm)
 	h->st.bytes_freed += freed;
 	h->st.concurrent_cycles = cm->cycles;
 	kgci_log_line(h, LOG_GC, "Concurrent Cycle %.3fms (marker cpu: mark %.1fms, sweep %.1fms; "
-		 "allocation paced %.1fms): "
+		 "assists: %.1fms, %lluM marked; allocation paced %.1fms): "
 		 "%lluM marked live, freed %u regions + %u humongous (%zuM), %zuM reusable in %zu gaps, "
 		 "%u mixed candidates",
 		 (kgci_now_ns() - cm->t_start) / 1e6, cm->mark_cpu / 1e6, cm->sweep_cpu / 1e6,
+		 (atomic_load_explicit(&h->alloc.assist_ns, memory_order_relaxed) - cm->assist_ns0) / 1e6,
+		 (unsigned long long)((atomic_load_explicit(&h->alloc.assist_bytes, memory_order_relaxed) -
+				       cm->assist_bytes0) >> 20),
 		 (atomic_load_explicit(&h->alloc.pace_ns, memory_order_relaxed) - cm->pace_ns0) / 1e6,
 		 (unsigned long long)(cm->marked_bytes >> 20), nfreed, nhum,
 		 freed >> 20, h->chunk_bytes >> 20, cm->nchunks, cm->ncand);

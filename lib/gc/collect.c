@@ -49,6 +49,7 @@ static bool young_pause(struct kgc_heap *h)
 	unsigned fail = 0;
 	const char *step;
 	struct young_facts f = { 0 };
+	struct mark_progress mp;
 
 	h->gc_id++;
 	before = kgci_heap_used_bytes(h);
@@ -71,7 +72,9 @@ static bool young_pause(struct kgc_heap *h)
 		kgci_verify_heap(h, "after young GC");
 	kgci_policy_after_gc(h, false);
 	uncommit(h);
-	atomic_store_explicit(&h->alloc.pace_permille, kgci_policy_pace(h, kgci_cm_marker_busy(h)), memory_order_relaxed);
+	kgci_cm_progress(h, &mp);
+	atomic_store_explicit(&h->alloc.pace_permille, kgci_policy_pace(h, kgci_cm_marker_busy(h), &mp),
+			      memory_order_relaxed);
 	ns = kgci_now_ns() - t0;
 	kgci_stats_pause(h, false, ns);
 	kgci_log_gc(h, "Pause Young", step ? step : f.mixed ? "Mixed" : "Normal", before,

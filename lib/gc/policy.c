@@ -185,29 +185,58 @@ bool kgci_policy_cycle_urgent(struct kgc_heap *h)
 
 /*
  * Allocation pacing (after Shenandoah's pacer), decided after each young
- * collection: while the marker thread marks or sweeps and old space gets
- * close to kgci_policy_cycle_urgent's margin, allocating threads sleep part of
- * their time (alloc.c). Where the marker shares CPUs with them, it gets
- * those CPUs; elsewhere promotion slows down. Either way the cycle is more
- * likely to end concurrently than in a long degenerated pause. From nothing
- * at PACE_ZONE margins of room up to KGC_PACING % of their time at the
- * margin. Returns the share of time to sleep, in permille.
+ * collection: allocating threads give part of their time to the cycle
+ * (alloc.c) - marking for it while it marks (assist.c), else sleeping, so
+ * that where the marker shares CPUs with them it gets those CPUs. Two
+ * reasons, the larger share wins, at most KGC_PACING % of their time:
+ *  - old space close to kgci_policy_cycle_urgent's margin while the marker
+ *    marks or sweeps: from nothing at PACE_ZONE margins of room up to
+ *    KGC_PACING at the margin (the cycle should end concurrently rather
+ *    than in a long degenerated pause);
+ *  - marking behind its schedule (after Go's GC pacer): it should be done
+ *    before old space grows by MARK_GROWTH_PERCENT of what it held at the
+ *    cycle's start. While old space grew by a larger share of that than
+ *    marking progressed (bytes marked against the last cycle's),
+ *    ASSIST_GAIN x the difference. Marking done sooner is less old space
+ *    promoted meanwhile: a smaller heap at the cycle's end.
+ * Returns the share of time, in permille.
  */
 #define PACE_ZONE 3
 #define PACING_DEFAULT 50	/* KGC_PACING: at most half their time */
+#define MARK_GROWTH_PERCENT 25
+#define ASSIST_GAIN 2
 
-unsigned kgci_policy_pace(struct kgc_heap *h, bool marking)
+static unsigned pace_behind(const struct mark_progress *mp, unsigned cap)
+{
+	double grown, done;
+
+	if (!mp || !mp->marking || !mp->expect || !mp->old0)
+		return 0;
+	grown = (double)(mp->old_now > mp->old0 ? mp->old_now - mp->old0 : 0) /
+		((double)mp->old0 * MARK_GROWTH_PERCENT / 100);
+	done = (double)mp->marked / (double)mp->expect;
+	if (grown <= done)
+		return 0;
+	return (grown - done) * ASSIST_GAIN * 1000 >= cap ? cap : (unsigned)((grown - done) * ASSIST_GAIN * 1000);
+}
+
+unsigned kgci_policy_pace(struct kgc_heap *h, bool marking, const struct mark_progress *mp)
 {
 	uint64_t m = cycle_margin(h), room = room_free(h);
-	unsigned pct = h->opt.pacing_percent ? h->opt.pacing_percent : PACING_DEFAULT;
+	unsigned pct = h->opt.pacing_percent ? h->opt.pacing_percent : PACING_DEFAULT, zone, behind;
 
-	if (!marking || pct >= 100 || room >= PACE_ZONE * m)
+	if (pct >= 100)
 		return 0;
 	if (pct > 90)
 		pct = 90;
-	if (room <= m)
-		return pct * 10;
-	return (unsigned)((PACE_ZONE * m - room) * pct * 10 / ((PACE_ZONE - 1) * m));
+	behind = pace_behind(mp, pct * 10);
+	if (!marking || room >= PACE_ZONE * m)
+		zone = 0;
+	else if (room <= m)
+		zone = pct * 10;
+	else
+		zone = (unsigned)((PACE_ZONE * m - room) * pct * 10 / ((PACE_ZONE - 1) * m));
+	return zone > behind ? zone : behind;
 }
 
 #define IHOP_DEFAULT 35

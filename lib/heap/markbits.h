@@ -29,6 +29,17 @@ static inline bool mb_set(struct markbits *m, const void *p)
 	m->w[b / 64] |= bit;
 	return true;
 }
+/* Set p's bit, other threads marking too; true if this call set it (it
+ * won the object). A plain load first: most objects met are marked already. */
+static inline bool mb_set_par(struct markbits *m, const void *p)
+{
+	size_t b = mb_bit(m, p);
+	uint64_t bit = 1ull << (b % 64);
+
+	if (__atomic_load_n(&m->w[b / 64], __ATOMIC_RELAXED) & bit)
+		return false;
+	return !(__atomic_fetch_or(&m->w[b / 64], bit, __ATOMIC_RELAXED) & bit);
+}
 /* Set p's bit, other threads setting bits of the same word. */
 static inline void mb_set_atomic(struct markbits *m, const void *p)
 {

@@ -249,19 +249,22 @@ static bool alloc_zero(struct kgc_thread *t, char *p, size_t size, size_t zero, 
 
 /*
  * Allocation pacing (kgci_policy_pace): a thread that has run PACE_RUN_NS since
- * pacing started or since its last sleep sleeps for its share, in native
+ * pacing started or since it last gave its share gives it now: it marks for
+ * the cycle while there is marking to do (assist.c, in managed state: it
+ * stops at a safepoint request), and sleeps for what is left, in native
  * state (a collection never waits for it). Wall time, pauses included (a
  * cycle that falls behind usually does so because pauses and mutators leave
  * the marker no CPU), counted up to 2 * PACE_RUN_NS: where pauses are longer
- * than the mutator's stretches between them, it still sleeps.
+ * than the mutator's stretches between them, it still gives its share.
  */
 #define PACE_RUN_NS	(2 * 1000000ull)
 
 static void alloc_pace(struct kgc_thread *t, unsigned permille)
 {
 	struct kgc_heap *h = t->heap;
-	uint64_t now = kgci_now_ns(), ran = now - t->pace_t, ns;
+	uint64_t now = kgci_now_ns(), ran = now - t->pace_t, ns, spent;
 	struct timespec ts;
+	size_t marked;
 
 	if (!t->pace_t) {	/* pacing just started: count from now */
 		t->pace_t = now;
@@ -272,14 +275,24 @@ static void alloc_pace(struct kgc_thread *t, unsigned permille)
 	if (ran > 2 * PACE_RUN_NS)
 		ran = 2 * PACE_RUN_NS;
 	ns = ran * permille / (1000 - permille);
-	ts.tv_sec = 0;
-	ts.tv_nsec = (long)ns;
-	thread_set_native(t, TS_NATIVE);
-	nanosleep(&ts, NULL);
-	thread_to_managed(t);
+	marked = kgci_cm_assist(h, ns, &spent);
+	if (marked) {
+		atomic_fetch_add_explicit(&h->alloc.assists, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&h->alloc.assist_ns, spent, memory_order_relaxed);
+		atomic_fetch_add_explicit(&h->alloc.assist_bytes, marked, memory_order_relaxed);
+	}
+	if (spent < ns && !atomic_load_explicit(&h->sp.poll_word, memory_order_relaxed)) {
+		uint64_t t0 = kgci_now_ns();
+
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)(ns - spent);
+		thread_set_native(t, TS_NATIVE);
+		nanosleep(&ts, NULL);
+		thread_to_managed(t);
+		atomic_fetch_add_explicit(&h->alloc.pace_stalls, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&h->alloc.pace_ns, kgci_now_ns() - t0, memory_order_relaxed);
+	}
 	t->pace_t = kgci_now_ns();
-	atomic_fetch_add_explicit(&h->alloc.pace_stalls, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&h->alloc.pace_ns, t->pace_t - now, memory_order_relaxed);
 }
 
 /* Slow path: refill the TLAB or allocate outside it; collect when needed.

@@ -29,7 +29,7 @@ static const struct opt_desc {
 	{ "KGC_IHOP", O_UINT, offsetof(struct kgc_options, ihop_percent), "old-space % starting concurrent marking (100: never)" },
 	{ "KGC_PAUSE_GOAL_MS", O_UINT, offsetof(struct kgc_options, pause_goal_ms), "young pause goal, sizes eden" },
 	{ "KGC_MIXED_LIVE", O_UINT, offsetof(struct kgc_options, mixed_live_percent), "mixed GCs evacuate old regions less live than this % (100: never)" },
-	{ "KGC_PACING", O_UINT, offsetof(struct kgc_options, pacing_percent), "max % of time allocation sleeps for a lagging cycle (100: off)" },
+	{ "KGC_PACING", O_UINT, offsetof(struct kgc_options, pacing_percent), "max % of time allocating threads give a lagging cycle: marking, else sleeping (100: off)" },
 	{ "KGC_SAFEPOINT_WARN_MS", O_UINT, offsetof(struct kgc_options, safepoint_warn_ms), "warn when a safepoint waits this long for a thread (4294967295: never)" },
 	{ "KGC_STALE_CHECK", O_UINT, offsetof(struct kgc_options, stale_check), "debug: young GC every N allocations, evacuated regions PROT_NONE for a while (0: off)" },
 	{ "KGC_UNCOMMIT_DELAY_MS", O_UINT, offsetof(struct kgc_options, uncommit_delay_ms), "free regions go back to the OS after this long unused (and 16 GCs; 4294967295: never)" },

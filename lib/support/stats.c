@@ -69,6 +69,9 @@ void kgci_stats_refresh(struct kgc_heap *h)
 	h->st.uncommit_busy = h->be.uncommit_busy;
 	h->st.pacing_stalls = atomic_load_explicit(&h->alloc.pace_stalls, memory_order_relaxed);
 	h->st.pacing_stall_ns = atomic_load_explicit(&h->alloc.pace_ns, memory_order_relaxed);
+	h->st.mark_assists = atomic_load_explicit(&h->alloc.assists, memory_order_relaxed);
+	h->st.mark_assist_ns = atomic_load_explicit(&h->alloc.assist_ns, memory_order_relaxed);
+	h->st.mark_assist_bytes = atomic_load_explicit(&h->alloc.assist_bytes, memory_order_relaxed);
 	h->st.cleaners_run = atomic_load_explicit(&h->cleaners_run, memory_order_relaxed);
 	h->st.kpin_watch_armed = atomic_load_explicit(&h->kpw_armed, memory_order_relaxed);
 	h->st.kpin_watch_fired = atomic_load_explicit(&h->kpw_fired, memory_order_relaxed);

@@ -1510,11 +1510,12 @@ static int run_one(const char *mode_name)
 	}
 	printf("shadow: PASS mode=%s seed=%llu %.2fs: ops %llu checks %llu collects %llu (full %llu) "
 	       "critical %llu (%llu arrays) handoffs %llu/%llu humongous %llu enomem %llu | gc young %llu full %llu "
-	       "cycles %llu mixed %llu degenerated %llu pinned-fail %llu\n",
+	       "cycles %llu mixed %llu degenerated %llu pinned-fail %llu mark-assists %llu (%lluK)\n",
 	       cur_mode->name, seed, (kgci_now_ns() - t0) / 1e9, tot[0], tot[1], tot[2], tot[3], tot[4], tot[5],
 	       tot[6], tot[7], tot[9], tot[8], (unsigned long long)st.young_gcs, (unsigned long long)st.full_gcs,
 	       (unsigned long long)st.concurrent_cycles, (unsigned long long)st.mixed_gcs,
-	       (unsigned long long)st.degenerated_cycles, (unsigned long long)st.evac_fail_pinned);
+	       (unsigned long long)st.degenerated_cycles, (unsigned long long)st.evac_fail_pinned,
+	       (unsigned long long)st.mark_assists, (unsigned long long)(st.mark_assist_bytes >> 10));
 	free(T);
 	if (kgc_heap_destroy(heap))
 		fail(NULL, "kgc_heap_destroy failed");
