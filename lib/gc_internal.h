@@ -340,6 +340,7 @@ struct full_state {
 struct young_state {
 	struct gc_pool *pool;	/* the worker gang's threads (KGC_GC_THREADS > 1; gang.c) */
 	long surv_cur, old_cur;	/* to-space allocation regions, -1 none (promote.c) */
+	long old_keep;		/* the last pause's old one, to go on filling (promote.c) */
 	uint32_t surv_regions;	/* survivor regions taken by this pause */
 };
 

@@ -127,7 +127,7 @@ static void full_prepare(struct full *f, uint32_t *npinned)
 	f->was_used = malloc(h->nregions);
 	if (!f->list || !f->new_top || !f->was_used)
 		kgci_fatal("full GC: out of memory");
-	h->young.surv_cur = h->young.old_cur = -1;
+	h->young.surv_cur = h->young.old_cur = h->young.old_keep = -1;	/* compaction moves all */
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
 

@@ -10,6 +10,33 @@
 
 #define PLAB_SIZE (32 * 1024)
 
+/*
+ * The old to-space region a pause ends with is kept for the next pause to
+ * go on filling (G1's retained old GC alloc region), while it stays a plain
+ * old region with room for a PLAB. A new region each pause left the last
+ * one's tail unused until a full collection compacted it: with 2 MiB
+ * edens promoting ~1 MiB each (the LRU bench filling its cache) that was
+ * 0.3-0.5 MiB of resident, unused memory per pause.
+ */
+void kgci_promote_begin(struct kgc_heap *h)
+{
+	long k = h->young.old_keep;
+	const struct region *r = k >= 0 ? &h->regions[k] : NULL;
+
+	h->young.surv_regions = 0;
+	h->young.surv_cur = h->young.old_cur = h->young.old_keep = -1;
+	if (r && r->type == RT_OLD && !r->retained && !r->candidate && !r->quarantined &&
+	    r->pinspace == PS_NONE && !(r->flags & (RF_CSET | RF_PINNED | RF_KPINNED | RF_PRETOUCH)) &&
+	    (size_t)(r->end - r->top) >= PLAB_SIZE)
+		h->young.old_cur = k;
+}
+
+void kgci_promote_end(struct kgc_heap *h)
+{
+	h->young.old_keep = h->young.old_cur;
+	h->young.surv_cur = h->young.old_cur = -1;
+}
+
 /* y->lock held: carve [min, want] bytes from the current to-space region. */
 static char *region_carve(struct yworker *w, size_t min, size_t want, bool old, size_t *got)
 {

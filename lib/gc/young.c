@@ -307,8 +307,7 @@ static void ygc_setup(struct ygc *y, struct kgc_heap *h)
 		y->inject = true;
 		h->evac_fail_inject--;
 	}
-	h->young.surv_regions = 0;
-	h->young.surv_cur = h->young.old_cur = -1;
+	kgci_promote_begin(h);
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
 
@@ -423,7 +422,7 @@ static void ygc_finish_regions(struct ygc *y, struct yres *res, unsigned *fail_m
 		r->flags &= ~(RF_CSET | RF_FAILED | RF_GC_ALLOC);
 		r->fail_cause = FAIL_NONE;
 	}
-	h->young.surv_cur = h->young.old_cur = -1;
+	kgci_promote_end(h);
 }
 
 /* What the policy and the stats learn from this collection: the facts the
@@ -506,7 +505,7 @@ void kgci_young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_ma
 
 void kgci_young_init(struct kgc_heap *h)
 {
-	h->young.surv_cur = h->young.old_cur = -1;
+	h->young.surv_cur = h->young.old_cur = h->young.old_keep = -1;
 }
 
 void kgci_young_destroy(struct kgc_heap *h)
