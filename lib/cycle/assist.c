@@ -10,8 +10,9 @@
  * Work: the marker thread keeps its own mark stack (cm->lock). A thread
  * that wants work takes it from a shared pool; finding the pool empty, it
  * takes half the marker's stack itself if the marker is not at work (a
- * trylock of cm->lock), else asks (pool.want) and the marker hands part of
- * its stack over at its next check (kgci_cm_pool_donate). The marker takes
+ * trylock of cm->lock), else asks (pool.want) and waits a little: the
+ * marker hands part of its stack over at its next check
+ * (kgci_cm_pool_donate). The marker takes
  * the pool's work back when its own runs out (kgci_cm_pool_refill).
  *
  * Marking from several threads at once: mark bits are set atomically, and
@@ -26,6 +27,7 @@
  * or cm->lock by trylock only.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cycle/cm.h"
@@ -231,31 +233,48 @@ static void assist_scan(struct assist *a, kgc_obj o)
 	}
 }
 
-/* Work for an assist: a batch from the pool, or half the marker's stack
- * while the marker is not at work; else ask the marker for some. */
-static bool assist_take(struct assist *a)
+/* A batch from the pool into the assist's stack; false if it is empty. */
+static bool pool_take(struct assist *a)
 {
-	struct cmark *cm = a->cm;
-	struct cm_pool *p = &cm->pool;
+	struct cm_pool *p = &a->cm->pool;
 
 	pthread_mutex_lock(&p->lock);
-	if (!p->len) {
-		pthread_mutex_unlock(&p->lock);
-		if (pthread_mutex_trylock(&cm->lock))
-			goto ask;
-		kgci_cm_pool_donate(cm);
-		pthread_mutex_unlock(&cm->lock);
-		pthread_mutex_lock(&p->lock);
-	}
 	a->len = p->len < POOL_BATCH ? p->len : POOL_BATCH;
 	p->len -= a->len;
 	memcpy(a->st, p->v + p->len, a->len * sizeof(kgc_obj));
 	pthread_mutex_unlock(&p->lock);
-	if (a->len)
+	return a->len != 0;
+}
+
+/*
+ * Work for an assist: a batch from the pool; else half the marker's stack
+ * while the marker is not at work; else ask the marker, which looks every
+ * STEP_WORK objects (some 10-50 us), and wait up to ASSIST_ASK_NS for its
+ * answer (the marker is at work on another CPU, or waits for one).
+ */
+#define ASSIST_ASK_NS (200 * 1000)
+
+static bool assist_take(struct assist *a, uint64_t until)
+{
+	struct cmark *cm = a->cm;
+	struct cm_pool *p = &cm->pool;
+	uint64_t t0;
+
+	if (pool_take(a))
 		return true;
-ask:
+	if (!pthread_mutex_trylock(&cm->lock)) {
+		kgci_cm_pool_donate(cm);
+		pthread_mutex_unlock(&cm->lock);
+		return pool_take(a);	/* empty: the marker has nothing either */
+	}
 	atomic_store_explicit(&p->want, 1, memory_order_relaxed);
-	return false;
+	t0 = kgci_now_ns();
+	if (until > t0 + ASSIST_ASK_NS)
+		until = t0 + ASSIST_ASK_NS;
+	while (atomic_load_explicit(&p->want, memory_order_relaxed) && kgci_now_ns() < until &&
+	       !atomic_load_explicit(&a->h->sp.poll_word, memory_order_relaxed))
+		sched_yield();
+	return pool_take(a);
 }
 
 /*
@@ -284,7 +303,7 @@ size_t kgci_cm_assist(struct kgc_heap *h, uint64_t budget_ns, uint64_t *spent_ns
 	a->lreg = 0;
 	t0 = now = kgci_now_ns();
 	while (now - t0 < budget_ns) {
-		if (!a->len && !assist_take(a))
+		if (!a->len && !assist_take(a, t0 + budget_ns))
 			break;
 		while (a->len) {
 			assist_scan(a, a->st[--a->len]);
