@@ -241,7 +241,8 @@ static bool pool_take(struct assist *a)
 	pthread_mutex_lock(&p->lock);
 	a->len = p->len < POOL_BATCH ? p->len : POOL_BATCH;
 	p->len -= a->len;
-	memcpy(a->st, p->v + p->len, a->len * sizeof(kgc_obj));
+	if (a->len)	/* p->v may still be NULL */
+		memcpy(a->st, p->v + p->len, a->len * sizeof(kgc_obj));
 	pthread_mutex_unlock(&p->lock);
 	return a->len != 0;
 }
