@@ -13,7 +13,7 @@
 /*
  * The old to-space region a pause ends with is kept for the next pause to
  * go on filling (G1's retained old GC alloc region), while it stays a plain
- * old region with room for a PLAB. A new region each pause left the last
+ * old region with room for a PLAB, and no cycle runs. A new region each pause left the last
  * one's tail unused until a full collection compacted it: with 2 MiB
  * edens promoting ~1 MiB each (the LRU bench filling its cache) that was
  * 0.3-0.5 MiB of resident, unused memory per pause.
@@ -25,7 +25,10 @@ void kgci_promote_begin(struct kgc_heap *h)
 
 	h->young.surv_regions = 0;
 	h->young.surv_cur = h->young.old_cur = h->young.old_keep = -1;
-	if (r && r->type == RT_OLD && !r->retained && !r->candidate && !r->quarantined &&
+	/* no cycle: the sweep frees a region it found dead below TAMS at
+	 * cleanup, filling it up to its top - objects promoted into it
+	 * meanwhile would be lost */
+	if (r && kgci_cm_idle(h) && r->type == RT_OLD && !r->retained && !r->candidate && !r->quarantined &&
 	    r->pinspace == PS_NONE && !(r->flags & (RF_CSET | RF_PINNED | RF_KPINNED | RF_PRETOUCH)) &&
 	    (size_t)(r->end - r->top) >= PLAB_SIZE)
 		h->young.old_cur = k;
