@@ -533,6 +533,7 @@ void kgci_cm_young_begin(struct kgc_heap *h, struct cm_young *cy)
 	/* a mixed collection: old candidates of the last cycle join the cset */
 	cy->nmixed = cm_active(h) ? 0 : kgci_mixed_select(h, &cy->mixed_live);
 	cy->retained_ok = kgci_cm_retained_evac_ok(h);
+	cy->idle = !cm_active(h);
 }
 
 void kgci_cm_young_cset(struct kgc_heap *h)

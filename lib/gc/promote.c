@@ -18,7 +18,7 @@
  * edens promoting ~1 MiB each (the LRU bench filling its cache) that was
  * 0.3-0.5 MiB of resident, unused memory per pause.
  */
-void kgci_promote_begin(struct kgc_heap *h)
+void kgci_promote_begin(struct kgc_heap *h, bool keep_ok)
 {
 	long k = h->young.old_keep;
 	const struct region *r = k >= 0 ? &h->regions[k] : NULL;
@@ -28,7 +28,7 @@ void kgci_promote_begin(struct kgc_heap *h)
 	/* no cycle: the sweep frees a region it found dead below TAMS at
 	 * cleanup, filling it up to its top - objects promoted into it
 	 * meanwhile would be lost */
-	if (r && kgci_cm_idle(h) && r->type == RT_OLD && !r->retained && !r->candidate && !r->quarantined &&
+	if (r && keep_ok && r->type == RT_OLD && !r->retained && !r->candidate && !r->quarantined &&
 	    r->pinspace == PS_NONE && !(r->flags & (RF_CSET | RF_PINNED | RF_KPINNED | RF_PRETOUCH)) &&
 	    (size_t)(r->end - r->top) >= PLAB_SIZE)
 		h->young.old_cur = k;

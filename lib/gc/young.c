@@ -307,7 +307,6 @@ static void ygc_setup(struct ygc *y, struct kgc_heap *h)
 		y->inject = true;
 		h->evac_fail_inject--;
 	}
-	kgci_promote_begin(h);
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
 
@@ -331,6 +330,7 @@ static void ygc_select_cset(struct ygc *y, struct yres *res, uint32_t *npinned)
 	size_t rbudget;
 
 	kgci_cm_young_begin(h, &cy);	/* mixed candidates of the last cycle join the cset */
+	kgci_promote_begin(h, cy.idle);
 	y->black = cy.marking;
 	res->nmixed = cy.nmixed;
 	res->mixed_live = cy.mixed_live;

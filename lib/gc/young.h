@@ -120,7 +120,7 @@ void kgci_gang_drain_all(struct yworker *w);	/* until every worker is out of wor
 void kgci_gang_share_slots(struct yworker *w);	/* phase B: every worker's card slots */
 
 /* promote.c: to-space allocation */
-void kgci_promote_begin(struct kgc_heap *h);	/* to-space regions of a new pause */
+void kgci_promote_begin(struct kgc_heap *h, bool keep_ok);	/* to-space regions of a new pause */
 void kgci_promote_end(struct kgc_heap *h);
 char *kgci_promote_alloc(struct yworker *w, size_t size, bool old);
 void kgci_promote_unalloc(struct yworker *w, char *p, size_t size, bool old);
