@@ -529,6 +529,15 @@ void kgci_policy_init(struct kgc_heap *h);
 size_t kgci_policy_region_size(size_t max_heap, size_t hint);
 size_t kgci_policy_default_heap(void);
 void kgci_policy_after_gc(struct kgc_heap *h, bool full);
+/* Bytes in old and humongous regions, less the swept gaps promotion may
+ * still fill: what the cycle's trigger and schedule measure. */
+static inline size_t kgci_old_used(const struct kgc_heap *h)
+{
+	size_t old = (size_t)(h->count[RT_OLD] + h->count[RT_HUM_START] + h->count[RT_HUM_CONT])
+		     << h->region_shift;
+
+	return old > h->chunk_bytes ? old - h->chunk_bytes : 0;
+}
 void kgci_policy_young_pause(struct kgc_heap *h, const struct young_facts *f);
 void kgci_policy_adapt_tenure(struct kgc_heap *h);
 unsigned kgci_policy_safepoint_warn_ms(struct kgc_heap *h);

@@ -74,6 +74,17 @@ static bool pool_put_locked(struct cm_pool *p, const kgc_obj *v, size_t n)
 	return true;
 }
 
+/* Take up to POOL_BATCH gray objects off the pool into dst (pool.lock held). */
+static size_t pool_pop_locked(struct cm_pool *p, kgc_obj *dst)
+{
+	size_t n = p->len < POOL_BATCH ? p->len : POOL_BATCH;
+
+	p->len -= n;
+	if (n)	/* p->v may still be NULL */
+		memcpy(dst, p->v + p->len, n * sizeof(kgc_obj));
+	return n;
+}
+
 /* The marker (cm->lock held): a thread asked for work; hand over half of
  * the stack (a lone gray object too), at most 8 batches. */
 void kgci_cm_pool_donate(struct cmark *cm)
@@ -97,16 +108,12 @@ bool kgci_cm_pool_refill(struct cmark *cm)
 {
 	size_t n;
 
+	if (cm->len + POOL_BATCH > cm->cap)
+		cm->stack = kgci_array_grow(cm->stack, &cm->cap, sizeof(*cm->stack), "concurrent mark stack");
 	pthread_mutex_lock(&cm->pool.lock);
-	n = cm->pool.len < POOL_BATCH ? cm->pool.len : POOL_BATCH;
-	if (n) {
-		if (cm->len + n > cm->cap)
-			cm->stack = kgci_array_grow(cm->stack, &cm->cap, sizeof(*cm->stack), "concurrent mark stack");
-		cm->pool.len -= n;
-		memcpy(cm->stack + cm->len, cm->pool.v + cm->pool.len, n * sizeof(kgc_obj));
-		cm->len += n;
-	}
+	n = pool_pop_locked(&cm->pool, cm->stack + cm->len);
 	pthread_mutex_unlock(&cm->pool.lock);
+	cm->len += n;
 	return n != 0;
 }
 
@@ -185,9 +192,9 @@ static void spill(struct assist *a, bool all)
 		kgci_fatal("marking assist: out of memory for the mark pool");
 }
 
-static inline void assist_mark(struct assist *a, kgc_obj o)
+static inline void assist_mark(struct kgc_heap *h, void *ctx, kgc_obj o)
 {
-	struct kgc_heap *h = a->h;
+	struct assist *a = ctx;
 
 	if (!o || !in_heap(h, o) || (char *)o >= a->cm->tams[region_index(h, o)])
 		return;
@@ -212,25 +219,7 @@ static void assist_scan(struct assist *a, kgc_obj o)
 	}
 	a->lbytes += size;
 	a->bytes += size;
-	switch (hdr_kind(hd)) {
-	case KIND_INSTANCE: {
-		const struct type_info *ti = type_get(h, hdr_type(hd));
-
-		for (uint32_t i = 0; i < ti->nrefs; i++)
-			assist_mark(a, load_ref((kgc_obj *)((char *)o + ti->ref_offsets[i])));
-		break;
-	}
-	case KIND_REF_ARRAY: {
-		kgc_obj *s = kgc_array_data(o);
-		size_t n = kgc_array_length(o);
-
-		for (size_t i = 0; i < n; i++)
-			assist_mark(a, load_ref(&s[i]));
-		break;
-	}
-	default:
-		break;
-	}
+	cm_obj_refs(h, o, hd, assist_mark, a);
 }
 
 /* A batch from the pool into the assist's stack; false if it is empty. */
@@ -239,10 +228,7 @@ static bool pool_take(struct assist *a)
 	struct cm_pool *p = &a->cm->pool;
 
 	pthread_mutex_lock(&p->lock);
-	a->len = p->len < POOL_BATCH ? p->len : POOL_BATCH;
-	p->len -= a->len;
-	if (a->len)	/* p->v may still be NULL */
-		memcpy(a->st, p->v + p->len, a->len * sizeof(kgc_obj));
+	a->len = pool_pop_locked(p, a->st);
 	pthread_mutex_unlock(&p->lock);
 	return a->len != 0;
 }

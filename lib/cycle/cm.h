@@ -126,6 +126,36 @@ static inline kgc_obj load_ref(kgc_obj *s)
 	return __atomic_load_n(s, __ATOMIC_RELAXED);
 }
 
+/*
+ * The references of object o (header hd) as concurrent marking reads them
+ * (mutators store meanwhile: relaxed loads), each handed to mark(h, ctx,
+ * ref). Always inlined: the marker's and the assists' mark calls stay
+ * direct.
+ */
+static inline __attribute__((always_inline)) void
+cm_obj_refs(struct kgc_heap *h, kgc_obj o, uint64_t hd, void (*mark)(struct kgc_heap *, void *, kgc_obj), void *ctx)
+{
+	switch (hdr_kind(hd)) {
+	case KIND_INSTANCE: {
+		const struct type_info *ti = type_get(h, hdr_type(hd));
+
+		for (uint32_t i = 0; i < ti->nrefs; i++)
+			mark(h, ctx, load_ref((kgc_obj *)((char *)o + ti->ref_offsets[i])));
+		break;
+	}
+	case KIND_REF_ARRAY: {
+		kgc_obj *s = kgc_array_data(o);
+		size_t n = kgc_array_length(o);
+
+		for (size_t i = 0; i < n; i++)
+			mark(h, ctx, load_ref(&s[i]));
+		break;
+	}
+	default:
+		break;
+	}
+}
+
 static inline bool cm_marked(struct cmark *cm, const void *p)
 {
 	return mb_test(&cm->bits, p);

@@ -35,31 +35,18 @@ static inline void mark_ref(struct kgc_heap *h, struct cmark *cm, kgc_obj o)
 		cm_stack_push(cm, o);
 }
 
+static inline void mark_ref_cb(struct kgc_heap *h, void *cm, kgc_obj o)
+{
+	mark_ref(h, cm, o);
+}
+
 /* Trace one marked object: its size counts as live, its references get marked. */
 static void scan_obj(struct kgc_heap *h, struct cmark *cm, kgc_obj o)
 {
 	uint64_t hd = *obj_hdr(o);
 
 	cm->live[region_index(h, o)] += obj_size_h(o, hd);
-	switch (hdr_kind(hd)) {
-	case KIND_INSTANCE: {
-		const struct type_info *ti = type_get(h, hdr_type(hd));
-
-		for (uint32_t i = 0; i < ti->nrefs; i++)
-			mark_ref(h, cm, load_ref((kgc_obj *)((char *)o + ti->ref_offsets[i])));
-		break;
-	}
-	case KIND_REF_ARRAY: {
-		kgc_obj *s = kgc_array_data(o);
-		size_t n = kgc_array_length(o);
-
-		for (size_t i = 0; i < n; i++)
-			mark_ref(h, cm, load_ref(&s[i]));
-		break;
-	}
-	default:
-		break;
-	}
+	cm_obj_refs(h, o, hd, mark_ref_cb, cm);
 }
 
 static void root_mark(struct kgc_heap *h, kgc_obj *slot, void *ctx)
@@ -284,15 +271,6 @@ void kgci_cm_abort(struct kgc_heap *h)
 		kgci_cm_verify_bits(h, "cycle aborted");
 }
 
-/* Old and humongous bytes, less the swept gaps promotion may still fill. */
-static size_t old_bytes(struct kgc_heap *h)
-{
-	size_t old = (size_t)(h->count[RT_OLD] + h->count[RT_HUM_START] + h->count[RT_HUM_CONT])
-		     << h->region_shift;
-
-	return old > h->chunk_bytes ? old - h->chunk_bytes : 0;
-}
-
 static void initial_mark(struct kgc_heap *h, struct cmark *cm)
 {
 	for (uint32_t i = 0; i < h->nregions; i++) {
@@ -305,7 +283,7 @@ static void initial_mark(struct kgc_heap *h, struct cmark *cm)
 	 * black (kgci_cm_mark_black) until remark */
 	cm->len = 0;
 	kgci_cm_pool_reset(h, cm, true);
-	cm->old0 = old_bytes(h);
+	cm->old0 = kgci_old_used(h);
 	cm->expect = cm->marked_bytes ? cm->marked_bytes : cm->old0;
 	kgci_roots_iterate(h, root_mark, cm);
 	kgci_roots_iterate_critical(h, root_mark, cm);
@@ -485,7 +463,7 @@ void kgci_cm_progress(struct kgc_heap *h, struct mark_progress *mp)
 		return;
 	mp->marking = true;
 	mp->old0 = cm->old0;
-	mp->old_now = old_bytes(h);
+	mp->old_now = kgci_old_used(h);
 	mp->expect = cm->expect;
 	for (uint32_t i = 0; i < h->nregions; i++)
 		mp->marked += cm->live[i];

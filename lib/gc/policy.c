@@ -208,7 +208,7 @@ bool kgci_policy_cycle_urgent(struct kgc_heap *h)
 
 static unsigned pace_behind(const struct mark_progress *mp, unsigned cap)
 {
-	double grown, done;
+	double grown, done, share;
 
 	if (!mp || !mp->marking || !mp->expect || !mp->old0)
 		return 0;
@@ -217,7 +217,8 @@ static unsigned pace_behind(const struct mark_progress *mp, unsigned cap)
 	done = (double)mp->marked / (double)mp->expect;
 	if (grown <= done)
 		return 0;
-	return (grown - done) * ASSIST_GAIN * 1000 >= cap ? cap : (unsigned)((grown - done) * ASSIST_GAIN * 1000);
+	share = (grown - done) * ASSIST_GAIN * 1000;
+	return share >= cap ? cap : (unsigned)share;
 }
 
 unsigned kgci_policy_pace(struct kgc_heap *h, bool marking, const struct mark_progress *mp)
@@ -323,16 +324,13 @@ void kgci_policy_retained_limits(struct kgc_heap *h, uint32_t *max, size_t *budg
 bool kgci_policy_start_mark(struct kgc_heap *h, bool mixed_pending)
 {
 	unsigned ihop = h->opt.ihop_percent ? h->opt.ihop_percent : IHOP_DEFAULT;
-	size_t old = (size_t)(h->count[RT_OLD] + h->count[RT_HUM_START] + h->count[RT_HUM_CONT])
-		     << h->region_shift;
 	size_t heap = (size_t)h->nregions << h->region_shift;
 
 	if (ihop >= 100)
 		return false;
 	if (mixed_pending)	/* twice kgci_policy_cycle_urgent's margin */
 		return room_free(h) < 2 * cycle_margin(h);
-	old = old > h->chunk_bytes ? old - h->chunk_bytes : 0;
-	return old * 100 >= heap * ihop;
+	return kgci_old_used(h) * 100 >= heap * ihop;
 }
 
 void kgci_policy_after_gc(struct kgc_heap *h, bool full)
