@@ -188,6 +188,20 @@ enum {
 };
 enum fail_cause { FAIL_NONE = 0, FAIL_PINNED, FAIL_KPINNED, FAIL_ALLOC };
 
+/* remset.c: a mixed candidate's remembered set (cards holding references
+ * into it), at most REMSET_MAX_CARDS: a region referenced from more cards
+ * costs more to scan than its garbage is worth */
+#define REMSET_MAX_CARDS (1u << 16)
+struct remset {
+	uint32_t *v;		/* card index + 1, 0 = empty */
+	uint32_t n, cap;	/* cap: 0 or a power of two */
+	uint8_t overflow;	/* an add failed: the region is no candidate any more */
+};
+int kgci_remset_add(struct remset *rs, uint32_t card);
+bool kgci_remset_has(const struct remset *rs, uint32_t card);
+void kgci_remset_each(const struct remset *rs, void (*fn)(uint32_t card, void *ctx), void *ctx);
+void kgci_remset_clear(struct remset *rs);
+
 struct region {
 	char *bottom, *top, *end;
 	uint8_t type, flags, fail_cause, evac_alloc_failed;
@@ -200,6 +214,7 @@ struct region {
 	uint32_t hum_start;	/* humongous: index of the start region */
 	uint32_t hum_count;	/* start region: number of regions */
 	size_t live_bytes;	/* computed by collections */
+	struct remset rs;	/* a mixed candidate's (remset.c), else empty */
 	uint64_t free_gc, free_ns;	/* free: since collection gc_id, since kgci_now_ns (policy.c's
 					 * uncommit delay) */
 };
@@ -598,6 +613,10 @@ static inline uint8_t *card_for(struct kgc_heap *h, const void *p)
 {
 	return h->card_biased + ((uintptr_t)p >> KGC_CARD_SHIFT);
 }
+static inline uint32_t card_index(const struct kgc_heap *h, const void *p)
+{
+	return (uint32_t)(((const char *)p - h->base) >> KGC_CARD_SHIFT);
+}
 #define CARD_CLEAN 0xff
 #define CARD_DIRTY 0
 void kgci_bot_record(struct kgc_heap *h, struct region *r, char *start, size_t size);
@@ -742,7 +761,8 @@ bool kgci_policy_mixed_candidate(struct kgc_heap *h, size_t live);
 bool kgci_policy_mixed_worth(struct kgc_heap *h, size_t reclaimable);
 void kgci_policy_retained_limits(struct kgc_heap *h, uint32_t *max, size_t *budget);
 void kgci_policy_mixed_limits(struct kgc_heap *h, uint32_t ncand_cycle, uint32_t *min, uint32_t *max,
-			 size_t *budget);
+			      double *budget_ns);
+double kgci_policy_mixed_cost_ns(struct kgc_heap *h, size_t live, size_t cards);
 bool kgci_policy_cycle_urgent(struct kgc_heap *h);
 /* A cycle's marking so far (kgci_cm_progress, in a pause): bytes marked
  * against those expected, old space now against its start. */

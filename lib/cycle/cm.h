@@ -104,11 +104,11 @@ struct cmark {
 	struct gap *chunks;
 	size_t nchunks, chunks_cap;
 	/* mixed collections: candidates, most garbage first (region->candidate) */
-	struct cand { size_t live; uint32_t idx; } *cand;	/* live: estimated */
+	struct cand { size_t live; uint32_t idx; double eff; } *cand;	/* live: estimated; eff: rank */
 	uint32_t ncand, ncand_cycle;	/* left; chosen at the last remark */
-	bool rebuilding;		/* after cleanup: the marker rebuilds their cards */
+	bool rebuilding;		/* after cleanup: the marker builds their remembered sets */
 	bool held;			/* test hook: the marker thread does no work */
-	bool cand_ready;		/* cards rebuilt: candidates may be evacuated */
+	bool cand_ready;		/* remembered sets built: candidates may be evacuated */
 	uint32_t rb_i;			/* rebuild cursor: region, object */
 	char *rb_p;
 	char **rb_top;			/* per region: what the rebuild walks, [bottom, rb_top),

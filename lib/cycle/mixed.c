@@ -1,11 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * mixed.c - G1's mixed collections, opt-in: at remark the sparse old
- * regions become candidates (the policy says which, and whether they are
- * worth it), most garbage first; after cleanup the marker thread rebuilds
- * their remembered set in the card table (the card of every reference into
- * a candidate from another old region is dirtied); from then on each young
- * pause with no cycle running puts the next few in its collection set.
+ * mixed.c - G1's mixed collections: at remark the sparse old regions become
+ * candidates (the policy says which, and whether they are worth it); after
+ * cleanup the marker thread builds their remembered sets (remset.c) in one
+ * concurrent walk of old space, as G1's Rebuild Remembered Sets phase does;
+ * from remark on, young pauses add the cards they find holding references
+ * into candidates (a dirty card, a copy into old space), and the write
+ * barrier cards every store into one. Once built, the candidates are ranked
+ * by the policy's predicted efficiency (garbage reclaimed per predicted ns
+ * of copying and remembered-set scanning), and each young pause with no
+ * cycle running puts the next ones in its collection set: it dirties their
+ * remembered sets' cards, so its card scan finds every reference into them.
  */
 #include <stdlib.h>
 #include "cycle/cm.h"
@@ -19,17 +24,19 @@ static void rb_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 		return;
 	tr = region_of(h, o);
 	if (tr->candidate && tr != region_of(h, slot))
-		__atomic_store_n(card_for(h, slot), CARD_DIRTY, __ATOMIC_RELAXED);
+		kgci_remset_add(&tr->rs, card_index(h, slot));	/* overflow: no candidate any more */
 }
 
 /*
- * Dirty the card of every reference into a candidate from another old or
- * humongous region; true when done. Runs between pauses only, when every
+ * Add the card of every reference into a candidate from another old or
+ * humongous region to the candidate's remembered set; true when done. Runs between pauses only, when every
  * old region is parsable up to its top; pauses may add objects (at a top,
  * or in a gap: the cursor is at an object or gap start either way, and the
- * young GC cards their references into candidates) but move or free
+ * young GC records their references into candidates) but move or free
  * nothing old while it runs (kgci_cm_active), so the cursor stays valid.
- * References stored meanwhile are carded by the write barrier.
+ * References stored meanwhile are carded by the write barrier, and the
+ * next young pause's card scan records them. The marker is the only thread
+ * that touches a remembered set between pauses.
  */
 bool kgci_mixed_rebuild_work(struct kgc_heap *h, struct cmark *cm, bool bounded)
 {
@@ -61,19 +68,47 @@ bool kgci_mixed_rebuild_work(struct kgc_heap *h, struct cmark *cm, bool bounded)
 	return true;
 }
 
-void kgci_mixed_rebuild_done(struct kgc_heap *h, struct cmark *cm)
+/* Most garbage per predicted ns first. */
+static int cand_rank_cmp(const void *a, const void *b)
 {
-	cm->rebuilding = false;
-	cm->cand_ready = true;
-	kgci_log_line(h, LOG_GC, "Rebuild for mixed collections: %u candidates (marker cpu %.1fms)",
-		 cm->ncand, cm->rebuild_cpu / 1e6);
+	const struct cand *x = a, *y = b;
+
+	return x->eff > y->eff ? -1 : x->eff < y->eff ? 1 : (int)x->idx - (int)y->idx;
 }
 
-/* Forget the candidates (their cards stay dirty until scanned). */
+/*
+ * Remembered sets built: rank the candidates. A region whose set overflowed
+ * (REMSET_MAX_CARDS) is referenced from too many places to be worth it: it
+ * stays old and the next cycle sweeps it. Runs on the marker thread; the
+ * candidates' flags and sets change only in pauses, which wait for it.
+ */
+void kgci_mixed_rebuild_done(struct kgc_heap *h, struct cmark *cm)
+{
+	size_t cards = 0;
+	uint32_t n = cm->ncand, over = 0;
+
+	for (uint32_t j = 0; j < n; j++) {
+		struct cand *c = &cm->cand[j];
+		const struct region *r = &h->regions[c->idx];
+
+		over += r->rs.overflow;
+		cards += r->rs.n;
+		c->eff = r->rs.overflow ? -1.0 :
+			 (double)(h->region_size - c->live) / kgci_policy_mixed_cost_ns(h, c->live, r->rs.n);
+	}
+	qsort(cm->cand, n, sizeof(*cm->cand), cand_rank_cmp);
+	cm->rebuilding = false;
+	cm->cand_ready = true;
+	kgci_log_line(h, LOG_GC, "Rebuild remembered sets: %u candidates, %zu cards, %u overflowed "
+		      "(marker cpu %.1fms)", n, cards, over, cm->rebuild_cpu / 1e6);
+}
+
+/* Forget the candidates and their remembered sets. */
 void kgci_mixed_clear(struct kgc_heap *h, struct cmark *cm)
 {
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		h->regions[i].candidate = 0;
+		kgci_remset_clear(&h->regions[i].rs);
 		kgci_region_track_update(h, &h->regions[i]);
 	}
 	cm->ncand = 0;
@@ -96,6 +131,8 @@ void kgci_mixed_choose(struct kgc_heap *h, struct cmark *cm)
 	kgci_mixed_clear(h, cm);
 	cm->rb_i = 0;
 	cm->rb_p = NULL;
+	if (h->ncards >= UINT32_MAX)
+		return;		/* a card index would not fit a remembered set (heaps over 2 TiB) */
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
 		size_t live = cm->live[i] + (size_t)(r->top - cm->tams[i]);
@@ -104,7 +141,7 @@ void kgci_mixed_choose(struct kgc_heap *h, struct cmark *cm)
 		    cm->tams[i] == r->bottom || !cm->live[i])
 			continue;	/* new since the snapshot, or freed at cleanup */
 		if (kgci_policy_mixed_candidate(h, live)) {
-			cm->cand[n++] = (struct cand){ live, i };
+			cm->cand[n++] = (struct cand){ live, i, 0 };
 			reclaim += h->region_size - live;
 		}
 	}
@@ -120,7 +157,7 @@ void kgci_mixed_choose(struct kgc_heap *h, struct cmark *cm)
 	kgci_cm_chunks_drop_evacuated(h);
 }
 
-/* Cleanup: if remark chose candidates, the marker rebuilds their cards. */
+/* Cleanup: if remark chose candidates, the marker builds their remembered sets. */
 void kgci_mixed_rebuild_start(struct kgc_heap *h, struct cmark *cm)
 {
 	if (!cm->ncand)
@@ -144,17 +181,42 @@ void kgci_mixed_rebuild_start(struct kgc_heap *h, struct cmark *cm)
 	}
 }
 
+struct dirty_ctx { struct kgc_heap *h; size_t dirtied; };
+
+/* A remembered card still in an old or humongous region outside the
+ * collection set, below its top: dirty, for the card scan. Stale ones (the
+ * region was freed, reused as young, or evacuated now) are left alone. */
+static void dirty_card(uint32_t card, void *arg)
+{
+	struct dirty_ctx *d = arg;
+	struct kgc_heap *h = d->h;
+	char *cs = h->base + ((size_t)card << KGC_CARD_SHIFT);
+	const struct region *sr = region_of(h, cs);
+
+	if ((sr->type != RT_OLD && sr->type != RT_HUM_START && sr->type != RT_HUM_CONT) ||
+	    (sr->flags & RF_CSET) || cs >= sr->top)
+		return;
+	if (h->cards[card] != CARD_DIRTY) {
+		h->cards[card] = CARD_DIRTY;
+		d->dirtied++;
+	}
+}
+
 /*
- * Young collection, no cycle running: put the next candidates (most garbage
- * first) in the collection set: the policy's minimum count, then more
- * within its live byte budget and maximum. Pinned ones wait for a later
- * collection. Returns how many.
+ * Young collection, no cycle running: put the next candidates (best ranked
+ * first) in the collection set: the policy's minimum count, then more while
+ * their predicted cost fits its budget, up to its maximum. Pinned ones wait
+ * for a later collection; overflowed ones are dropped. The cards of the
+ * chosen ones' remembered sets are dirtied, and the sets freed: the card
+ * scan finds every reference into them. Returns how many.
  */
 uint32_t kgci_mixed_select(struct kgc_heap *h, size_t *live_bytes)
 {
 	struct cmark *cm = h->cm;
+	struct dirty_ctx d = { h, 0 };
 	uint32_t min, max, n = 0, w = 0;
-	size_t budget, bytes = 0;
+	double budget, cost = 0;
+	size_t bytes = 0, cards = 0;
 
 	*live_bytes = 0;
 	if (!cm->cand_ready)
@@ -163,27 +225,51 @@ uint32_t kgci_mixed_select(struct kgc_heap *h, size_t *live_bytes)
 	for (uint32_t j = 0; j < cm->ncand; j++) {
 		uint32_t idx = cm->cand[j].idx;
 		struct region *r = &h->regions[idx];
+		double c;
 
 		if (!r->candidate || r->type != RT_OLD)
 			continue;	/* no longer a candidate */
-		if ((n < min || (n < max && bytes + cm->cand[j].live <= budget)) &&
-		    !(r->flags & (RF_PINNED | RF_KPINNED))) {
+		if (r->rs.overflow) {
+			r->candidate = 0;
+			kgci_remset_clear(&r->rs);
+			kgci_region_track_update(h, r);
+			continue;
+		}
+		c = kgci_policy_mixed_cost_ns(h, cm->cand[j].live, r->rs.n);
+		if ((n < min || (n < max && cost + c <= budget)) && !(r->flags & (RF_PINNED | RF_KPINNED))) {
 			r->flags |= RF_CSET;
 			r->candidate = 0;
 			bytes += cm->cand[j].live;
+			cards += r->rs.n;
+			cost += c;
 			n++;
 			continue;
 		}
 		cm->cand[w++] = cm->cand[j];
 	}
 	cm->ncand = w;
+	/* every chosen region is RF_CSET now: cards inside them are not dirtied */
+	for (uint32_t i = 0; n && i < h->nregions; i++) {
+		struct region *r = &h->regions[i];
+
+		if ((r->flags & RF_CSET) && r->type == RT_OLD && r->rs.cap) {
+			kgci_remset_each(&r->rs, dirty_card, &d);
+			kgci_remset_clear(&r->rs);
+			kgci_region_track_update(h, r);
+		}
+	}
 	if (!w || !n)
 		kgci_mixed_clear(h, cm);	/* done, or only pinned ones left: the next cycle chooses anew */
+	if (n)
+		kgci_log_line(h, LOG_HEAP, "mixed: %u candidates (%zuK live, %zu remembered cards, %zu "
+			      "dirtied; predicted %.2fms of %.2fms), %u left", n, bytes >> 10, cards,
+			      d.dirtied, cost / 1e6, budget / 1e6, w);
 	*live_bytes = bytes;
 	return n;
 }
 
-/* Verifier: are references into candidates all on dirty cards by now? */
+/* Verifier: is every reference into a candidate on a dirty card or in its
+ * remembered set by now? */
 bool kgci_cm_candidates_tracked(struct kgc_heap *h)
 {
 	return h->cm->cand_ready;

@@ -58,14 +58,16 @@ static void check_ref(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 		      "slot %p in %s region %u (object %p) -> %p in %s region %u", v->when,
 		      (void *)slot, kgci_region_type_name(v->src->type), (unsigned)(v->src - h->regions),
 		      v->obj, (void *)o, kgci_region_type_name(r->type), region_index(h, o));
-	/* retained regions and (once rebuilt) mixed candidates: the card table
-	 * is their remembered set */
+	/* retained regions: the card table is their remembered set; mixed
+	 * candidates (once rebuilt): a dirty card or their remembered set */
 	if (v->src && !region_is_young(v->src) && v->src != r &&
 	    (r->retained || (r->candidate && kgci_cm_candidates_tracked(h))) &&
-	    *card_for(h, slot) != CARD_DIRTY)
-		kgci_fatal("verify (%s): reference into %s region %u without a dirty card: "
+	    *card_for(h, slot) != CARD_DIRTY &&
+	    !(r->candidate && (r->rs.overflow || kgci_remset_has(&r->rs, card_index(h, slot)))))
+		kgci_fatal("verify (%s): reference into %s region %u without a dirty card%s: "
 		      "slot %p in %s region %u (object %p) -> %p", v->when,
 		      r->retained ? "retained" : "mixed candidate", region_index(h, o),
+		      r->retained ? "" : " or a remembered card",
 		      (void *)slot, kgci_region_type_name(v->src->type), (unsigned)(v->src - h->regions),
 		      v->obj, (void *)o);
 }

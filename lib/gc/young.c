@@ -105,8 +105,28 @@ static void root_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 		*slot = n;
 }
 
-/* A slot inside the heap: keep the card dirty if it still points to young
- * (or to a retained region). */
+/*
+ * A reference from slot's card into tracked region tr (not in the
+ * collection set, not slot's region): a mixed candidate's is logged for its
+ * remembered set (merged at the pause's end: ygc_gather), the others
+ * (retained, failed evacuation) keep the card dirty.
+ */
+static void track_ref(struct yworker *w, struct region *tr, kgc_obj *slot)
+{
+	struct kgc_heap *h = w->y->h;
+
+	if (!tr->candidate) {
+		__atomic_store_n(card_for(h, slot), CARD_DIRTY, __ATOMIC_RELAXED);
+		return;
+	}
+	if (unlikely(w->nrs == w->rs_cap))
+		w->rs_log = kgci_array_grow(w->rs_log, &w->rs_cap, sizeof(*w->rs_log), "young GC remset log");
+	w->rs_log[w->nrs++] = (uint64_t)(tr - h->regions) << 32 | card_index(h, slot);
+}
+
+/* A slot inside the heap: keep the card dirty if it still points to young;
+ * a reference into a tracked region from an old one is tracked (track_ref).
+ * A survivor's references need neither: the next pause copies it. */
 static void heap_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 {
 	kgc_obj o = *slot, n = process(ctx, o);
@@ -118,8 +138,12 @@ static void heap_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 	if (!young_after(nr) && !tracked_target(nr))
 		return;
 	sr = region_of(h, slot);
-	if (young_after(nr) ? !young_after(sr) : nr != sr)
-		__atomic_store_n(card_for(h, slot), CARD_DIRTY, __ATOMIC_RELAXED);
+	if (young_after(nr)) {
+		if (!young_after(sr))
+			__atomic_store_n(card_for(h, slot), CARD_DIRTY, __ATOMIC_RELAXED);
+	} else if (nr != sr && !young_after(sr)) {
+		track_ref(ctx, nr, slot);
+	}
 }
 
 /* Card scan (phase A): remember the slot if it points into the collection
@@ -136,9 +160,9 @@ static void card_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 		return;
 	tr = region_of(h, *slot);
 	if (!(tr->flags & RF_CSET)) {
-		/* a retained region not collected now: the card stays dirty */
+		/* a retained region or candidate not collected now */
 		if (tracked_target(tr) && tr != region_of(h, slot))
-			__atomic_store_n(card_for(h, slot), CARD_DIRTY, __ATOMIC_RELAXED);
+			track_ref(w, tr, slot);
 		return;
 	}
 	if (unlikely(w->nslots == w->slots_cap))
@@ -391,6 +415,10 @@ static void ygc_gather(struct ygc *y, struct yres *res)
 			res->age_bytes[a] += w->age_bytes[a];
 		free(w->stack);
 		free(w->slots);
+		for (size_t k = 0; k < w->nrs; k++)
+			kgci_remset_add(&h->regions[w->rs_log[k] >> 32].rs, (uint32_t)w->rs_log[k]);
+		res->remset_adds += w->nrs;
+		free(w->rs_log);
 		if (w->ngray)
 			kgci_cm_young_gray(h, w->gray, w->ngray);
 		free(w->gray);
@@ -466,10 +494,10 @@ static void ygc_record(struct ygc *y, struct yres *res)
 	h->st.evac_fail_kernel_pinned += res->fails[FAIL_KPINNED];
 	h->st.evac_fail_alloc += res->fails[FAIL_ALLOC];
 	kgci_log_line(h, LOG_HEAP, "copied %zuK promoted %zuK by %u worker(s) (at most %zuK by one; "
-		      "dirty cards %zu, card slots %zu, %zu taken from another worker); "
+		      "dirty cards %zu, card slots %zu, %zu taken from another worker, %zu remembered); "
 		      "regions: eden %u survivor %u old %u humongous %u free %u",
 		      res->copied >> 10, res->promoted >> 10, y->nworkers, f->copied_max >> 10,
-		      f->dirty_cards, f->slots, f->slots_taken, h->count[RT_EDEN], h->count[RT_SURVIVOR],
+		      f->dirty_cards, f->slots, f->slots_taken, res->remset_adds, h->count[RT_EDEN], h->count[RT_SURVIVOR],
 		      h->count[RT_OLD], h->count[RT_HUM_START] + h->count[RT_HUM_CONT],
 		      h->count[RT_FREE]);
 }

@@ -38,6 +38,8 @@ struct yworker {
 	uint32_t tospace_regions;
 	kgc_obj *gray;			/* copies out of old regions during marking */
 	size_t ngray, gray_cap;
+	uint64_t *rs_log;		/* region << 32 | card: for candidates' remembered sets */
+	size_t nrs, rs_cap;
 };
 
 struct ygc {
@@ -71,7 +73,7 @@ struct ygc {
 struct yres {
 	size_t freed, copied, promoted, cset_bytes, rlive, mixed_live;
 	size_t copied_max, slots, slots_taken;	/* most one worker copied; card slots, taken by another */
-	size_t dirty_cards;
+	size_t dirty_cards, remset_adds;
 	uint64_t cards_cpu_ns, evac_cpu_ns;	/* all workers' CPU in phase A and B */
 	size_t age_bytes[HDR_AGE_MAX + 1];
 	uint32_t nretained, nmixed, rleft, tospace;

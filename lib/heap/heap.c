@@ -65,6 +65,8 @@ static void heap_tables_free(struct kgc_heap *h)
 	kgci_os_free(h->bot, h->ncards * sizeof(uint32_t));
 	free(h->kpin_bits);
 	free(h->region_track);
+	for (uint32_t i = 0; h->regions && i < h->nregions; i++)
+		kgci_remset_clear(&h->regions[i].rs);	/* candidates' */
 	free(h->regions);
 	kgci_types_destroy(h);	/* a later step failed: the predefined types */
 }
