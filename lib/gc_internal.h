@@ -763,6 +763,8 @@ void kgci_policy_retained_limits(struct kgc_heap *h, uint32_t *max, size_t *budg
 void kgci_policy_mixed_limits(struct kgc_heap *h, uint32_t ncand_cycle, uint32_t *min, uint32_t *max,
 			      double *budget_ns);
 double kgci_policy_mixed_cost_ns(struct kgc_heap *h, size_t live, size_t cards);
+size_t kgci_policy_mixed_waste(struct kgc_heap *h);
+double kgci_policy_mixed_budget_ns(struct kgc_heap *h);	/* old part of a mixed pause */
 bool kgci_policy_cycle_urgent(struct kgc_heap *h);
 /* A cycle's marking so far (kgci_cm_progress, in a pause): bytes marked
  * against those expected, old space now against its start. */

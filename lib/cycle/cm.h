@@ -26,15 +26,18 @@
  *                 promotion space.
  *   rebuild       if remark chose mixed-collection candidates (sparse old
  *                 regions, see below), the marker walks every old object
- *                 and dirties the card of each reference into a candidate
- *                 (after cleanup, so the gaps are in use meanwhile).
+ *                 and adds the card of each reference into a candidate to
+ *                 the candidate's remembered set (heap/remset.c; after
+ *                 cleanup, so the gaps are in use meanwhile).
  *   mixed         young collections after the rebuild also evacuate a few
- *                 candidates each, most garbage first (G1's mixed
+ *                 candidates each, best ranked first (G1's mixed
  *                 collections): every reference into a candidate from
- *                 another old region is on a dirty card (rebuild, then the
- *                 write barrier and the young GC's card rules keep it so),
- *                 so the card table serves as their remembered set. This
- *                 is what frees old regions the sweep leaves fragmented.
+ *                 another old region is on a dirty card or in its
+ *                 remembered set (rebuild; from remark on the write barrier
+ *                 cards stores into candidates and young pauses add the
+ *                 cards they find to the sets); the pause that takes a
+ *                 candidate dirties its remembered cards first. This is
+ *                 what frees old regions the sweep leaves fragmented.
  * Until cleanup nothing is freed, so a dead object's references stay valid
  * and card scanning may treat it like a live one.
  *
@@ -109,6 +112,7 @@ struct cmark {
 	bool rebuilding;		/* after cleanup: the marker builds their remembered sets */
 	bool held;			/* test hook: the marker thread does no work */
 	bool cand_ready;		/* remembered sets built: candidates may be evacuated */
+	bool pruned;			/* the first mixed collection pruned them */
 	uint32_t rb_i;			/* rebuild cursor: region, object */
 	char *rb_p;
 	char **rb_top;			/* per region: what the rebuild walks, [bottom, rb_top),

@@ -3,8 +3,8 @@
  * cmark.c - the concurrent cycle (cm.h tells it whole): snapshot-at-the-
  * beginning marking of old space like G1's, then a sweep like CMS's
  * (sweep.c), so old space needs no remembered sets; opt-in, G1's mixed
- * collections of sparse old regions with the card table as their
- * remembered set (mixed.c). This file has the marker thread (kgc-marker),
+ * collections of sparse old regions with per-region remembered sets
+ * (mixed.c, heap/remset.c). This file has the marker thread (kgc-marker),
  * the pause steps (initial mark, remark, the degenerated cycle; cleanup is
  * sweep.c's), the bracket every pause puts around the marker, the abort
  * of a full collection, and what a young pause asks of the cycle

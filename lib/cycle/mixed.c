@@ -112,7 +112,7 @@ void kgci_mixed_clear(struct kgc_heap *h, struct cmark *cm)
 		kgci_region_track_update(h, &h->regions[i]);
 	}
 	cm->ncand = 0;
-	cm->rebuilding = cm->cand_ready = false;
+	cm->rebuilding = cm->cand_ready = cm->pruned = false;
 }
 
 static int cand_cmp(const void *a, const void *b)
@@ -202,6 +202,50 @@ static void dirty_card(uint32_t card, void *arg)
 	}
 }
 
+static void cand_drop(struct kgc_heap *h, struct region *r)
+{
+	r->candidate = 0;
+	kgci_remset_clear(&r->rs);
+	kgci_region_track_update(h, r);
+}
+
+/*
+ * The first mixed collection of a cycle (G1's candidate pruning): drop the
+ * candidates one pause's old budget cannot take (a region alone predicted
+ * over it), then, from the least efficient end, those whose garbage adds up
+ * to no more than the heap waste the policy accepts: they stay old, and
+ * while they are candidates every store into them is carded. The minimum
+ * per collection is then counted from the candidates left.
+ */
+static void mixed_prune(struct kgc_heap *h, struct cmark *cm, double budget)
+{
+	uint32_t w = 0, n0 = cm->ncand;
+	size_t waste = 0, allowed = kgci_policy_mixed_waste(h);
+
+	cm->pruned = true;
+	for (uint32_t j = 0; j < cm->ncand; j++) {
+		struct cand *c = &cm->cand[j];
+		struct region *r = &h->regions[c->idx];
+
+		if (r->rs.overflow || kgci_policy_mixed_cost_ns(h, c->live, r->rs.n) > budget)
+			cand_drop(h, r);
+		else
+			cm->cand[w++] = *c;
+	}
+	while (w) {
+		const struct cand *c = &cm->cand[w - 1];
+
+		if (waste + (h->region_size - c->live) > allowed)
+			break;
+		waste += h->region_size - c->live;
+		cand_drop(h, &h->regions[c->idx]);
+		w--;
+	}
+	cm->ncand = cm->ncand_cycle = w;
+	kgci_log_line(h, LOG_HEAP, "mixed: %u of %u candidates kept (dropped: over the %.2fms budget, "
+		      "or %zuK of garbage in the least efficient)", w, n0, budget / 1e6, waste >> 10);
+}
+
 /*
  * Young collection, no cycle running: put the next candidates (best ranked
  * first) in the collection set: the policy's minimum count, then more while
@@ -221,6 +265,8 @@ uint32_t kgci_mixed_select(struct kgc_heap *h, size_t *live_bytes)
 	*live_bytes = 0;
 	if (!cm->cand_ready)
 		return 0;
+	if (!cm->pruned)
+		mixed_prune(h, cm, kgci_policy_mixed_budget_ns(h));
 	kgci_policy_mixed_limits(h, cm->ncand_cycle, &min, &max, &budget);
 	for (uint32_t j = 0; j < cm->ncand; j++) {
 		uint32_t idx = cm->cand[j].idx;
@@ -230,9 +276,7 @@ uint32_t kgci_mixed_select(struct kgc_heap *h, size_t *live_bytes)
 		if (!r->candidate || r->type != RT_OLD)
 			continue;	/* no longer a candidate */
 		if (r->rs.overflow) {
-			r->candidate = 0;
-			kgci_remset_clear(&r->rs);
-			kgci_region_track_update(h, r);
+			cand_drop(h, r);
 			continue;
 		}
 		c = kgci_policy_mixed_cost_ns(h, cm->cand[j].live, r->rs.n);

@@ -252,12 +252,14 @@ static double pause_goal_ns(const struct kgc_heap *h)
  * G1HeapWastePercent, G1MixedGCCountTarget, G1OldCSetRegionThresholdPercent):
  * an old region is a candidate when less than KGC_MIXED_LIVE % of it is
  * live (denser ones cost more to copy than their gaps are worth: the sweep
- * reuses those). Off by default: on 2 CPUs the card rebuild takes marker
- * time from the next cycle, and the churn bench degenerated more cycles
- * with it (bench/RESULTS.md notes); 30 is a reasonable setting where the
- * marker has CPU to spare. A cycle whose candidates would reclaim less than
- * MIXED_MIN_RECLAIM_PERCENT of the heap has none: the card rebuild they
- * need costs the marker about as much as marking. Each mixed collection
+ * reuses those). Off by default: on 2 CPUs the remembered-set rebuild
+ * takes the marker 100-130 ms of CPU, meanwhile the candidates' gaps take
+ * no promotion and every store into a candidate is carded: churn's peak RSS
+ * and the LRU's throughput were worse with it (bench/RESULTS.md, "Mixed
+ * collections"); 30 is a reasonable setting where the marker has CPU to
+ * spare. A cycle whose candidates would reclaim less than
+ * MIXED_MIN_RECLAIM_PERCENT of the heap has none: the rebuild they need
+ * costs the marker about as much as marking. Each mixed collection
  * takes at least 1/MIXED_COUNT_TARGET of the cycle's candidates, so the
  * mixed phase ends within that many collections, and more while their live
  * bytes fit a quarter of the pause goal (the rest is eden's), at most
@@ -267,6 +269,7 @@ static double pause_goal_ns(const struct kgc_heap *h)
 #define MIXED_MIN_RECLAIM_PERCENT 10
 #define MIXED_COUNT_TARGET 8
 #define MIXED_MAX_PERCENT 10
+#define MIXED_WASTE_PERCENT 5
 
 bool kgci_policy_mixed_candidate(struct kgc_heap *h, size_t live)
 {
@@ -308,6 +311,13 @@ double kgci_policy_mixed_cost_ns(struct kgc_heap *h, size_t live, size_t cards)
 	       1000.0;	/* per region: at least the serial part's share */
 }
 
+/* Garbage in candidates that may be left unreclaimed: the least efficient
+ * ones up to MIXED_WASTE_PERCENT of the heap are dropped (G1HeapWastePercent). */
+size_t kgci_policy_mixed_waste(struct kgc_heap *h)
+{
+	return ((size_t)h->nregions << h->region_shift) * MIXED_WASTE_PERCENT / 100;
+}
+
 /* A mixed collection's candidates: at least min (1/MIXED_COUNT_TARGET of
  * the cycle's), more while their predicted cost fits a quarter of the pause
  * goal (the rest is eden's), at most max. */
@@ -320,7 +330,12 @@ void kgci_policy_mixed_limits(struct kgc_heap *h, uint32_t ncand_cycle, uint32_t
 	old_evac_limits(h, max, &unused);
 	if (*max < *min)
 		*max = *min;
-	*budget_ns = pause_goal_ns(h) * 0.25;
+	*budget_ns = kgci_policy_mixed_budget_ns(h);
+}
+
+double kgci_policy_mixed_budget_ns(struct kgc_heap *h)
+{
+	return pause_goal_ns(h) * 0.25;
 }
 
 /*

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Mixed collections (mixed.c, young.c): old regions left sparse by a
- * concurrent cycle are evacuated by later young collections, using the card
- * table as their remembered set (rebuilt by the marker after cleanup).
+ * Mixed collections (mixed.c, young.c, remset.c): old regions left sparse
+ * by a concurrent cycle are evacuated by later young collections, through
+ * their remembered sets (built by the marker after cleanup, kept by young
+ * pauses from the cards the write barrier dirties).
  *  - a dense old live set (compacted by a full GC) loses 4 of 5 lists: its
  *    regions become candidates, mixed collections evacuate them and old
  *    regions are freed, with no full collection; while this runs, surviving
@@ -10,7 +11,10 @@
  *    and the mixed phase);
  *  - a pinned candidate is not evacuated while pinned: its array stays put.
  * The verifier runs at every pause and, once the rebuild is done, checks
- * that every reference into a candidate from another region has a dirty card.
+ * that every reference into a candidate from another region has a dirty
+ * card or is in the candidate's remembered set (it fails with the young
+ * pause's remembered-set log, the rebuild's adds, or the mixed pause's
+ * dirtying of remembered cards left out).
  */
 #include <stdlib.h>
 #include <time.h>
