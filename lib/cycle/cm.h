@@ -109,14 +109,14 @@ struct cmark {
 	/* mixed collections: candidates, most garbage first (region->candidate) */
 	struct cand { size_t live; uint32_t idx; double eff; } *cand;	/* live: estimated; eff: rank */
 	uint32_t ncand, ncand_cycle;	/* left; chosen at the last remark */
-	bool rebuilding;		/* after cleanup: the marker builds their remembered sets */
+	bool rebuilding;		/* remark to cleanup: the marker builds their remembered sets */
 	bool held;			/* test hook: the marker thread does no work */
 	bool cand_ready;		/* remembered sets built: candidates may be evacuated */
 	bool pruned;			/* the first mixed collection pruned them */
 	uint32_t rb_i;			/* rebuild cursor: region, object */
 	char *rb_p;
-	char **rb_top;			/* per region: what the rebuild walks, [bottom, rb_top),
-					 * taken at cleanup (mutators change types and tops) */
+	char **rb_top;			/* per region: what the rebuild walks, [TAMS, rb_top)
+					 * after the sweep, taken at remark */
 	/* cycle stats */
 	uint64_t t_start, marked_bytes;
 	uint64_t pace_ns0;		/* h->alloc.pace_ns at the cycle's start */
@@ -216,9 +216,9 @@ void kgci_sweep_cleanup(struct kgc_heap *h, struct cmark *cm);
 /* mixed.c */
 void kgci_mixed_clear(struct kgc_heap *h, struct cmark *cm);
 void kgci_mixed_choose(struct kgc_heap *h, struct cmark *cm);	/* at remark */
-void kgci_mixed_rebuild_start(struct kgc_heap *h, struct cmark *cm);	/* at cleanup */
-bool kgci_mixed_rebuild_work(struct kgc_heap *h, struct cmark *cm, bool bounded);
-void kgci_mixed_rebuild_done(struct kgc_heap *h, struct cmark *cm);
+void kgci_mixed_rebuild_obj(struct kgc_heap *h, kgc_obj o);	/* the sweep: a live object */
+bool kgci_mixed_rebuild_work(struct kgc_heap *h, struct cmark *cm, bool bounded);	/* after it */
+void kgci_mixed_rebuild_done(struct kgc_heap *h, struct cmark *cm);	/* at cleanup */
 uint32_t kgci_mixed_select(struct kgc_heap *h, size_t *live_bytes);	/* young GC: adds to the cset */
 
 /* sweep.c: gaps in regions to be evacuated and freed (RF_CSET or candidate) */

@@ -111,8 +111,7 @@ static void *marker_main(void *arg)
 	pthread_mutex_lock(&cm->lock);
 	for (;;) {
 		while (!cm->stop && (must_yield(h, cm) || cm->held ||
-				     (cm->state != CM_MARKING && cm->state != CM_SWEEPING &&
-				      !cm->rebuilding))) {
+				     (cm->state != CM_MARKING && cm->state != CM_SWEEPING))) {
 			struct timespec ts;
 
 			if (cm->held || (!must_yield(h, cm) && cm->state != CM_REMARK_READY)) {
@@ -141,20 +140,19 @@ static void *marker_main(void *arg)
 				atomic_store_explicit(&h->alloc.pace_permille, 0, memory_order_relaxed);
 			}
 			cm->mark_cpu += thread_cpu_ns() - c0;
-		} else if (cm->state == CM_SWEEPING) {
-			uint64_t c0 = thread_cpu_ns();
+		} else {
+			/* sweep (with the live objects' part of the remembered-set
+			 * rebuild), then the rebuild's walk above TAMS */
+			uint64_t c0 = thread_cpu_ns(), c1;
+			bool swept = kgci_sweep_work(h, cm, true);
 
-			if (kgci_sweep_work(h, cm, true)) {
+			c1 = thread_cpu_ns();
+			cm->sweep_cpu += c1 - c0;
+			if (swept && kgci_mixed_rebuild_work(h, cm, true)) {
 				cm->state = CM_SWEPT;
 				atomic_store_explicit(&h->alloc.pace_permille, 0, memory_order_relaxed);
 			}
-			cm->sweep_cpu += thread_cpu_ns() - c0;
-		} else {
-			uint64_t c0 = thread_cpu_ns();
-
-			if (kgci_mixed_rebuild_work(h, cm, true))
-				kgci_mixed_rebuild_done(h, cm);
-			cm->rebuild_cpu += thread_cpu_ns() - c0;
+			cm->rebuild_cpu += thread_cpu_ns() - c1;
 		}
 	}
 	pthread_mutex_unlock(&cm->lock);
@@ -327,6 +325,14 @@ static kgc_obj weak_alive_cycle(struct kgc_heap *h, kgc_obj o, void *ctx)
 	return NULL;
 }
 
+/* In a pause, or with no marker thread: the sweep and the rebuild at once. */
+static void sweep_all(struct kgc_heap *h, struct cmark *cm)
+{
+	kgci_sweep_work(h, cm, false);
+	kgci_mixed_rebuild_work(h, cm, false);
+	cm->state = CM_SWEPT;
+}
+
 static void remark(struct kgc_heap *h, struct cmark *cm)
 {
 	uint64_t marked = 0;
@@ -360,17 +366,15 @@ static void remark(struct kgc_heap *h, struct cmark *cm)
 	cm->state = CM_SWEEPING;
 	kgci_log_line(h, LOG_GC, "Remark: %lluM marked live in %u old/humongous regions, %u mixed candidates",
 		 (unsigned long long)(marked >> 20), cm->nsweep, cm->ncand);
-	if (!cm->started) {
-		kgci_sweep_work(h, cm, false);
-		cm->state = CM_SWEPT;
-	}
+	if (!cm->started)
+		sweep_all(h, cm);
 }
 
-/* The cleanup pause; then, if remark chose mixed candidates, their rebuild. */
+/* The cleanup pause; mixed candidates' remembered sets are complete now. */
 static void cleanup(struct kgc_heap *h, struct cmark *cm)
 {
 	kgci_sweep_cleanup(h, cm);
-	kgci_mixed_rebuild_start(h, cm);
+	kgci_mixed_rebuild_done(h, cm);
 }
 
 static const char *cycle_step(struct kgc_heap *h)
@@ -387,10 +391,8 @@ static const char *cycle_step(struct kgc_heap *h)
 			mark_work(h, cm, false);
 		if (cm->state == CM_MARKING || cm->state == CM_REMARK_READY)
 			remark(h, cm);
-		if (cm->state == CM_SWEEPING) {
-			kgci_sweep_work(h, cm, false);
-			cm->state = CM_SWEPT;
-		}
+		if (cm->state == CM_SWEEPING)
+			sweep_all(h, cm);
 		cleanup(h, cm);
 		h->st.degenerated_cycles++;
 		return "Degenerated Cycle";

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * mixed.c - G1's mixed collections: at remark the sparse old regions become
- * candidates (the policy says which, and whether they are worth it); after
- * cleanup the marker thread builds their remembered sets (remset.c) in one
- * concurrent walk of old space, as G1's Rebuild Remembered Sets phase does;
+ * candidates (the policy says which, and whether they are worth it); the
+ * marker thread builds their remembered sets (remset.c) before cleanup, as
+ * G1's Rebuild Remembered Sets phase does: the sweep, which reads every
+ * object below TAMS anyway, adds the references of the live ones, and a
+ * walk of what lies above TAMS adds the rest;
  * from remark on, young pauses add the cards they find holding references
  * into candidates (a dirty card, a copy into old space), and the write
  * barrier cards every store into one. Once built, the candidates are ranked
@@ -27,9 +29,21 @@ static void rb_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 		kgci_remset_add(&tr->rs, card_index(h, slot));	/* overflow: no candidate any more */
 }
 
+/* A live object below TAMS, as the sweep finds it: its references into
+ * candidates go to their remembered sets. */
+void kgci_mixed_rebuild_obj(struct kgc_heap *h, kgc_obj o)
+{
+	if (hdr_kind(__atomic_load_n(obj_hdr(o), __ATOMIC_RELAXED)) != KIND_FILLER)
+		kgci_obj_iterate_refs(h, o, rb_slot, NULL);
+}
+
 /*
- * Add the card of every reference into a candidate from another old or
- * humongous region to the candidate's remembered set; true when done. Runs between pauses only, when every
+ * The rest of the rebuild, after the sweep: the objects above TAMS (new
+ * since the snapshot: promoted during marking, humongous objects allocated
+ * since) up to each region's top at remark; the sweep did the live ones
+ * below TAMS (kgci_mixed_rebuild_obj). Add the card of every reference into
+ * a candidate from another old or humongous region to the candidate's
+ * remembered set; true when done. Runs between pauses only, when every
  * old region is parsable up to its top; pauses may add objects (at a top,
  * or in a gap: the cursor is at an object or gap start either way, and the
  * young GC records their references into candidates) but move or free
@@ -43,15 +57,14 @@ bool kgci_mixed_rebuild_work(struct kgc_heap *h, struct cmark *cm, bool bounded)
 	unsigned k = 0;
 
 	while (cm->rb_i < h->nregions) {
-		struct region *r = &h->regions[cm->rb_i];
 		char *lim = cm->rb_top[cm->rb_i];
 
-		if (lim == r->bottom) {
+		if (lim <= cm->tams[cm->rb_i]) {
 			cm->rb_i++;
 			continue;
 		}
 		if (!cm->rb_p)
-			cm->rb_p = r->bottom;
+			cm->rb_p = cm->tams[cm->rb_i];
 		while (cm->rb_p < lim) {
 			char *p = cm->rb_p;
 			uint64_t hd = __atomic_load_n(obj_hdr(p), __ATOMIC_RELAXED);
@@ -77,13 +90,17 @@ static int cand_rank_cmp(const void *a, const void *b)
 }
 
 /*
- * Remembered sets built: rank the candidates. A region whose set overflowed
- * (REMSET_MAX_CARDS) is referenced from too many places to be worth it: it
- * stays old and the next cycle sweeps it. Runs on the marker thread; the
- * candidates' flags and sets change only in pauses, which wait for it.
+ * At cleanup, the remembered sets built (sweep and rebuild done): rank the
+ * candidates; from now on young pauses with no cycle running take them. A
+ * region whose set overflowed (REMSET_MAX_CARDS) is referenced from too
+ * many places to be worth it: dropped at the first mixed collection.
  */
 void kgci_mixed_rebuild_done(struct kgc_heap *h, struct cmark *cm)
 {
+	if (!cm->ncand) {
+		cm->rebuilding = false;
+		return;
+	}
 	size_t cards = 0;
 	uint32_t n = cm->ncand, over = 0;
 
@@ -115,6 +132,27 @@ void kgci_mixed_clear(struct kgc_heap *h, struct cmark *cm)
 	cm->rebuilding = cm->cand_ready = cm->pruned = false;
 }
 
+/* At remark, after choosing: what the rebuild walks (old and humongous
+ * regions as they are now: regions that become old later get their
+ * references into candidates recorded by the young pauses that fill them,
+ * or carded by the write barrier - a mutator's humongous object; the
+ * pinned-object space holds primitive arrays only, and a mutator may be
+ * allocating in its gaps meanwhile: not walked). The sweep does the live
+ * objects below TAMS, kgci_mixed_rebuild_work the rest before cleanup. */
+static void rebuild_start(struct kgc_heap *h, struct cmark *cm)
+{
+	for (uint32_t i = 0; i < h->nregions; i++) {
+		struct region *r = &h->regions[i];
+
+		cm->rb_top[i] = (r->type == RT_OLD || r->type == RT_HUM_START) && !r->pinspace && cm->ncand ?
+				r->top : r->bottom;
+	}
+	cm->rb_i = 0;
+	cm->rb_p = NULL;
+	cm->rebuilding = cm->ncand > 0;
+	cm->rebuild_cpu = 0;
+}
+
 static int cand_cmp(const void *a, const void *b)
 {
 	const struct cand *x = a, *y = b;
@@ -129,10 +167,10 @@ void kgci_mixed_choose(struct kgc_heap *h, struct cmark *cm)
 	size_t reclaim = 0;
 
 	kgci_mixed_clear(h, cm);
-	cm->rb_i = 0;
-	cm->rb_p = NULL;
-	if (h->ncards >= UINT32_MAX)
+	if (h->ncards >= UINT32_MAX) {
+		rebuild_start(h, cm);	/* nothing to walk */
 		return;		/* a card index would not fit a remembered set (heaps over 2 TiB) */
+	}
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
 		size_t live = cm->live[i] + (size_t)(r->top - cm->tams[i]);
@@ -155,30 +193,7 @@ void kgci_mixed_choose(struct kgc_heap *h, struct cmark *cm)
 	cm->ncand = cm->ncand_cycle = n;
 	/* gaps of earlier sweeps inside candidates are not promoted into any more */
 	kgci_cm_chunks_drop_evacuated(h);
-}
-
-/* Cleanup: if remark chose candidates, the marker builds their remembered sets. */
-void kgci_mixed_rebuild_start(struct kgc_heap *h, struct cmark *cm)
-{
-	if (!cm->ncand)
-		return;
-	/* old and humongous regions as they are now: regions that become
-	 * old later (a mutator's humongous allocation) hold no reference
-	 * into a candidate that the write barrier did not card; the
-	 * pinned-object space holds primitive arrays only, and a mutator may
-	 * be allocating in its gaps meanwhile: not walked */
-	for (uint32_t i = 0; i < h->nregions; i++) {
-		struct region *r = &h->regions[i];
-
-		cm->rb_top[i] = (r->type == RT_OLD || r->type == RT_HUM_START) && !r->pinspace ?
-				r->top : r->bottom;
-	}
-	cm->rebuilding = true;
-	cm->rebuild_cpu = 0;
-	if (!cm->started) {
-		kgci_mixed_rebuild_work(h, cm, false);
-		kgci_mixed_rebuild_done(h, cm);
-	}
+	rebuild_start(h, cm);
 }
 
 struct dirty_ctx { struct kgc_heap *h; size_t dirtied; };

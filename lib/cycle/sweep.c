@@ -59,6 +59,7 @@ bool kgci_sweep_work(struct kgc_heap *h, struct cmark *cm, bool bounded)
 		uint32_t idx = cm->sweep[cm->sweep_i];
 		struct region *r = &h->regions[idx];
 		char *tams = cm->tams[idx];
+		bool rb = cm->rb_top[idx] > r->bottom;
 
 		if (!cm->sweep_p) {
 			cm->sweep_p = r->bottom;
@@ -70,6 +71,8 @@ bool kgci_sweep_work(struct kgc_heap *h, struct cmark *cm, bool bounded)
 
 			if (dead)
 				cm->humdead[cm->nhumdead++] = idx;
+			else if (cm->rb_top[idx] > r->bottom)
+				kgci_mixed_rebuild_obj(h, (kgc_obj)r->bottom);
 			kgci_markbits_clear(&cm->bits, r->bottom, r->bottom + WORD);
 			/* dead stays dead until cleanup frees it (kgci_cm_obj_dead): its
 			 * references may lead into fillers the sweep made */
@@ -85,6 +88,8 @@ bool kgci_sweep_work(struct kgc_heap *h, struct cmark *cm, bool bounded)
 			if (cm_marked(cm, p)) {
 				dead_run_end(h, cm, r, p);
 				cm->sweep_live += sz;
+				if (rb)		/* mixed candidates' remembered sets */
+					kgci_mixed_rebuild_obj(h, (kgc_obj)p);
 			} else if (!cm->dead) {
 				cm->dead = p;
 			}
