@@ -189,15 +189,16 @@ enum {
 enum fail_cause { FAIL_NONE = 0, FAIL_PINNED, FAIL_KPINNED, FAIL_ALLOC };
 
 /* remset.c: a mixed candidate's remembered set (cards holding references
- * into it), at most REMSET_MAX_CARDS: a region referenced from more cards
- * costs more to scan than its garbage is worth */
+ * into it), at most the policy's kgci_policy_remset_max (<= REMSET_MAX_CARDS):
+ * a region referenced from more cards costs more to scan than one mixed
+ * pause's budget */
 #define REMSET_MAX_CARDS (1u << 16)
 struct remset {
 	uint32_t *v;		/* card index + 1, 0 = empty */
 	uint32_t n, cap;	/* cap: 0 or a power of two */
 	uint8_t overflow;	/* an add failed: the region is no candidate any more */
 };
-int kgci_remset_add(struct remset *rs, uint32_t card);
+int kgci_remset_add(struct remset *rs, uint32_t card, uint32_t max);
 bool kgci_remset_has(const struct remset *rs, uint32_t card);
 void kgci_remset_each(const struct remset *rs, void (*fn)(uint32_t card, void *ctx), void *ctx);
 void kgci_remset_clear(struct remset *rs);
@@ -765,6 +766,7 @@ void kgci_policy_mixed_limits(struct kgc_heap *h, uint32_t ncand_cycle, uint32_t
 double kgci_policy_mixed_cost_ns(struct kgc_heap *h, size_t live, size_t cards);
 size_t kgci_policy_mixed_waste(struct kgc_heap *h);
 double kgci_policy_mixed_budget_ns(struct kgc_heap *h);	/* old part of a mixed pause */
+uint32_t kgci_policy_remset_max(struct kgc_heap *h);	/* cards in a candidate's remembered set */
 bool kgci_policy_cycle_urgent(struct kgc_heap *h);
 /* A cycle's marking so far (kgci_cm_progress, in a pause): bytes marked
  * against those expected, old space now against its start. */

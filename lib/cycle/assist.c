@@ -196,8 +196,14 @@ static inline void assist_mark(struct kgc_heap *h, void *ctx, kgc_obj o)
 {
 	struct assist *a = ctx;
 
-	if (!o || !in_heap(h, o) || (char *)o >= a->cm->tams[region_index(h, o)])
+	uint32_t tr;
+
+	if (!o || !in_heap(h, o))
 		return;
+	tr = region_index(h, o);
+	if ((char *)o >= a->cm->tams[tr])
+		return;
+	cm_count_inref(a->cm, a->lreg, tr);
 	if (!mb_set_par(&a->cm->bits, o))
 		return;
 	if (a->len == ASSIST_LOCAL)

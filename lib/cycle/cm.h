@@ -85,6 +85,9 @@ struct cmark {
 	struct markbits bits;		/* 1 bit per heap word */
 	char **tams;			/* per region; == bottom: nothing to mark */
 	size_t *live;			/* marked bytes per region (by the marker, and pauses) */
+	uint32_t *inrefs;		/* per region: references into it from other regions the
+					 * marking traced (marker and assists: relaxed, an estimate
+					 * of a candidate's remembered set: mixed.c) */
 	_Atomic size_t *live_par;	/* ... by assists, until remark (assist.c) */
 	kgc_obj *stack;
 	size_t len, cap;
@@ -112,7 +115,7 @@ struct cmark {
 	bool rebuilding;		/* remark to cleanup: the marker builds their remembered sets */
 	bool held;			/* test hook: the marker thread does no work */
 	bool cand_ready;		/* remembered sets built: candidates may be evacuated */
-	bool pruned;			/* the first mixed collection pruned them */
+	uint32_t remset_max;		/* cards per remembered set, this cycle's (policy) */
 	uint32_t rb_i;			/* rebuild cursor: region, object */
 	char *rb_p;
 	char **rb_top;			/* per region: what the rebuild walks, [TAMS, rb_top)
@@ -158,6 +161,17 @@ cm_obj_refs(struct kgc_heap *h, kgc_obj o, uint64_t hd, void (*mark)(struct kgc_
 	default:
 		break;
 	}
+}
+
+/* A reference traced from region src into region tr (below TAMS): counted
+ * for tr's incoming estimate. Relaxed load and store, not an atomic add:
+ * the marker and assists may lose each other's count now and then, which
+ * an estimate tolerates, and it costs a plain increment. */
+static inline void cm_count_inref(struct cmark *cm, uint32_t src, uint32_t tr)
+{
+	if (src != tr)
+		__atomic_store_n(&cm->inrefs[tr], __atomic_load_n(&cm->inrefs[tr], __ATOMIC_RELAXED) + 1,
+				 __ATOMIC_RELAXED);
 }
 
 static inline bool cm_marked(struct cmark *cm, const void *p)

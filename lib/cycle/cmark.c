@@ -35,18 +35,33 @@ static inline void mark_ref(struct kgc_heap *h, struct cmark *cm, kgc_obj o)
 		cm_stack_push(cm, o);
 }
 
-static inline void mark_ref_cb(struct kgc_heap *h, void *cm, kgc_obj o)
+struct scan_ctx { struct cmark *cm; uint32_t src; };
+
+/* mark_ref, counting a reference from another region (cm_count_inref) */
+static inline void scan_ref_cb(struct kgc_heap *h, void *ctx, kgc_obj o)
 {
-	mark_ref(h, cm, o);
+	struct scan_ctx *s = ctx;
+	struct cmark *cm = s->cm;
+	uint32_t tr;
+
+	if (!o || !in_heap(h, o))
+		return;
+	tr = region_index(h, o);
+	if ((char *)o >= cm->tams[tr])
+		return;
+	cm_count_inref(cm, s->src, tr);
+	if (mb_set_par(&cm->bits, o))
+		cm_stack_push(cm, o);
 }
 
 /* Trace one marked object: its size counts as live, its references get marked. */
 static void scan_obj(struct kgc_heap *h, struct cmark *cm, kgc_obj o)
 {
 	uint64_t hd = *obj_hdr(o);
+	struct scan_ctx s = { cm, region_index(h, o) };
 
-	cm->live[region_index(h, o)] += obj_size_h(o, hd);
-	cm_obj_refs(h, o, hd, mark_ref_cb, cm);
+	cm->live[s.src] += obj_size_h(o, hd);
+	cm_obj_refs(h, o, hd, scan_ref_cb, &s);
 }
 
 static void root_mark(struct kgc_heap *h, kgc_obj *slot, void *ctx)
@@ -170,13 +185,14 @@ int kgci_cm_init(struct kgc_heap *h)
 		return -ENOMEM;
 	cm->tams = calloc(h->nregions, sizeof(*cm->tams));
 	cm->live = calloc(h->nregions, sizeof(*cm->live));
+	cm->inrefs = calloc(h->nregions, sizeof(*cm->inrefs));
 	cm->sweep = calloc(h->nregions, sizeof(uint32_t));
 	cm->empty = calloc(h->nregions, sizeof(uint32_t));
 	cm->humdead = calloc(h->nregions, sizeof(uint32_t));
 	cm->swept = calloc(h->nregions, 1);
 	cm->cand = calloc(h->nregions, sizeof(*cm->cand));
 	cm->rb_top = calloc(h->nregions, sizeof(*cm->rb_top));
-	if (kgci_markbits_init(&cm->bits, h->base, (size_t)h->nregions << h->region_shift) || !cm->tams || !cm->live || !cm->sweep || !cm->empty || !cm->humdead ||
+	if (kgci_markbits_init(&cm->bits, h->base, (size_t)h->nregions << h->region_shift) || !cm->tams || !cm->live || !cm->inrefs || !cm->sweep || !cm->empty || !cm->humdead ||
 	    !cm->swept || !cm->cand || !cm->rb_top || kgci_cm_pool_init(h, cm)) {
 		h->cm = cm;
 		kgci_cm_destroy(h);
@@ -208,6 +224,7 @@ void kgci_cm_destroy(struct kgc_heap *h)
 	kgci_satb_free_list(cm->full);
 	free(cm->tams);
 	free(cm->live);
+	free(cm->inrefs);
 	free(cm->stack);
 	free(cm->sweep);
 	free(cm->empty);
@@ -275,6 +292,7 @@ static void initial_mark(struct kgc_heap *h, struct cmark *cm)
 		struct region *r = &h->regions[i];
 
 		cm->live[i] = 0;
+		cm->inrefs[i] = 0;
 		cm->tams[i] = (r->type == RT_OLD || r->type == RT_HUM_START) ? r->top : r->bottom;
 	}
 	/* gaps of the last sweep stay in use: promotion into them is marked
@@ -583,6 +601,7 @@ void kgci_cm_young_freed(struct kgc_heap *h, uint32_t idx)
 	kgci_markbits_clear(&cm->bits, h->regions[idx].bottom, h->regions[idx].end);
 	cm->tams[idx] = h->regions[idx].bottom;
 	cm->live[idx] = 0;
+	__atomic_store_n(&cm->inrefs[idx], 0, __ATOMIC_RELAXED);
 	atomic_store_explicit(&cm->live_par[idx], 0, memory_order_relaxed);
 }
 

@@ -26,7 +26,7 @@ static void rb_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 		return;
 	tr = region_of(h, o);
 	if (tr->candidate && tr != region_of(h, slot))
-		kgci_remset_add(&tr->rs, card_index(h, slot));	/* overflow: no candidate any more */
+		kgci_remset_add(&tr->rs, card_index(h, slot), h->cm->remset_max);	/* overflow: dropped */
 }
 
 /* A live object below TAMS, as the sweep finds it: its references into
@@ -89,21 +89,64 @@ static int cand_rank_cmp(const void *a, const void *b)
 	return x->eff > y->eff ? -1 : x->eff < y->eff ? 1 : (int)x->idx - (int)y->idx;
 }
 
+static void cand_drop(struct kgc_heap *h, struct region *r)
+{
+	r->candidate = 0;
+	kgci_remset_clear(&r->rs);
+	kgci_region_track_update(h, r);
+}
+
+/*
+ * At cleanup, once ranked (G1's candidate pruning): drop the
+ * candidates one pause's old budget cannot take (a region alone predicted
+ * over it), then, from the least efficient end, those whose garbage adds up
+ * to no more than the heap waste the policy accepts: they stay old, and
+ * while they are candidates every store into them is carded. The minimum
+ * per collection is then counted from the candidates left.
+ */
+static void mixed_prune(struct kgc_heap *h, struct cmark *cm, double budget)
+{
+	uint32_t w = 0, n0 = cm->ncand;
+	size_t waste = 0, allowed = kgci_policy_mixed_waste(h);
+
+	for (uint32_t j = 0; j < cm->ncand; j++) {
+		struct cand *c = &cm->cand[j];
+		struct region *r = &h->regions[c->idx];
+
+		if (r->rs.overflow || kgci_policy_mixed_cost_ns(h, c->live, r->rs.n) > budget)
+			cand_drop(h, r);
+		else
+			cm->cand[w++] = *c;
+	}
+	while (w) {
+		const struct cand *c = &cm->cand[w - 1];
+
+		if (waste + (h->region_size - c->live) > allowed)
+			break;
+		waste += h->region_size - c->live;
+		cand_drop(h, &h->regions[c->idx]);
+		w--;
+	}
+	cm->ncand = cm->ncand_cycle = w;
+	kgci_log_line(h, LOG_HEAP, "mixed: %u of %u candidates kept (dropped: over the %.2fms budget, "
+		      "or %zuK of garbage in the least efficient)", w, n0, budget / 1e6, waste >> 10);
+}
+
 /*
  * At cleanup, the remembered sets built (sweep and rebuild done): rank the
  * candidates; from now on young pauses with no cycle running take them. A
- * region whose set overflowed (REMSET_MAX_CARDS) is referenced from too
+ * region whose set overflowed (kgci_policy_remset_max) is referenced from too
  * many places to be worth it: dropped at the first mixed collection.
  */
 void kgci_mixed_rebuild_done(struct kgc_heap *h, struct cmark *cm)
 {
-	if (!cm->ncand) {
-		cm->rebuilding = false;
-		return;
-	}
 	size_t cards = 0;
 	uint32_t n = cm->ncand, over = 0;
 
+	if (!n) {
+		cm->rebuilding = false;
+		return;
+	}
 	for (uint32_t j = 0; j < n; j++) {
 		struct cand *c = &cm->cand[j];
 		const struct region *r = &h->regions[c->idx];
@@ -114,6 +157,11 @@ void kgci_mixed_rebuild_done(struct kgc_heap *h, struct cmark *cm)
 			 (double)(h->region_size - c->live) / kgci_policy_mixed_cost_ns(h, c->live, r->rs.n);
 	}
 	qsort(cm->cand, n, sizeof(*cm->cand), cand_rank_cmp);
+	mixed_prune(h, cm, kgci_policy_mixed_budget_ns(h));
+	/* gaps inside the candidates left take no promotion from now on (until
+	 * now they did: what lands there is marked, as any object promoted
+	 * during the cycle, and its references are recorded) */
+	kgci_cm_chunks_drop_evacuated(h);
 	cm->rebuilding = false;
 	cm->cand_ready = true;
 	kgci_log_line(h, LOG_GC, "Rebuild remembered sets: %u candidates, %zu cards, %u overflowed "
@@ -129,7 +177,7 @@ void kgci_mixed_clear(struct kgc_heap *h, struct cmark *cm)
 		kgci_region_track_update(h, &h->regions[i]);
 	}
 	cm->ncand = 0;
-	cm->rebuilding = cm->cand_ready = cm->pruned = false;
+	cm->rebuilding = cm->cand_ready = false;
 }
 
 /* At remark, after choosing: what the rebuild walks (old and humongous
@@ -178,7 +226,12 @@ void kgci_mixed_choose(struct kgc_heap *h, struct cmark *cm)
 		if (r->type != RT_OLD || r->retained || (r->flags & RF_PRETOUCH) ||
 		    cm->tams[i] == r->bottom || !cm->live[i])
 			continue;	/* new since the snapshot, or freed at cleanup */
-		if (kgci_policy_mixed_candidate(h, live)) {
+		/* references the marking traced into it: more than one pause
+		 * could scan (an LRU cache's entries, linked from everywhere)
+		 * and it is not worth tracking */
+		if (kgci_policy_mixed_candidate(h, live) &&
+		    kgci_policy_mixed_cost_ns(h, live, __atomic_load_n(&cm->inrefs[i], __ATOMIC_RELAXED)) <=
+		    kgci_policy_mixed_budget_ns(h)) {
 			cm->cand[n++] = (struct cand){ live, i, 0 };
 			reclaim += h->region_size - live;
 		}
@@ -191,8 +244,7 @@ void kgci_mixed_choose(struct kgc_heap *h, struct cmark *cm)
 		kgci_region_track_update(h, &h->regions[cm->cand[j].idx]);
 	}
 	cm->ncand = cm->ncand_cycle = n;
-	/* gaps of earlier sweeps inside candidates are not promoted into any more */
-	kgci_cm_chunks_drop_evacuated(h);
+	cm->remset_max = kgci_policy_remset_max(h);
 	rebuild_start(h, cm);
 }
 
@@ -217,50 +269,6 @@ static void dirty_card(uint32_t card, void *arg)
 	}
 }
 
-static void cand_drop(struct kgc_heap *h, struct region *r)
-{
-	r->candidate = 0;
-	kgci_remset_clear(&r->rs);
-	kgci_region_track_update(h, r);
-}
-
-/*
- * The first mixed collection of a cycle (G1's candidate pruning): drop the
- * candidates one pause's old budget cannot take (a region alone predicted
- * over it), then, from the least efficient end, those whose garbage adds up
- * to no more than the heap waste the policy accepts: they stay old, and
- * while they are candidates every store into them is carded. The minimum
- * per collection is then counted from the candidates left.
- */
-static void mixed_prune(struct kgc_heap *h, struct cmark *cm, double budget)
-{
-	uint32_t w = 0, n0 = cm->ncand;
-	size_t waste = 0, allowed = kgci_policy_mixed_waste(h);
-
-	cm->pruned = true;
-	for (uint32_t j = 0; j < cm->ncand; j++) {
-		struct cand *c = &cm->cand[j];
-		struct region *r = &h->regions[c->idx];
-
-		if (r->rs.overflow || kgci_policy_mixed_cost_ns(h, c->live, r->rs.n) > budget)
-			cand_drop(h, r);
-		else
-			cm->cand[w++] = *c;
-	}
-	while (w) {
-		const struct cand *c = &cm->cand[w - 1];
-
-		if (waste + (h->region_size - c->live) > allowed)
-			break;
-		waste += h->region_size - c->live;
-		cand_drop(h, &h->regions[c->idx]);
-		w--;
-	}
-	cm->ncand = cm->ncand_cycle = w;
-	kgci_log_line(h, LOG_HEAP, "mixed: %u of %u candidates kept (dropped: over the %.2fms budget, "
-		      "or %zuK of garbage in the least efficient)", w, n0, budget / 1e6, waste >> 10);
-}
-
 /*
  * Young collection, no cycle running: put the next candidates (best ranked
  * first) in the collection set: the policy's minimum count, then more while
@@ -280,8 +288,6 @@ uint32_t kgci_mixed_select(struct kgc_heap *h, size_t *live_bytes)
 	*live_bytes = 0;
 	if (!cm->cand_ready)
 		return 0;
-	if (!cm->pruned)
-		mixed_prune(h, cm, kgci_policy_mixed_budget_ns(h));
 	kgci_policy_mixed_limits(h, cm->ncand_cycle, &min, &max, &budget);
 	for (uint32_t j = 0; j < cm->ncand; j++) {
 		uint32_t idx = cm->cand[j].idx;

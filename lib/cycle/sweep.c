@@ -6,7 +6,8 @@
  * table updated) and lists runs of at least CM_CHUNK_MIN bytes; the cleanup
  * pause frees wholly dead regions and dead humongous objects and hands the
  * runs to young pauses (kgci_cm_chunk_take: promotion into swept gaps).
- * Retained and candidate regions are to be evacuated: their gaps are not.
+ * Retained and candidate regions are to be evacuated: their gaps are not
+ * (a candidate's are dropped at cleanup, once the candidates are final).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -44,8 +45,9 @@ static void dead_run_end(struct kgc_heap *h, struct cmark *cm, struct region *r,
 	kgci_bot_record(h, r, cm->dead, n);
 	if (h->opt.poison && n > 16)
 		memset(cm->dead + 16, 0xde, n - 16);
-	/* retained and candidate regions are to be evacuated: keep them sparse */
-	if (n >= CM_CHUNK_MIN && !r->retained && !r->candidate)
+	/* retained regions are to be evacuated: keep them sparse; candidates'
+	 * gaps are dropped at cleanup if they stay candidates (mixed.c) */
+	if (n >= CM_CHUNK_MIN && !r->retained)
 		chunk_add(cm, cm->dead, n);
 	cm->dead = NULL;
 }
@@ -186,11 +188,18 @@ void kgci_sweep_cleanup(struct kgc_heap *h, struct cmark *cm)
 	for (uint32_t k = 0; k < cm->nempty; k++) {
 		struct region *r = &h->regions[cm->empty[k]];
 
-		if (r->type != RT_OLD || (r->flags & (RF_PINNED | RF_KPINNED)) ||
-		    cm->tams[cm->empty[k]] != r->top) {
-			/* pinned meanwhile (or changed): keep it parsable, sweep it next cycle */
-			kgci_obj_fill(r->bottom, (size_t)(r->top - r->bottom));
-			kgci_bot_record(h, r, r->bottom, (size_t)(r->top - r->bottom));
+		char *tams = cm->tams[cm->empty[k]];
+
+		if (r->type != RT_OLD)
+			continue;	/* not old any more: nothing of the sweep's is in it */
+		if ((r->flags & (RF_PINNED | RF_KPINNED)) || tams != r->top) {
+			/* pinned meanwhile, or objects placed above TAMS since the
+			 * sweep: keep the dead part below TAMS parsable (what lies
+			 * above is live by definition), sweep it next cycle */
+			if (tams > r->bottom) {
+				kgci_obj_fill(r->bottom, (size_t)(tams - r->bottom));
+				kgci_bot_record(h, r, r->bottom, (size_t)(tams - r->bottom));
+			}
 			continue;
 		}
 		freed += (size_t)(r->top - r->bottom);

@@ -338,6 +338,15 @@ double kgci_policy_mixed_budget_ns(struct kgc_heap *h)
 	return pause_goal_ns(h) * 0.25;
 }
 
+/* A candidate referenced from more cards than one mixed pause's budget can
+ * scan is dropped at cleanup: its set stops there (1024..REMSET_MAX_CARDS). */
+uint32_t kgci_policy_remset_max(struct kgc_heap *h)
+{
+	double n = kgci_policy_mixed_budget_ns(h) / (h->pol.card_ns ? h->pol.card_ns : 500.0);
+
+	return n < 1024 ? 1024 : n > REMSET_MAX_CARDS ? REMSET_MAX_CARDS : (uint32_t)n;
+}
+
 /*
  * Retained regions (old since a pinned evacuation failure, unpinned since):
  * a young collection evacuates them (not while a cycle sweeps or rebuilds

@@ -114,14 +114,23 @@ static void root_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 static void track_ref(struct yworker *w, struct region *tr, kgc_obj *slot)
 {
 	struct kgc_heap *h = w->y->h;
+	uint64_t e;
 
 	if (!tr->candidate) {
 		__atomic_store_n(card_for(h, slot), CARD_DIRTY, __ATOMIC_RELAXED);
 		return;
 	}
+	if (tr->rs.overflow)
+		return;		/* dropped at cleanup: no use recording */
+	e = (uint64_t)(tr - h->regions) << 32 | card_index(h, slot);
+	/* a card's slots come one after another: most repeats are the last
+	 * few entries (a cache's entry links two neighbours in one region) */
+	for (size_t k = w->nrs, stop = w->nrs > 4 ? w->nrs - 4 : 0; k > stop; k--)
+		if (w->rs_log[k - 1] == e)
+			return;
 	if (unlikely(w->nrs == w->rs_cap))
 		w->rs_log = kgci_array_grow(w->rs_log, &w->rs_cap, sizeof(*w->rs_log), "young GC remset log");
-	w->rs_log[w->nrs++] = (uint64_t)(tr - h->regions) << 32 | card_index(h, slot);
+	w->rs_log[w->nrs++] = e;
 }
 
 /* A slot inside the heap: keep the card dirty if it still points to young;
@@ -397,6 +406,7 @@ static void ygc_select_cset(struct ygc *y, struct yres *res, uint32_t *npinned)
 static void ygc_gather(struct ygc *y, struct yres *res)
 {
 	struct kgc_heap *h = y->h;
+	uint32_t rs_max = kgci_policy_remset_max(h);
 
 	for (unsigned i = 0; i < y->nworkers; i++) {
 		struct yworker *w = &y->w[i];
@@ -416,7 +426,7 @@ static void ygc_gather(struct ygc *y, struct yres *res)
 		free(w->stack);
 		free(w->slots);
 		for (size_t k = 0; k < w->nrs; k++)
-			kgci_remset_add(&h->regions[w->rs_log[k] >> 32].rs, (uint32_t)w->rs_log[k]);
+			kgci_remset_add(&h->regions[w->rs_log[k] >> 32].rs, (uint32_t)w->rs_log[k], rs_max);
 		res->remset_adds += w->nrs;
 		free(w->rs_log);
 		if (w->ngray)

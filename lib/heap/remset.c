@@ -26,8 +26,6 @@ static int rs_grow(struct remset *rs)
 	uint32_t ncap = rs->cap ? rs->cap * 2 : 64;
 	uint32_t *nv, mask = ncap - 1;
 
-	if (ncap > REMSET_MAX_CARDS * 2)
-		return -E2BIG;
 	nv = calloc(ncap, sizeof(*nv));
 	if (!nv)
 		return -ENOMEM;
@@ -46,14 +44,21 @@ static int rs_grow(struct remset *rs)
 	return 0;
 }
 
-/* Add a card (index into h->cards); 0, or -E2BIG/-ENOMEM: the set is marked
- * overflowed and the region is no candidate any more (kgci_mixed_select). */
-int kgci_remset_add(struct remset *rs, uint32_t card)
+/* Add a card (index into h->cards) to a set of at most max (<=
+ * REMSET_MAX_CARDS) cards; 0, or -E2BIG/-ENOMEM: the set is marked
+ * overflowed and the region is dropped as a candidate at cleanup. */
+int kgci_remset_add(struct remset *rs, uint32_t card, uint32_t max)
 {
 	uint32_t mask, j;
 
 	if (rs->overflow)
 		return -E2BIG;
+	if (rs->n >= max) {
+		if (kgci_remset_has(rs, card))
+			return 0;
+		rs->overflow = 1;
+		return -E2BIG;
+	}
 	if ((rs->n + 1) * 2 > rs->cap) {
 		int err = rs_grow(rs);
 
