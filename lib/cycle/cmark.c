@@ -393,6 +393,11 @@ static void cleanup(struct kgc_heap *h, struct cmark *cm)
 {
 	kgci_sweep_cleanup(h, cm);
 	kgci_mixed_rebuild_done(h, cm);
+	/* gaps inside the candidates left take no promotion from now on (until
+	 * now they did: what lands there is marked, as any object promoted
+	 * during the cycle, and its references are recorded) */
+	if (cm->ncand)
+		kgci_cm_chunks_drop_evacuated(h);
 }
 
 static const char *cycle_step(struct kgc_heap *h)

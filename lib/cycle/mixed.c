@@ -158,10 +158,6 @@ void kgci_mixed_rebuild_done(struct kgc_heap *h, struct cmark *cm)
 	}
 	qsort(cm->cand, n, sizeof(*cm->cand), cand_rank_cmp);
 	mixed_prune(h, cm, kgci_policy_mixed_budget_ns(h));
-	/* gaps inside the candidates left take no promotion from now on (until
-	 * now they did: what lands there is marked, as any object promoted
-	 * during the cycle, and its references are recorded) */
-	kgci_cm_chunks_drop_evacuated(h);
 	cm->rebuilding = false;
 	cm->cand_ready = true;
 	kgci_log_line(h, LOG_GC, "Rebuild remembered sets: %u candidates, %zu cards, %u overflowed "
