@@ -226,6 +226,7 @@ uint64_t kgci_cm_assist_marked(struct kgc_heap *h, struct cmark *cm);
 void kgci_sweep_prepare(struct kgc_heap *h, struct cmark *cm);	/* at remark */
 bool kgci_sweep_work(struct kgc_heap *h, struct cmark *cm, bool bounded);
 void kgci_sweep_cleanup(struct kgc_heap *h, struct cmark *cm);
+void kgci_sweep_hand_over(struct kgc_heap *h, struct cmark *cm);	/* a young pause while sweeping */
 
 /* mixed.c */
 void kgci_mixed_clear(struct kgc_heap *h, struct cmark *cm);

@@ -533,6 +533,8 @@ bool kgci_cm_retained_evac_ok(struct kgc_heap *h)
 void kgci_cm_young_begin(struct kgc_heap *h, struct cm_young *cy)
 {
 	cy->marking = cm_marking(h);
+	if (h->cm->state == CM_SWEEPING || h->cm->state == CM_SWEPT)
+		kgci_sweep_hand_over(h, h->cm);
 	/* a mixed collection: old candidates of the last cycle join the cset */
 	cy->nmixed = cm_active(h) ? 0 : kgci_mixed_select(h, &cy->mixed_live);
 	cy->retained_ok = kgci_cm_retained_evac_ok(h);

@@ -179,6 +179,22 @@ static void chunks_merge(struct kgc_heap *h, struct cmark *cm)
 	cm->nswept = cm->swept_cap = cm->swept_bytes = 0;
 }
 
+/*
+ * A young pause while the sweep runs: the gaps it has found so far go to
+ * promotion now, not at cleanup (the old space the sweep frees is reused
+ * while the rest is swept; otherwise promotion takes fresh regions for the
+ * whole sweep). Every listed gap is a finished dead run: the sweep cursor
+ * is past it and never comes back. An object promoted into one is below
+ * TAMS in a region the sweep is at or past: not marked
+ * (kgci_cm_young_promoted), never swept, live; its references into mixed
+ * candidates are recorded by the pause.
+ */
+void kgci_sweep_hand_over(struct kgc_heap *h, struct cmark *cm)
+{
+	if (cm->nswept)
+		chunks_merge(h, cm);
+}
+
 /* The cleanup pause: free what the sweep found empty, hand its gaps to promotion. */
 void kgci_sweep_cleanup(struct kgc_heap *h, struct cmark *cm)
 {
