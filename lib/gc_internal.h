@@ -187,6 +187,12 @@ enum {
 	RF_PRETOUCH = 1 << 7,	/* held (as an empty old region) while a mutator backs it */
 };
 enum fail_cause { FAIL_NONE = 0, FAIL_PINNED, FAIL_KPINNED, FAIL_ALLOC };
+/* Eager reclaim of humongous objects (G1's): a humongous object is tracked
+ * from its allocation (the write barrier cards references into it); while
+ * no reference from old space was ever seen, a young pause that finds none
+ * from roots or young objects either frees it, if it is a primitive array,
+ * unpinned, and no concurrent cycle runs. */
+enum { EAGER_NO = 0, EAGER_TRACKED, EAGER_REMEMBERED };
 
 /* remset.c: a mixed candidate's remembered set (cards holding references
  * into it), at most the policy's kgci_policy_remset_max (<= REMSET_MAX_CARDS):
@@ -210,6 +216,8 @@ struct region {
 	uint8_t candidate;	/* sparse old region to be evacuated by a mixed collection (mixed.c) */
 	uint8_t quarantined;	/* free, but PROT_NONE and not handed out for a while (stale.c) */
 	uint8_t pinspace;	/* PS_*: in the pinned-object space (pinspace.c) */
+	uint8_t eager;		/* humongous start: EAGER_* (young.c's eager reclaim) */
+	uint8_t eager_reached;	/* this young pause found a reference to it (workers: atomic) */
 	uint32_t fixed_rings;	/* kgc_io rings that registered it as a fixed buffer (h->lock) */
 	uint64_t quarantine_gc;	/* the collection that quarantined it */
 	uint32_t hum_start;	/* humongous: index of the start region */

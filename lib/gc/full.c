@@ -134,6 +134,7 @@ static void full_prepare(struct full *f, uint32_t *npinned)
 		r->flags &= ~(RF_CSET | RF_FAILED | RF_GC_ALLOC);
 		r->retained = 0;	/* compaction handles formerly pinned regions */
 		r->candidate = 0;
+		r->eager = EAGER_NO;	/* old objects may refer to it uncarded from now on */
 		kgci_region_track_update(h, r);
 		/* the mark bitmap is all clear outside collections and verification */
 		f->was_used[i] = r->type != RT_FREE;

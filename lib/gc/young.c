@@ -97,12 +97,25 @@ static inline bool young_after(const struct region *r)
 	return r->type == RT_SURVIVOR && (r->flags & RF_GC_ALLOC);
 }
 
+enum { CARD_TGT_NONE, CARD_TGT_CSET, CARD_TGT_TRACKED, CARD_TGT_EAGER };
+
+/* n is referenced from a root or a live young object: a humongous object
+ * tracked for eager reclaim stays this pause. */
+static inline void note_reached(struct yworker *w, kgc_obj n)
+{
+	struct kgc_heap *h = w->y->h;
+
+	if (unlikely(w->y->target[region_index(h, n)] == CARD_TGT_EAGER))
+		__atomic_store_n(&region_of(h, n)->eager_reached, 1, __ATOMIC_RELAXED);
+}
+
 static void root_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 {
 	kgc_obj o = *slot, n = process(ctx, o);
 
 	if (n != o)
 		*slot = n;
+	note_reached(ctx, n);
 }
 
 /*
@@ -116,6 +129,12 @@ static void track_ref(struct yworker *w, struct region *tr, kgc_obj *slot)
 	struct kgc_heap *h = w->y->h;
 	uint64_t e;
 
+	if (__atomic_load_n(&tr->eager, __ATOMIC_RELAXED) == EAGER_TRACKED) {
+		/* old space refers to it: never eagerly reclaimable (no card
+		 * needed: the reference is remembered for good) */
+		__atomic_store_n(&tr->eager, EAGER_REMEMBERED, __ATOMIC_RELAXED);
+		return;
+	}
 	if (!tr->candidate) {
 		__atomic_store_n(card_for(h, slot), CARD_DIRTY, __ATOMIC_RELAXED);
 		return;
@@ -146,6 +165,7 @@ static void heap_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 	nr = region_of(h, n);
 	if (!young_after(nr) && !tracked_target(nr))
 		return;
+	note_reached(ctx, n);
 	sr = region_of(h, slot);
 	if (young_after(nr)) {
 		if (!young_after(sr))
@@ -158,7 +178,6 @@ static void heap_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 /* Card scan (phase A): remember the slot if it points into the collection
  * set. Most slots on a dirty card point to plain old objects: one byte of
  * y->target (1 KiB for 1024 regions, in L1) says so, not the region's struct. */
-enum { CARD_TGT_NONE, CARD_TGT_CSET, CARD_TGT_TRACKED };
 
 static void card_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 {
@@ -349,6 +368,26 @@ static void ygc_setup(struct ygc *y, struct kgc_heap *h)
 	}
 }
 
+/* Humongous objects tracked for eager reclaim: only unpinned primitive
+ * arrays outside the pinned-object space stay tracked (a reference array
+ * holds references others' cards and remembered sets may name). */
+static void eager_select(struct ygc *y)
+{
+	struct kgc_heap *h = y->h;
+
+	for (uint32_t i = 0; i < h->nregions; i++) {
+		struct region *r = &h->regions[i];
+
+		if (r->type != RT_HUM_START || r->eager != EAGER_TRACKED)
+			continue;
+		r->eager_reached = 0;
+		if (r->pinspace || hdr_kind(*obj_hdr(r->bottom)) != KIND_PRIM_ARRAY) {
+			r->eager = EAGER_NO;
+			kgci_region_track_update(h, r);
+		}
+	}
+}
+
 /*
  * The collection set: every young region (pinned ones fail evacuation at
  * once), mixed candidates the cycle chose, and retained regions unpinned
@@ -392,13 +431,50 @@ static void ygc_select_cset(struct ygc *y, struct yres *res, uint32_t *npinned)
 	if (res->nretained)
 		kgci_cm_young_cset(h);	/* their gaps are no promotion space now */
 	y->old_cset = res->nretained && y->black;
+	y->eager_ok = cy.idle;
+	eager_select(y);	/* before the targets below */
 	/* the card scan's view; the cset and the tracked regions outside it do
 	 * not change before it ends */
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		const struct region *r = &h->regions[i];
 
 		y->target[i] = (r->flags & RF_CSET) ? CARD_TGT_CSET :
+			       r->eager == EAGER_TRACKED ? CARD_TGT_EAGER :
 			       tracked_target(r) ? CARD_TGT_TRACKED : CARD_TGT_NONE;
+	}
+}
+
+/*
+ * After evacuation, before weak cells are settled: a tracked humongous
+ * primitive array that no root, live young object or old object refers to
+ * is dead. Freed with the collection set (RF_CSET, not failed: its weak
+ * cells are cleared) unless pinned (by a thread, the kernel, or a kgc_io
+ * ring's fixed-buffer table) or a cycle runs (its marking may hold it).
+ * The others that old space now refers to stop being tracked.
+ */
+static void eager_reclaim(struct ygc *y, struct yres *res)
+{
+	struct kgc_heap *h = y->h;
+
+	for (uint32_t i = 0; i < h->nregions; i++) {
+		struct region *r = &h->regions[i];
+		bool pinned = false;
+
+		if (r->type != RT_HUM_START || y->target[i] != CARD_TGT_EAGER)
+			continue;
+		if (r->eager != EAGER_TRACKED) {
+			kgci_region_track_update(h, r);	/* remembered: no more carding */
+			continue;
+		}
+		if (!y->eager_ok || __atomic_load_n(&r->eager_reached, __ATOMIC_RELAXED) || r->fixed_rings)
+			continue;
+		for (uint32_t j = i; j < i + r->hum_count; j++)
+			pinned |= (h->regions[j].flags & (RF_PINNED | RF_KPINNED)) || kgci_region_pinned_now(h, j);
+		if (pinned)
+			continue;
+		for (uint32_t j = i; j < i + r->hum_count; j++)
+			h->regions[j].flags |= RF_CSET;
+		res->hum_eager++;
 	}
 }
 
@@ -486,6 +562,9 @@ static void ygc_record(struct ygc *y, struct yres *res)
 	f->cset_bytes = res->cset_bytes;
 	f->copied = res->copied;
 	f->promoted = res->promoted;
+	h->st.humongous_eager += res->hum_eager;
+	if (res->hum_eager)
+		kgci_log_line(h, LOG_HEAP, "humongous: %u dead primitive arrays freed eagerly", res->hum_eager);
 	if (res->nmixed) {
 		h->st.mixed_gcs++;
 		h->st.mixed_regions += res->nmixed;
@@ -530,6 +609,7 @@ void kgci_young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_ma
 	ygc_select_cset(&y, &res, npinned);
 	kgci_gang_run(&y);
 	ygc_gather(&y, &res);
+	eager_reclaim(&y, &res);
 	kgci_weak_process(h, weak_alive_young, NULL);
 	ygc_finish_regions(&y, &res, fail_mask);
 	ygc_record(&y, &res);

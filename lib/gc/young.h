@@ -59,6 +59,7 @@ struct ygc {
 	bool use_gaps;			/* swept gaps may take promoted objects */
 	bool black;			/* concurrent marking: promoted objects are marked */
 	bool old_cset;			/* old (retained) regions in the cset during marking */
+	bool eager_ok;			/* no cycle runs: dead humongous objects may be freed */
 	uint32_t *old_list, nold;
 	uint8_t *target;		/* per region, for the card scan: CARD_TGT_* */
 	struct yworker *w;
@@ -74,6 +75,7 @@ struct yres {
 	size_t freed, copied, promoted, cset_bytes, rlive, mixed_live;
 	size_t copied_max, slots, slots_taken;	/* most one worker copied; card slots, taken by another */
 	size_t dirty_cards, remset_adds;
+	uint32_t hum_eager;		/* humongous objects freed eagerly */
 	uint64_t cards_cpu_ns, evac_cpu_ns;	/* all workers' CPU in phase A and B */
 	size_t age_bytes[HDR_AGE_MAX + 1];
 	uint32_t nretained, nmixed, rleft, tospace;
@@ -110,6 +112,7 @@ static inline bool hdr_cas(kgc_obj o, uint64_t *hd, uint64_t nv)
 static inline bool tracked_target(const struct region *r)
 {
 	return r->retained || r->candidate ||
+	       __atomic_load_n(&r->eager, __ATOMIC_RELAXED) == EAGER_TRACKED ||	/* workers store it */
 	       ((r->flags & RF_FAILED) && r->fail_cause != FAIL_ALLOC);
 }
 

@@ -47,7 +47,7 @@ void kgci_region_set_type(struct kgc_heap *h, struct region *r, int type)
 void kgci_region_track_update(struct kgc_heap *h, struct region *r)
 {
 	uint8_t t = !(r->type == RT_OLD || r->type == RT_HUM_START || r->type == RT_HUM_CONT) ||
-		    r->retained || r->candidate;
+		    r->retained || r->candidate || r->eager == EAGER_TRACKED;
 
 	__atomic_store_n(&h->region_track[r - h->regions], t, __ATOMIC_RELAXED);
 }
@@ -62,6 +62,8 @@ static void region_take(struct kgc_heap *h, struct region *r, int type)
 	r->fail_cause = FAIL_NONE;
 	r->live_bytes = 0;
 	r->pinspace = PS_NONE;
+	r->eager = EAGER_NO;
+	r->eager_reached = 0;
 }
 
 /* More than `limit` free regions backed by memory (not RF_ZEROED)? */

@@ -885,7 +885,8 @@ kgc_obj kgc_alloc_array_pinned(kgc_thread *t, kgc_type_id array_type, size_t len
 	X(uint64_t, pinned_space_bytes, "bytes in use in the pinned-object space: its regions up to their tops, less the gaps its last reclaim found") \
 	X(uint64_t, mark_assists, "times allocating threads marked for a cycle falling behind, instead of sleeping") \
 	X(uint64_t, mark_assist_ns, "time in those assists") \
-	X(uint64_t, mark_assist_bytes, "bytes of old objects they marked")
+	X(uint64_t, mark_assist_bytes, "bytes of old objects they marked") \
+	X(uint64_t, humongous_eager, "dead humongous primitive arrays young collections freed (eager reclaim)")
 
 #define KGC__STAT_FIELD(type, name, what) type name;
 #define KGC__STAT_ARRAY(type, name, n, what) type name[n];

@@ -77,6 +77,10 @@ char *kgci_alloc_humongous(struct kgc_heap *h, size_t size, bool *zeroed)
 		*zeroed &= (h->regions[idx + k].flags & RF_ZEROED) != 0;
 		h->regions[idx + k].flags &= ~RF_ZEROED;
 	}
+	/* tracked for eager reclaim: references into it are carded from now
+	 * on; none exists yet (region_track was nonzero while it was free) */
+	h->regions[idx].eager = EAGER_TRACKED;
+	kgci_region_track_update(h, &h->regions[idx]);
 	h->st.bytes_allocated += size;
 	return h->regions[idx].bottom;
 }
