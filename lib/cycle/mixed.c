@@ -97,8 +97,8 @@ static void cand_drop(struct kgc_heap *h, struct region *r)
 }
 
 /*
- * At cleanup, once ranked (G1's candidate pruning): drop the
- * candidates one pause's old budget cannot take (a region alone predicted
+ * At cleanup, once ranked (G1's candidate pruning): drop the overflowed
+ * candidates and those one pause's old budget cannot take (a region alone predicted
  * over it), then, from the least efficient end, those whose garbage adds up
  * to no more than the heap waste the policy accepts: they stay old, and
  * while they are candidates every store into them is carded. The minimum
@@ -134,9 +134,9 @@ static void mixed_prune(struct kgc_heap *h, struct cmark *cm, double budget)
 
 /*
  * At cleanup, the remembered sets built (sweep and rebuild done): rank the
- * candidates; from now on young pauses with no cycle running take them. A
- * region whose set overflowed (kgci_policy_remset_max) is referenced from too
- * many places to be worth it: dropped at the first mixed collection.
+ * candidates and prune them; from now on young pauses with no cycle running
+ * take them. A region whose set overflowed (kgci_policy_remset_max) is
+ * referenced from too many places to be worth it: ranked last, dropped.
  */
 void kgci_mixed_rebuild_done(struct kgc_heap *h, struct cmark *cm)
 {
