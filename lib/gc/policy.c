@@ -205,8 +205,8 @@ bool kgci_policy_cycle_urgent(struct kgc_heap *h)
 #define PACING_DEFAULT 50	/* KGC_PACING: at most half their time */
 /* 10: on 2 CPUs with 2 allocating threads the marker alone got 15-20% of a
  * CPU; at 25 the churn bench's old space grew 20% per cycle while marking
- * and its peak RSS was 582-625 MB, at 10 it is 507-559 MB, at 5 500-531
- * MB, with the same run time (3 alternating runs each, 2026-12-05) */
+ * and its peak RSS was 569-610 MiB, at 10 it is 495-546 MiB, at 5 488-519
+ * MiB, with the same run time (3 alternating runs each, 2026-12-05) */
 #define MARK_GROWTH_PERCENT 10
 #define ASSIST_GAIN 2
 
