@@ -802,7 +802,7 @@ void kgci_pinspace_destroy(struct kgc_heap *h);
 void kgci_pinspace_stats_refresh(struct kgc_heap *h);
 /* the unit starting at region i: its bytes a ring may register, 0 if none */
 size_t kgci_pinspace_unit_bytes(struct kgc_heap *h, uint32_t i);
-bool kgci_cm_idle(struct kgc_heap *h);	/* no cycle and no card rebuild runs (a pause) */
+bool kgci_cm_idle(struct kgc_heap *h);	/* no cycle runs (a pause) */
 
 /* alloc */
 /* h->lock held; NULL: no room. *zeroed: every region came fresh from the OS */

@@ -3,7 +3,7 @@
  * cm.h - what the files of the concurrent cycle share: cmark.c (the cycle:
  * marker thread, initial mark, remark, its steps in young pauses), satb.c
  * (the mutators' SATB buffers), sweep.c (sweep, cleanup, the gaps handed to
- * promotion), mixed.c (mixed candidates and their card rebuild) and
+ * promotion), mixed.c (mixed candidates and their remembered sets) and
  * cmverify.c (KGC_VERIFY's checks of the bitmap and of marking). No other
  * file includes it; the young pause reaches the cycle through cm_young.h.
  *
@@ -25,10 +25,11 @@
  *                 are freed, the chunks are handed to young collections as
  *                 promotion space.
  *   rebuild       if remark chose mixed-collection candidates (sparse old
- *                 regions, see below), the marker walks every old object
- *                 and adds the card of each reference into a candidate to
- *                 the candidate's remembered set (heap/remset.c; after
- *                 cleanup, so the gaps are in use meanwhile).
+ *                 regions, see below), the card of each reference into a
+ *                 candidate goes to the candidate's remembered set
+ *                 (heap/remset.c): the sweep adds the live objects' below
+ *                 TAMS, then the marker walks what lies above TAMS; done
+ *                 before cleanup.
  *   mixed         young collections after the rebuild also evacuate a few
  *                 candidates each, best ranked first (G1's mixed
  *                 collections): every reference into a candidate from
@@ -112,7 +113,6 @@ struct cmark {
 	/* mixed collections: candidates, most garbage first (region->candidate) */
 	struct cand { size_t live; uint32_t idx; double eff; } *cand;	/* live: estimated; eff: rank */
 	uint32_t ncand, ncand_cycle;	/* left; chosen at the last remark */
-	bool rebuilding;		/* remark to cleanup: the marker builds their remembered sets */
 	bool held;			/* test hook: the marker thread does no work */
 	bool cand_ready;		/* remembered sets built: candidates may be evacuated */
 	uint32_t remset_max;		/* cards per remembered set, this cycle's (policy) */

@@ -19,7 +19,7 @@
 struct cm_young {
 	bool marking;		/* promoted objects below TAMS are marked (kgci_cm_young_promoted) */
 	bool retained_ok;	/* retained (formerly pinned) old regions may be evacuated now */
-	bool idle;		/* no cycle or card rebuild: old regions may grow (kgci_promote_begin) */
+	bool idle;		/* no cycle runs: old regions may grow (kgci_promote_begin) */
 	uint32_t nmixed;	/* mixed candidates put in the collection set (RF_CSET) */
 	size_t mixed_live;	/* their live bytes, estimated */
 };

@@ -26,22 +26,13 @@ static inline void cm_stack_push(struct cmark *cm, kgc_obj o)
 	cm->stack[cm->len++] = o;
 }
 
-/* Mark o if it is an old object below TAMS (assists mark too: atomically). */
-static inline void mark_ref(struct kgc_heap *h, struct cmark *cm, kgc_obj o)
-{
-	if (!o || !in_heap(h, o) || (char *)o >= cm->tams[region_index(h, o)])
-		return;
-	if (mb_set_par(&cm->bits, o))
-		cm_stack_push(cm, o);
-}
+#define NO_SRC UINT32_MAX	/* a root's reference: no region to count it from */
 
-struct scan_ctx { struct cmark *cm; uint32_t src; };
-
-/* mark_ref, counting a reference from another region (cm_count_inref) */
-static inline void scan_ref_cb(struct kgc_heap *h, void *ctx, kgc_obj o)
+/* Mark o if it is an old object below TAMS (assists mark too: atomically);
+ * a reference from an object in region src counts for o's region
+ * (cm_count_inref). */
+static inline void mark_ref_from(struct kgc_heap *h, struct cmark *cm, kgc_obj o, uint32_t src)
 {
-	struct scan_ctx *s = ctx;
-	struct cmark *cm = s->cm;
 	uint32_t tr;
 
 	if (!o || !in_heap(h, o))
@@ -49,9 +40,24 @@ static inline void scan_ref_cb(struct kgc_heap *h, void *ctx, kgc_obj o)
 	tr = region_index(h, o);
 	if ((char *)o >= cm->tams[tr])
 		return;
-	cm_count_inref(cm, s->src, tr);
+	if (src != NO_SRC)
+		cm_count_inref(cm, src, tr);
 	if (mb_set_par(&cm->bits, o))
 		cm_stack_push(cm, o);
+}
+
+static inline void mark_ref(struct kgc_heap *h, struct cmark *cm, kgc_obj o)
+{
+	mark_ref_from(h, cm, o, NO_SRC);
+}
+
+struct scan_ctx { struct cmark *cm; uint32_t src; };
+
+static inline void scan_ref_cb(struct kgc_heap *h, void *ctx, kgc_obj o)
+{
+	struct scan_ctx *s = ctx;
+
+	mark_ref_from(h, s->cm, o, s->src);
 }
 
 /* Trace one marked object: its size counts as live, its references get marked. */
@@ -431,7 +437,7 @@ static const char *cycle_step(struct kgc_heap *h)
 		/* no new cycle while the last one's candidates or retained regions
 		 * are being evacuated, unless old space runs short (candidates are
 		 * dropped then; retained regions wait for the cycle's end) */
-		if (!kgci_policy_start_mark(h, cm->rebuilding || cm->cand_ready || h->retained_pending))
+		if (!kgci_policy_start_mark(h, cm->cand_ready || h->retained_pending))
 			return NULL;
 		kgci_mixed_clear(h, cm);
 		initial_mark(h, cm);
@@ -457,13 +463,14 @@ const char *kgci_cm_after_young(struct kgc_heap *h)
 
 /* ------------------------------------------------------------ queries */
 
-/* A cycle or its rebuild runs: old objects must not move. */
+/* A cycle runs (its remembered-set rebuild included, which ends by
+ * cleanup): old objects must not move. */
 static bool cm_active(struct kgc_heap *h)
 {
-	return h->cm->state != CM_IDLE || h->cm->rebuilding;
+	return h->cm->state != CM_IDLE;
 }
 
-/* In a pause: no cycle and no card rebuild walks old regions (pinspace.c). */
+/* In a pause: no cycle (sweep and remembered-set rebuild included) walks old regions (pinspace.c). */
 bool kgci_cm_idle(struct kgc_heap *h)
 {
 	return !cm_active(h);
@@ -495,7 +502,7 @@ void kgci_cm_progress(struct kgc_heap *h, struct mark_progress *mp)
 	mp->marked += kgci_cm_assist_marked(h, cm);
 }
 
-/* The marker thread marks or sweeps (not: waits for a pause, rebuilds cards). */
+/* The marker thread marks or sweeps (with the remembered-set rebuild; not: waits for a pause). */
 bool kgci_cm_marker_busy(struct kgc_heap *h)
 {
 	int st = h->cm->state;
@@ -506,8 +513,8 @@ bool kgci_cm_marker_busy(struct kgc_heap *h)
 /*
  * Retained regions during marking. A young collection may evacuate an old
  * region that failed evacuation while pinned (retained) also while the
- * marker traces (CM_MARKING, CM_REMARK_READY), not while it sweeps or
- * rebuilds cards (those walk old regions in place). Then:
+ * marker traces (CM_MARKING, CM_REMARK_READY), not while it sweeps and
+ * rebuilds remembered sets (those walk old regions in place). Then:
  *  - mark stack and SATB entries into the region are roots of that young
  *    collection (kgci_cm_old_cset_refs): the objects they name were reachable at
  *    the snapshot, so they survive it and the entries follow them;
@@ -522,8 +529,6 @@ bool kgci_cm_retained_evac_ok(struct kgc_heap *h)
 {
 	struct cmark *cm = h->cm;
 
-	if (cm->rebuilding)
-		return false;
 	return cm->state == CM_IDLE || cm->state == CM_MARKING || cm->state == CM_REMARK_READY;
 }
 

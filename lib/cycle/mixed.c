@@ -143,10 +143,8 @@ void kgci_mixed_rebuild_done(struct kgc_heap *h, struct cmark *cm)
 	size_t cards = 0;
 	uint32_t n = cm->ncand, over = 0;
 
-	if (!n) {
-		cm->rebuilding = false;
+	if (!n)
 		return;
-	}
 	for (uint32_t j = 0; j < n; j++) {
 		struct cand *c = &cm->cand[j];
 		const struct region *r = &h->regions[c->idx];
@@ -158,7 +156,6 @@ void kgci_mixed_rebuild_done(struct kgc_heap *h, struct cmark *cm)
 	}
 	qsort(cm->cand, n, sizeof(*cm->cand), cand_rank_cmp);
 	mixed_prune(h, cm, kgci_policy_mixed_budget_ns(h));
-	cm->rebuilding = false;
 	cm->cand_ready = true;
 	kgci_log_line(h, LOG_GC, "Rebuild remembered sets: %u candidates, %zu cards, %u overflowed "
 		      "(marker cpu %.1fms)", n, cards, over, cm->rebuild_cpu / 1e6);
@@ -173,7 +170,7 @@ void kgci_mixed_clear(struct kgc_heap *h, struct cmark *cm)
 		kgci_region_track_update(h, &h->regions[i]);
 	}
 	cm->ncand = 0;
-	cm->rebuilding = cm->cand_ready = false;
+	cm->cand_ready = false;
 }
 
 /* At remark, after choosing: what the rebuild walks (old and humongous
@@ -193,7 +190,6 @@ static void rebuild_start(struct kgc_heap *h, struct cmark *cm)
 	}
 	cm->rb_i = 0;
 	cm->rb_p = NULL;
-	cm->rebuilding = cm->ncand > 0;
 	cm->rebuild_cpu = 0;
 }
 
@@ -209,6 +205,7 @@ void kgci_mixed_choose(struct kgc_heap *h, struct cmark *cm)
 {
 	uint32_t n = 0;
 	size_t reclaim = 0;
+	double budget = kgci_policy_mixed_budget_ns(h);
 
 	kgci_mixed_clear(h, cm);
 	if (h->ncards >= UINT32_MAX) {
@@ -226,8 +223,7 @@ void kgci_mixed_choose(struct kgc_heap *h, struct cmark *cm)
 		 * could scan (an LRU cache's entries, linked from everywhere)
 		 * and it is not worth tracking */
 		if (kgci_policy_mixed_candidate(h, live) &&
-		    kgci_policy_mixed_cost_ns(h, live, __atomic_load_n(&cm->inrefs[i], __ATOMIC_RELAXED)) <=
-		    kgci_policy_mixed_budget_ns(h)) {
+		    kgci_policy_mixed_cost_ns(h, live, __atomic_load_n(&cm->inrefs[i], __ATOMIC_RELAXED)) <= budget) {
 			cm->cand[n++] = (struct cand){ live, i, 0 };
 			reclaim += h->region_size - live;
 		}

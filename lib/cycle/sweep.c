@@ -73,7 +73,7 @@ bool kgci_sweep_work(struct kgc_heap *h, struct cmark *cm, bool bounded)
 
 			if (dead)
 				cm->humdead[cm->nhumdead++] = idx;
-			else if (cm->rb_top[idx] > r->bottom)
+			else if (rb)
 				kgci_mixed_rebuild_obj(h, (kgc_obj)r->bottom);
 			kgci_markbits_clear(&cm->bits, r->bottom, r->bottom + WORD);
 			/* dead stays dead until cleanup frees it (kgci_cm_obj_dead): its

@@ -256,12 +256,12 @@ static double pause_goal_ns(const struct kgc_heap *h)
  * G1HeapWastePercent, G1MixedGCCountTarget, G1OldCSetRegionThresholdPercent):
  * an old region is a candidate when less than KGC_MIXED_LIVE % of it is
  * live (denser ones cost more to copy than their gaps are worth: the sweep
- * reuses those). Off by default: on 2 CPUs the remembered-set rebuild
- * takes the marker 100-130 ms of CPU, meanwhile the candidates' gaps take
- * no promotion and every store into a candidate is carded: churn's peak RSS
- * and the LRU's throughput were worse with it (bench/RESULTS.md, "Mixed
- * collections"); 30 is a reasonable setting where the marker has CPU to
- * spare. A cycle whose candidates would reclaim less than
+ * reuses those). Off by default: where old regions are evenly half live
+ * (the churn bench) reusing the sweep's gaps in place keeps the heap
+ * smaller than evacuating them, and while candidates are tracked every
+ * store into one is carded: churn's peak RSS and the LRU's throughput were
+ * worse with it (bench/RESULTS-ab.md, "remembered sets"); 30 is a
+ * reasonable setting for a program whose fragmentation is concentrated. A cycle whose candidates would reclaim less than
  * MIXED_MIN_RECLAIM_PERCENT of the heap has none: the rebuild they need
  * costs the marker about as much as marking. Each mixed collection
  * takes at least 1/MIXED_COUNT_TARGET of the cycle's candidates, so the
@@ -354,7 +354,7 @@ uint32_t kgci_policy_remset_max(struct kgc_heap *h)
 /*
  * Retained regions (old since a pinned evacuation failure, unpinned since):
  * a young collection evacuates them (not while a cycle sweeps or rebuilds
- * cards: kgci_cm_retained_evac_ok), most while their live
+ * remembered sets: kgci_cm_retained_evac_ok), most while their live
  * bytes - counted when they failed, an upper bound - fit a quarter of the
  * pause goal, at least one, at most MIXED_MAX_PERCENT of the heap's regions.
  * A pinned eden region is mostly garbage: left in old space it would fill

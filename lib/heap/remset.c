@@ -46,7 +46,8 @@ static int rs_grow(struct remset *rs)
 
 /* Add a card (index into h->cards) to a set of at most max (<=
  * REMSET_MAX_CARDS) cards; 0, or -E2BIG/-ENOMEM: the set is marked
- * overflowed and the region is dropped as a candidate at cleanup. */
+ * overflowed and the region is dropped as a candidate (at cleanup, or by
+ * the mixed collection that comes to it). */
 int kgci_remset_add(struct remset *rs, uint32_t card, uint32_t max)
 {
 	uint32_t mask, j;

@@ -154,12 +154,8 @@ int main(void)
 		hi->opt.ihop_percent = 100;
 		kgci_cm_test_hold(hi, false);
 		for (int k = 0; k < 2000 && strcmp(kgci_cm_test_state(hi), "idle"); k++) {
-			struct timespec ts = { 0, 1000000 };
-
 			young(1);
-			kgc_enter_native(t);
-			nanosleep(&ts, NULL);
-			kgc_leave_native(t);
+			t_nap_native(t, 1000);
 		}
 		T_ASSERT(!strcmp(kgci_cm_test_state(hi), "idle"));
 		/* the cycle itself may have freed it (dead at its remark) */

@@ -12,8 +12,6 @@
  * every holder still leads to its intact list. Fails with the walk above
  * TAMS left out (the sweep alone never sees the holders).
  */
-#include <stdlib.h>
-#include <time.h>
 #include "tgc.h"
 #include "../gc_internal.h"
 
@@ -22,38 +20,13 @@ enum { LIST = 16, NLISTS = 32768, NHOLD = NLISTS / 5 };
 static kgc_type_id NODE;
 static kgc_thread *t;
 
-static kgc_obj make_list(kgc_obj *scratch, long seed)
-{
-	*scratch = NULL;
-	for (int i = 0; i < LIST; i++) {
-		kgc_obj n = kgc_alloc(t, NODE);
-
-		T_ASSERT(n != NULL);
-		kgc_set_ref(t, n, N_LEFT, *scratch);
-		KGC_FIELD(n, N_VALUE, int64_t) = seed * 100 + i;
-		*scratch = n;
-	}
-	return *scratch;
-}
-
+/* List seed: t_list's values seed * 100 .. seed * 100 + LIST - 1. */
 static void check_list(kgc_obj l, long seed)
 {
-	int64_t sum = 0;
-	int n = 0;
-
-	for (; l; l = kgc_get_ref(l, N_LEFT), n++)
-		sum += KGC_FIELD(l, N_VALUE, int64_t);
-	if (n != LIST || sum != seed * 100 * LIST + LIST * (LIST - 1) / 2)
-		T_FAIL("list of seed %ld damaged: %d nodes, sum %lld", seed, n, (long long)sum);
-}
-
-static void nap_native(long us)
-{
-	struct timespec ts = { 0, us * 1000 };
-
-	kgc_enter_native(t);
-	nanosleep(&ts, NULL);
-	kgc_leave_native(t);
+	T_ASSERT(l != NULL);
+	if (KGC_FIELD(l, N_VALUE, int64_t) != seed * 100 + LIST - 1)
+		T_FAIL("list of seed %ld: head holds %lld", seed, (long long)KGC_FIELD(l, N_VALUE, int64_t));
+	t_list_check(l, LIST);
 }
 
 int main(void)
@@ -75,7 +48,7 @@ int main(void)
 	slots[0] = kgc_alloc_array(t, KGC_TYPE_REF_ARRAY, NLISTS);
 	T_ASSERT(slots[0]);
 	for (long i = 0; i < NLISTS; i++)
-		kgc_array_set_ref(t, slots[0], i, make_list(&slots[2], i));
+		kgc_array_set_ref(t, slots[0], i, t_list(t, NODE, &slots[2], LIST, i * 100));
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_FULL), 0);	/* dense old regions */
 	for (long i = 0; i < NLISTS; i++)
 		if (i % 5)
@@ -109,7 +82,7 @@ int main(void)
 		t_churn(t, heap, NODE, 1);
 		s = t_stats(heap);
 		if (!s.mixed_gcs)
-			nap_native(1000);	/* the marker needs a CPU */
+			t_nap_native(t, 1000);	/* the marker needs a CPU */
 	} while (s.mixed_regions < 8 && s.young_gcs < s0.young_gcs + 4000);
 	for (long j = 0; j < NHOLD; j++) {
 		kgc_obj hd = kgc_array_get_ref(slots[1], j);

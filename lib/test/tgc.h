@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "test.h"
 
@@ -130,6 +131,18 @@ static inline void t_list_check(kgc_obj n, int len)
 		n = kgc_get_ref(n, N_LEFT);
 	}
 	T_ASSERT(n == NULL);
+}
+
+/* Sleep us microseconds in native state: a collection may run meanwhile, and
+ * the marker thread gets the CPU (on a loaded 2-CPU host a churning test
+ * thread would starve it). */
+static inline void t_nap_native(kgc_thread *t, long us)
+{
+	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
+
+	kgc_enter_native(t);
+	nanosleep(&ts, NULL);
+	kgc_leave_native(t);
 }
 
 static inline struct kgc_stats t_stats(kgc_heap *h)
