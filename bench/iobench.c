@@ -15,8 +15,15 @@
  * allocating threads' longest stall (the longest time one batch of 256
  * small allocations took). The JDK anchor (IoRead.java, FileChannel.read
  * into a heap vs a direct ByteBuffer, same file) runs in the same
- * invocation when a JDK is installed. The ways run in a rotating order
- * (each block size starts with the next one).
+ * invocation when a JDK is installed. Each block size runs IOBENCH_REPS
+ * rounds (default 3), each round the ways in a rotated order, each way on a
+ * new heap whose allocators run WARMUP_MS before the clock starts (their
+ * eden faulted in: short rows had measured the heap's first touches); the
+ * table gives medians and ranges and judges the issue's targets from the
+ * medians. A second table repeats it all with the heap on transparent huge
+ * pages (KGC_THP=1; IOBENCH_THP=0 skips it): the kernel's copy into an
+ * ordinary array then walks 2 MiB pages, as it does for fixed buffers.
+ * IOBENCH_BLOCK_KB=1024 runs one block size (profiling).
  * The allocators run at a fixed rate (IOBENCH_ALLOC_RATE batches per ms
  * each, default 40; 0 = as fast as they can), so every way competes with
  * the same load: flat out, the I/O thread and the allocators split the
@@ -44,6 +51,7 @@
 #define FILE_MB 256u
 #define QD 16
 #define BATCH 256
+#define WARMUP_MS 100	/* the allocators run this long before a row's clock starts */
 
 enum mode { M_NONE, M_ZEROCOPY, M_FIXED, M_COPY, M_GCLOCKER, M_COUNT };
 static const char *const mode_name[M_COUNT] = { "no I/O", "zerocopy", "fixed (pinned space)", "copy",
@@ -62,7 +70,9 @@ static _Atomic uint64_t stall_max;
 static _Atomic uint64_t batches;		/* the allocators' batches done */
 static const char *backend = "?";		/* kgc_heap_backend of the last heap */
 
-struct result { double gbps, allocs; uint64_t stall_ns, young, full, gclocker_stall_ns, fixed_ops; };
+struct result { double gbps, allocs; uint64_t stall_ns, pause_ns, young, full, gclocker_stall_ns, fixed_ops; };
+static int reps = 3;				/* IOBENCH_REPS: rounds per block size, 1..9 */
+static int heap_thp = -1;			/* 1: the heap on THP (kgc_options.thp); -1: KGC_THP decides */
 
 static void make_file(void)
 {
@@ -222,6 +232,9 @@ static void run_copy(kgc_thread *t, kgc_obj *a, size_t bs, size_t total, int fd)
 			io_uring_cqe_seen(&ur, cqe);
 			memcpy((char *)kgc_array_data(a[s]) + aligned_off(a[s]), bounce + s * bs, bs);
 			check_block((char *)kgc_array_data(a[s]) + aligned_off(a[s]), off_of[s]);
+			/* a runtime's copy loop polls (completions keep coming: without
+			 * this the loop held every collection up for tens of ms) */
+			kgc_safepoint_poll(t);
 			done += bs;
 			if (next < total) {
 				off_of[s] = next % file_bytes;
@@ -259,6 +272,19 @@ static void *sleep_1s(void *arg)
 	return NULL;
 }
 
+/* The longest pause between s0 and s1: exact when it is the heap's longest,
+ * else the upper edge of the top histogram bucket that grew (a warm-up
+ * pause was longer), 0 when none ran. */
+static uint64_t row_pause_max(const struct kgc_stats *s0, const struct kgc_stats *s1)
+{
+	if (s1->pause_max_ns > s0->pause_max_ns)
+		return s1->pause_max_ns;
+	for (int i = KGC_PAUSE_HIST_BUCKETS - 1; i >= 0; i--)
+		if (s1->pause_hist[i] > s0->pause_hist[i])
+			return (2000ull << i) < s1->pause_max_ns ? 2000ull << i : s1->pause_max_ns;
+	return 0;
+}
+
 static struct result run(enum mode m, size_t bs, size_t total)
 {
 	struct kgc_options o;
@@ -276,6 +302,8 @@ static struct result run(enum mode m, size_t bs, size_t total)
 
 	kgc_options_init(&o);
 	o.max_heap = 1024ul << 20;
+	if (heap_thp >= 0)
+		o.thp = heap_thp;
 	o.young_size = 32ul << 20;
 	o.pin_mode = m == M_GCLOCKER ? KGC_PIN_MODE_GCLOCKER : KGC_PIN_MODE_PIN;
 	if (fd < 0 || kgc_heap_create(&o, &heap) || kgc_type_register(heap, &d, &node_type) ||
@@ -293,7 +321,15 @@ static struct result run(enum mode m, size_t bs, size_t total)
 	kgc_enter_native(t);
 	for (int i = 0; i < nal; i++)
 		pthread_create(&al[i], NULL, allocator, NULL);
+	/* steady state: the allocators attached, their eden faulted in, before the clock starts */
+	if (nal) {
+		struct timespec warm = { 0, WARMUP_MS * 1000000L };
+
+		nanosleep(&warm, NULL);
+	}
 	kgc_leave_native(t);
+	atomic_store(&stall_max, 0);
+	atomic_store(&batches, 0);
 	kgc_stats_get(heap, &s0, sizeof(s0));
 	t0 = now_ns();
 	if (m == M_ZEROCOPY || m == M_FIXED)
@@ -315,6 +351,7 @@ static struct result run(enum mode m, size_t bs, size_t total)
 	res.stall_ns = atomic_load(&stall_max);
 	/* the allocators' progress meanwhile: a way that takes their CPU reads faster */
 	res.allocs = t1 > t0 ? (double)atomic_load(&batches) * BATCH / ((double)(t1 - t0) / 1e3) : 0;
+	res.pause_ns = row_pause_max(&s0, &s1);
 	res.young = s1.young_gcs - s0.young_gcs;
 	res.full = s1.full_gcs - s0.full_gcs;
 	res.gclocker_stall_ns = s1.gclocker_stall_ns - s0.gclocker_stall_ns;
@@ -344,20 +381,172 @@ static int jdk(size_t bs, size_t total, double *heap_gbps, double *direct_gbps)
 	return n == 2 ? 0 : -1;
 }
 
+/* Row statistics over the rounds: F_* name a field of struct result. */
+enum field { F_GBPS, F_STALL, F_PAUSE, F_YOUNG, F_FULL, F_GCLOCKER, F_FIXED, F_ALLOCS };
+
+static double field_of(const struct result *r, enum field f)
+{
+	switch (f) {
+	case F_GBPS: return r->gbps;
+	case F_STALL: return ms(r->stall_ns);
+	case F_PAUSE: return ms(r->pause_ns);
+	case F_YOUNG: return (double)r->young;
+	case F_FULL: return (double)r->full;
+	case F_GCLOCKER: return ms(r->gclocker_stall_ns);
+	case F_FIXED: return (double)r->fixed_ops;
+	case F_ALLOCS: return r->allocs;
+	}
+	return 0;
+}
+
+/* which: 0 = median, -1 = min, 1 = max of field f over r[0..n) */
+static double stat_of(const struct result *r, int n, enum field f, int which)
+{
+	double v[9];
+
+	for (int i = 0; i < n; i++)
+		v[i] = field_of(&r[i], f);
+	qsort(v, (size_t)n, sizeof(v[0]), cmp_double);
+	return which < 0 ? v[0] : which > 0 ? v[n - 1] : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static const char *verdict(bool met)
+{
+	return met ? "met" : "NOT MET";
+}
+
+static const size_t blocks[] = { 4096, 65536, 262144, 1 << 20 };
+enum { NB = sizeof(blocks) / sizeof(blocks[0]) };
+static const char *ways_only;	/* IOBENCH_WAYS, e.g. "zerocopy,copy": only these (profiling) */
+static size_t only_kb;		/* IOBENCH_BLOCK_KB: that block size only (profiling; the targets then read 0) */
+static size_t total;		/* bytes read per row */
+static char rate_txt[128];
+
+/*
+ * One table: every block size and way, reps rounds each, the heap with
+ * transparent huge pages (thp 1) or the library's default (thp -1: KGC_THP
+ * decides); the JDK anchor with the first table only. Then the issue's
+ * targets, judged from the medians.
+ */
+static void table(FILE *md, int thp, bool regular)
+{
+	char r1[32], r2[32], r3[32];
+	struct result none[9], rs[NB][M_COUNT][9];
+	double med[NB][M_COUNT] = { { 0 } };	/* median GB/s */
+	double worst_stall[M_COUNT] = { 0 }, worst_pause[M_COUNT] = { 0 }, gcl_io = 0, none_stall, none_pause;
+	uint64_t young_io = 0;
+
+	heap_thp = thp;
+	for (int k = 0; k < reps; k++)
+		none[k] = run(M_NONE, 4096, 0);
+	none_stall = stat_of(none, reps, F_STALL, 0);
+	none_pause = stat_of(none, reps, F_PAUSE, 0);
+	both(md, "\n## Zero-copy I/O into managed arrays (issue 13)%s\n\n",
+	     thp > 0 ? ", the heap on transparent huge pages (KGC_THP=1)" : "");
+	both(md, "`bench/iobench`: %zu MiB read per row from a %zu MiB %s %s (%s), "
+	     "kgc heap on the %s backend%s, queue depth %d, while %d threads allocate (batches of %d small objects%s; "
+	     "stall = the longest batch). "
+	     "zerocopy = kgc_io ring into ordinary arrays; fixed = the same ring into arrays of the pinned-object "
+	     "space (kgc_alloc_array_pinned), registered as io_uring fixed buffers (READ_FIXED; \"fixed ops\" "
+	     "counts them, stats io_fixed); copy = the same depth on a plain io_uring into malloc "
+	     "buffers + memcpy into the arrays, polling for a safepoint after each (the JDK's heap-buffer way); "
+	     "gclocker = critical section (GCLocker mode) around a blocking pread. "
+	     "Each block size runs %d rounds; each round runs the ways in a rotated order, each on a new heap whose "
+	     "allocators run %d ms before the clock starts. Figures are medians over the rounds, with (min-max) "
+	     "for GB/s and (max) for stall and pause; \"vs copy\" is the ratio of the medians; "
+	     "\"longest pause\" is the longest collection pause of the row (an upper bound within 2x when a "
+	     "warm-up pause was longer). \"allocations M/s\": the allocating threads' progress during the row "
+	     "(small objects per us). Allocators alone (no I/O, %d x 1 s): longest stall %.2f ms median "
+	     "(max %.2f), longest pause %.2f ms median, allocations %.1f M/s.\n\n",
+	     total >> 20, file_bytes >> 20, regular ? "file" : "device", path,
+	     odirect ? "O_DIRECT, 4 KiB-aligned targets" : "page cache", backend,
+	     thp > 0 ? " with MADV_HUGEPAGE" : "", QD, alloc_threads, BATCH, rate_txt, reps, WARMUP_MS, reps,
+	     none_stall, stat_of(none, reps, F_STALL, 1), none_pause, stat_of(none, reps, F_ALLOCS, 0));
+	both(md, "| block | way | GB/s | vs copy | longest alloc stall ms | longest pause ms | young GCs | full GCs | "
+		 "GCLocker stall ms | fixed ops | allocations M/s |\n");
+	both(md, "|---|---|---|---|---|---|---|---|---|---|---|\n");
+	for (int b = 0; b < NB; b++) {
+		double jh, jd;
+
+		if (only_kb && blocks[b] >> 10 != only_kb)
+			continue;
+		for (int k = 0; k < reps; k++)
+			for (int i = 0; i < M_COUNT - M_ZEROCOPY; i++) {
+				int m = M_ZEROCOPY + (i + b + k) % (M_COUNT - M_ZEROCOPY);
+
+				rs[b][m][k] = (struct result){ 0 };
+				if (!ways_only || strstr(ways_only, mode_name[m]))
+					rs[b][m][k] = run((enum mode)m, blocks[b], total);
+			}
+		for (int m = M_ZEROCOPY; m < M_COUNT; m++)
+			med[b][m] = stat_of(rs[b][m], reps, F_GBPS, 0);
+		for (int m = M_ZEROCOPY; m < M_COUNT; m++) {
+			const struct result *r = rs[b][m];
+			double stall = stat_of(r, reps, F_STALL, 0), pause = stat_of(r, reps, F_PAUSE, 0);
+
+			both(md, "| %zu KiB | %s | %.2f (%.2f-%.2f) | %s | %.2f (%.2f) | %.2f (%.2f) | %.0f | %.0f | %.1f | %.0f | %.1f |\n",
+			     blocks[b] >> 10, mode_name[m], med[b][m], stat_of(r, reps, F_GBPS, -1),
+			     stat_of(r, reps, F_GBPS, 1), ratio_str(r1, sizeof(r1), med[b][m], med[b][M_COPY]),
+			     stall, stat_of(r, reps, F_STALL, 1), pause, stat_of(r, reps, F_PAUSE, 1),
+			     stat_of(r, reps, F_YOUNG, 0), stat_of(r, reps, F_FULL, 0),
+			     stat_of(r, reps, F_GCLOCKER, 0), stat_of(r, reps, F_FIXED, 0),
+			     stat_of(r, reps, F_ALLOCS, 0));
+			worst_stall[m] = stall > worst_stall[m] ? stall : worst_stall[m];
+			worst_pause[m] = pause > worst_pause[m] ? pause : worst_pause[m];
+			if (m == M_ZEROCOPY || m == M_FIXED)
+				for (int k = 0; k < reps; k++) {
+					gcl_io += ms(r[k].gclocker_stall_ns);
+					young_io += r[k].young + r[k].full;
+				}
+		}
+		if (thp > 0)
+			continue;	/* the JDK anchor once */
+		if (odirect)
+			both(md, "| %zu KiB | JDK | not run (O_DIRECT: FileChannel reads through the page cache) | | | | | | | | |\n",
+			     blocks[b] >> 10);
+		else if (jdk(blocks[b], total, &jh, &jd) == 0)
+			both(md, "| %zu KiB | JDK FileChannel.read heap / direct ByteBuffer | %.2f / %.2f | %s | | | | | | | |\n",
+			     blocks[b] >> 10, jh, jd, ratio_str(r2, sizeof(r2), jh, jd));
+		else
+			both(md, "| %zu KiB | JDK | not run (no JDK or out/IoRead.class) | | | | | | | | |\n", blocks[b] >> 10);
+	}
+	if (thp <= 0)
+		both(md, "\nJDK row: \"vs copy\" there is heap/direct within the JDK (its own copy cost; one round).\n");
+	both(md, "\nTargets (issue 13), from the medians of this table:\n\n");
+	for (int m = M_ZEROCOPY; m <= M_FIXED; m++) {
+		bool ahead = true;
+
+		for (int b = 1; b < NB; b++)
+			ahead = ahead && med[b][m] > med[b][M_COPY];
+		both(md, "- %s at 1 MiB: %s copy (target >= 1.5x): %s; ahead of copy from 64 KiB up "
+			 "(%s, %s, %s at 64 KiB, 256 KiB, 1 MiB): %s.\n", mode_name[m],
+		     ratio_str(r1, sizeof(r1), med[NB - 1][m], med[NB - 1][M_COPY]),
+		     verdict(med[NB - 1][m] >= 1.5 * med[NB - 1][M_COPY]),
+		     ratio_str(r2, sizeof(r2), med[1][m], med[1][M_COPY]),
+		     ratio_str(r3, sizeof(r3), med[2][m], med[2][M_COPY]),
+		     ratio_str(r1, sizeof(r1), med[3][m], med[3][M_COPY]), verdict(ahead));
+	}
+	both(md, "- The allocators' longest stall (target: no worse than without I/O, %.2f ms), the worst block size's "
+		 "median: zerocopy %.2f ms, fixed %.2f ms (copy %.2f, gclocker %.2f): %s for zerocopy, %s for fixed.\n",
+	     none_stall, worst_stall[M_ZEROCOPY], worst_stall[M_FIXED], worst_stall[M_COPY], worst_stall[M_GCLOCKER],
+	     verdict(worst_stall[M_ZEROCOPY] <= none_stall), verdict(worst_stall[M_FIXED] <= none_stall));
+	both(md, "- The collector's part of it, the longest pause (without I/O %.2f ms), the worst block size's median: "
+		 "zerocopy %.2f ms, fixed %.2f ms (copy %.2f, gclocker %.2f).\n", none_pause, worst_pause[M_ZEROCOPY],
+	     worst_pause[M_FIXED], worst_pause[M_COPY], worst_pause[M_GCLOCKER]);
+	both(md, "- No collection waits for I/O: %llu collections ran during the zerocopy and fixed rows, which held them up "
+		 "%.1f ms in all (GCLocker stall): %s.\n", (unsigned long long)young_io, gcl_io,
+	     verdict(gcl_io == 0 && young_io > 0));
+}
+
 int main(void)
 {
-	static const size_t blocks[] = { 4096, 65536, 262144, 1 << 20 };
 	const char *e = getenv("IOBENCH_MB");
-	const char *ways = getenv("IOBENCH_WAYS");	/* e.g. "zerocopy,copy": only these (profiling) */
-	char rate_txt[128];
-	size_t total = (size_t)((e ? atof(e) : 1024.0 * bench_scale()) * (1 << 20));
 	FILE *md = md_open("iobench");
-	char r1[32], r2[32];
-	struct result none;
-
 	struct stat st;
 	bool regular;
 
+	total = (size_t)((e ? atof(e) : 1024.0 * bench_scale()) * (1 << 20));
+	ways_only = getenv("IOBENCH_WAYS");
 	if (getenv("IOBENCH_FILE"))
 		path = getenv("IOBENCH_FILE");
 	if (getenv("IOBENCH_FILE_MB"))
@@ -368,6 +557,12 @@ int main(void)
 	if (getenv("IOBENCH_ALLOC_THREADS"))
 		alloc_threads = atoi(getenv("IOBENCH_ALLOC_THREADS")) < 0 ? 0 :
 				atoi(getenv("IOBENCH_ALLOC_THREADS")) > 2 ? 2 : atoi(getenv("IOBENCH_ALLOC_THREADS"));
+	if (getenv("IOBENCH_BLOCK_KB"))
+		only_kb = (size_t)atoi(getenv("IOBENCH_BLOCK_KB"));
+	if (getenv("IOBENCH_REPS"))
+		reps = atoi(getenv("IOBENCH_REPS"));
+	if (reps < 1 || reps > 9)
+		die("IOBENCH_REPS: 1..9");
 	if (file_bytes < (1u << 20))
 		die("IOBENCH_FILE_MB: at least 1");
 	make_file();
@@ -377,48 +572,10 @@ int main(void)
 	else
 		snprintf(rate_txt, sizeof(rate_txt), ", as fast as they can");
 	regular = stat(path, &st) == 0 && S_ISREG(st.st_mode);
-	none = run(M_NONE, 4096, 0);
-	both(md, "\n## Zero-copy I/O into managed arrays (issue 13)\n\n");
-	both(md, "`bench/iobench`: %zu MiB read per row from a %zu MiB %s %s (%s), "
-	     "kgc heap on the %s backend, queue depth %d, while %d threads allocate (batches of %d small objects%s; stall = the longest batch). "
-	     "zerocopy = kgc_io ring into ordinary arrays; fixed = the same ring into arrays of the pinned-object "
-	     "space (kgc_alloc_array_pinned), registered as io_uring fixed buffers (READ_FIXED; \"fixed ops\" "
-	     "counts them, stats io_fixed); copy = the same depth on a plain io_uring into malloc "
-	     "buffers + memcpy into the arrays (the JDK's heap-buffer way); gclocker = critical section "
-	     "(GCLocker mode) around a blocking pread. The ways run in a rotating order. "
-	     "\"allocations M/s\": the allocating threads' progress during the row (small objects per us): the I/O "
-	     "thread and the allocators share the CPUs, so a way that starves them reads faster. "
-	     "Allocators alone (1 s, no I/O): longest stall %.2f ms.\n\n", total >> 20, file_bytes >> 20, regular ? "file" : "device", path,
-	     odirect ? "O_DIRECT, 4 KiB-aligned targets" : "page cache", backend, QD, alloc_threads, BATCH, rate_txt,
-	     ms(none.stall_ns));
-	both(md, "| block | way | GB/s | vs copy | longest alloc stall ms | young GCs | full GCs | GCLocker stall ms | fixed ops | allocations M/s |\n");
-	both(md, "|---|---|---|---|---|---|---|---|---|---|\n");
-	for (size_t b = 0; b < sizeof(blocks) / sizeof(blocks[0]); b++) {
-		struct result rs[M_COUNT];
-		double jh, jd;
-
-		for (int k = 0; k < M_COUNT - M_ZEROCOPY; k++) {
-			int m = M_ZEROCOPY + (int)((k + b) % (M_COUNT - M_ZEROCOPY));
-
-			rs[m] = (struct result){ 0 };
-			if (!ways || strstr(ways, mode_name[m]))
-				rs[m] = run((enum mode)m, blocks[b], total);
-		}
-		for (int m = M_ZEROCOPY; m < M_COUNT; m++)
-			both(md, "| %zu KiB | %s | %.2f | %s | %.2f | %llu | %llu | %.1f | %llu | %.1f |\n", blocks[b] >> 10,
-			     mode_name[m], rs[m].gbps, ratio_str(r1, sizeof(r1), rs[m].gbps, rs[M_COPY].gbps),
-			     ms(rs[m].stall_ns), (unsigned long long)rs[m].young, (unsigned long long)rs[m].full,
-			     ms(rs[m].gclocker_stall_ns), (unsigned long long)rs[m].fixed_ops, rs[m].allocs);
-		if (odirect)
-			both(md, "| %zu KiB | JDK | not run (O_DIRECT: FileChannel reads through the page cache) | | | | | | | |\n",
-			     blocks[b] >> 10);
-		else if (jdk(blocks[b], total, &jh, &jd) == 0)
-			both(md, "| %zu KiB | JDK FileChannel.read heap / direct ByteBuffer | %.2f / %.2f | %s | | | | | | |\n",
-			     blocks[b] >> 10, jh, jd, ratio_str(r2, sizeof(r2), jh, jd));
-		else
-			both(md, "| %zu KiB | JDK | not run (no JDK or out/IoRead.class) | | | | | | | |\n", blocks[b] >> 10);
-	}
-	both(md, "\nJDK row: \"vs copy\" there is heap/direct within the JDK (its own copy cost).\n");
+	table(md, -1, regular);
+	/* IOBENCH_THP=0: the default heap only */
+	if (!getenv("IOBENCH_THP") || atoi(getenv("IOBENCH_THP")))
+		table(md, 1, regular);
 	fclose(md);
 	if (regular)
 		unlink(path);
