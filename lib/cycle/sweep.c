@@ -52,6 +52,31 @@ static void dead_run_end(struct kgc_heap *h, struct cmark *cm, struct region *r,
 	cm->dead = NULL;
 }
 
+/*
+ * Room in the promotion list for every gap the sweep has listed, made by
+ * the sweep (the marker thread, outside pauses): the next young pause's
+ * hand-over then only copies them into memory already touched. Grown in
+ * the pause instead (a realloc of ~1 MB and first touches of its new half)
+ * the hand-over cost the churn bench's young pauses 3.6-3.8 ms. On failure
+ * the merge grows it or leaves gaps as fillers (chunk_add_to).
+ */
+static void chunks_reserve(struct cmark *cm)
+{
+	size_t need = cm->nchunks + cm->nswept, nc = cm->chunks_cap ? cm->chunks_cap : 1024;
+	struct gap *nv;
+
+	if (need <= cm->chunks_cap)
+		return;
+	while (nc < need + need / 2)
+		nc *= 2;
+	nv = realloc(cm->chunks, nc * sizeof(*nv));
+	if (!nv)
+		return;
+	memset(nv + cm->nchunks, 0, (nc - cm->nchunks) * sizeof(*nv));	/* first touches now */
+	cm->chunks = nv;
+	cm->chunks_cap = nc;
+}
+
 /* Sweep until a yield request or done; true when every region is swept. */
 bool kgci_sweep_work(struct kgc_heap *h, struct cmark *cm, bool bounded)
 {
@@ -96,8 +121,11 @@ bool kgci_sweep_work(struct kgc_heap *h, struct cmark *cm, bool bounded)
 				cm->dead = p;
 			}
 			cm->sweep_p = p + sz;
-			if (bounded && (++k % STEP_WORK) == 0 && must_yield(h, cm))
-				return false;
+			if (bounded && (++k % STEP_WORK) == 0) {
+				chunks_reserve(cm);
+				if (must_yield(h, cm))
+					return false;
+			}
 		}
 		if (cm->sweep_live == 0 && tams == r->top) {
 			/* nothing live and nothing allocated since: free the region at cleanup */
@@ -112,6 +140,8 @@ bool kgci_sweep_work(struct kgc_heap *h, struct cmark *cm, bool bounded)
 		cm->sweep_p = NULL;
 		cm->sweep_i++;
 	}
+	if (bounded)
+		chunks_reserve(cm);
 	return true;
 }
 
@@ -148,9 +178,10 @@ void kgci_sweep_prepare(struct kgc_heap *h, struct cmark *cm)
 }
 
 /*
- * Hand the sweep's gaps to promotion, with the old ones still unused: the
- * smaller list is appended to the larger one's array, which becomes the
- * list. Appending 100k new gaps one by one to the old array cost the churn
+ * Hand the sweep's gaps to promotion, with the old ones still unused: into
+ * the promotion list's room when chunks_reserve made it, else the smaller
+ * list is appended to the larger one's array, which becomes the list.
+ * Appending 100k new gaps one by one to the old array cost the churn
  * bench's cleanup pauses 1.2-5.3 ms (the array's growth: first touches).
  */
 static void chunks_merge(struct kgc_heap *h, struct cmark *cm)
@@ -158,7 +189,14 @@ static void chunks_merge(struct kgc_heap *h, struct cmark *cm)
 	struct gap *big = cm->swept_chunks, *small = cm->chunks;
 	size_t nbig = cm->nswept, cap = cm->swept_cap, nsmall = cm->nchunks, added = 0, all = 0;
 
-	if (nsmall > nbig) {
+	if (cm->chunks_cap - cm->nchunks >= cm->nswept) {
+		/* room made by chunks_reserve: append the sweep's, no growth */
+		big = cm->chunks;
+		small = cm->swept_chunks;
+		nbig = cm->nchunks;
+		cap = cm->chunks_cap;
+		nsmall = cm->nswept;
+	} else if (nsmall > nbig) {
 		big = cm->chunks;
 		small = cm->swept_chunks;
 		nbig = cm->nchunks;
