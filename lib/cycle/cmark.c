@@ -2,7 +2,7 @@
 /*
  * cmark.c - the concurrent cycle (cm.h tells it whole): snapshot-at-the-
  * beginning marking of old space like G1's, then a sweep like CMS's
- * (sweep.c), so old space needs no remembered sets; opt-in, G1's mixed
+ * (sweep.c), so old space needs no remembered sets; then G1's mixed
  * collections of sparse old regions with per-region remembered sets
  * (mixed.c, heap/remset.c). This file has the marker thread (kgc-marker),
  * the pause steps (initial mark, remark, the degenerated cycle; cleanup is

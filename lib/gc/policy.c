@@ -256,12 +256,15 @@ static double pause_goal_ns(const struct kgc_heap *h)
  * G1HeapWastePercent, G1MixedGCCountTarget, G1OldCSetRegionThresholdPercent):
  * an old region is a candidate when less than KGC_MIXED_LIVE % of it is
  * live (denser ones cost more to copy than their gaps are worth: the sweep
- * reuses those). Off by default: where old regions are evenly half live
- * (the churn bench) reusing the sweep's gaps in place keeps the heap
- * smaller than evacuating them, and while candidates are tracked every
- * store into one is carded: churn's peak RSS and the LRU's throughput were
- * worse with it (bench/RESULTS-ab.md, "remembered sets"); 30 is a
- * reasonable setting for a program whose fragmentation is concentrated. A cycle whose candidates would reclaim less than
+ * reuses those). The default, 30, is far below G1's 85: G1 cannot allocate
+ * into a region's gaps, kgc's promotion reuses them, so only sparse regions
+ * are worth copying. Where old regions are evenly about half live (the churn
+ * bench) evacuating them kept a larger heap than reusing their gaps in place
+ * (peak RSS +4-12% at 50 and 85, bench/RESULTS-ab.md); at 30 no bench here
+ * has enough candidates for a mixed phase and their figures are unchanged,
+ * while a live set that shrank leaves sparse regions that are evacuated and
+ * freed without a full collection (RESULTS-ab.md, "compaction on by
+ * default"). KGC_MIXED_LIVE=100 turns it off. A cycle whose candidates would reclaim less than
  * MIXED_MIN_RECLAIM_PERCENT of the heap has none: the rebuild they need
  * costs the marker about as much as marking. Each mixed collection
  * takes at least 1/MIXED_COUNT_TARGET of the cycle's candidates, so the
@@ -269,7 +272,7 @@ static double pause_goal_ns(const struct kgc_heap *h)
  * bytes fit a quarter of the pause goal (the rest is eden's), at most
  * MIXED_MAX_PERCENT of the heap's regions.
  */
-#define MIXED_LIVE_DEFAULT 100	/* off */
+#define MIXED_LIVE_DEFAULT 30
 #define MIXED_MIN_RECLAIM_PERCENT 10
 #define MIXED_COUNT_TARGET 8
 #define MIXED_MAX_PERCENT 10

@@ -82,7 +82,7 @@ struct kgc_options {
 				 * (0 = policy default, >= 100 = never) */
 	unsigned pause_goal_ms;	/* young pause goal sizing eden (0 = policy default) */
 	unsigned mixed_live_percent; /* mixed collections evacuate old regions less live
-				 * than this % (0 = policy default: off; >= 100 = off) */
+				 * than this % (0 = policy default: 30; >= 100 = off) */
 	unsigned thp;		/* anon backend: transparent huge pages for the heap
 				 * (MADV_HUGEPAGE); 0 = off (default) */
 	unsigned pacing_percent; /* most of their time allocating threads may sleep while

@@ -6,19 +6,27 @@
  * pauses from the cards the write barrier dirties).
  *  - a dense old live set (compacted by a full GC) loses 4 of 5 lists: its
  *    regions become candidates, mixed collections evacuate them and old
- *    regions are freed, with no full collection; while this runs, surviving
+ *    regions are freed, with no full collection, at KGC_MIXED_LIVE=50 and
+ *    at the library's default (mixed collections are on by default: it
+ *    fails with the default off); while this runs, surviving
  *    lists keep moving between table slots (write barrier during the rebuild
  *    and the mixed phase);
- *  - a pinned candidate is not evacuated while pinned: its array stays put.
+ *  - a candidate holding an array another thread's critical section pins
+ *    is not evacuated while pinned (the others are): the array stays put and
+ *    intact (it fails with the pinned check in kgci_mixed_select left out).
  * The verifier runs at every pause and, once the rebuild is done, checks
  * that every reference into a candidate from another region has a dirty
  * card or is in the candidate's remembered set (it fails with the young
  * pause's remembered-set log, the rebuild's adds, or the mixed pause's
  * dirtying of remembered cards left out).
  */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
 #include "tgc.h"
+#include "../gc_internal.h"
 
 enum { LIST = 16, NLISTS = 32768 };
 
@@ -27,13 +35,14 @@ static kgc_type_id NODE;
 static kgc_thread *t;
 static long seed_of[NLISTS];
 
-static kgc_heap *mixed_heap(void)
+/* live_pct 0: the library's default threshold */
+static kgc_heap *mixed_heap(unsigned live_pct)
 {
 	struct kgc_options o;
 
 	t_opts_small(&o, 64, 4);
 	o.ihop_percent = 1;
-	o.mixed_live_percent = 50;
+	o.mixed_live_percent = live_pct;
 	o.verify = 1;
 	return t_heap_opts(&o, &NODE);
 }
@@ -76,14 +85,14 @@ static void swap_lists(kgc_obj table)
 	seed_of[j] = s;
 }
 
-static void test_sparse_old_evacuated(void)
+static void test_sparse_old_evacuated(unsigned live_pct)
 {
 	kgc_obj slots[2] = { 0 };	/* 0: table, 1: scratch */
 	struct kgc_frame f;
 	struct kgc_stats s0, s;
 	int rounds = 0;
 
-	heap = mixed_heap();
+	heap = mixed_heap(live_pct);
 	T_ASSERT_EQ(kgc_thread_attach(heap, "mixed", &t), 0);
 	kgc_frame_push(t, &f, slots, 2, NULL);
 	slots[0] = kgc_alloc_array(t, KGC_TYPE_REF_ARRAY, NLISTS);
@@ -115,8 +124,8 @@ static void test_sparse_old_evacuated(void)
 	} while ((s.mixed_gcs == 0 || rounds++ < 16) && s.young_gcs < s0.young_gcs + 4000);
 	for (long i = 0; i < NLISTS; i += 5)
 		check_list(kgc_array_get_ref(slots[0], i), seed_of[i]);
-	printf("sparse: old regions %u -> %u, %llu mixed GCs evacuated %llu regions, %llu cycles, %llu full\n",
-	       s0.regions_old, s.regions_old, (unsigned long long)s.mixed_gcs,
+	printf("sparse, threshold %s: old regions %u -> %u, %llu mixed GCs evacuated %llu regions, %llu cycles, %llu full\n",
+	       live_pct ? "50%" : "the default", s0.regions_old, s.regions_old, (unsigned long long)s.mixed_gcs,
 	       (unsigned long long)s.mixed_regions, (unsigned long long)s.concurrent_cycles,
 	       (unsigned long long)s.full_gcs);
 	T_ASSERT(s.mixed_gcs > 0);
@@ -128,11 +137,123 @@ static void test_sparse_old_evacuated(void)
 	T_ASSERT_EQ(kgc_heap_destroy(heap), 0);
 }
 
+/*
+ * A candidate that holds a pinned array is passed over while it is pinned
+ * (JEP 423: a pinned region is never evacuated) while mixed collections
+ * evacuate the other candidates: the array stays where it is, intact. The
+ * pin is another thread's critical section (no allocation inside one).
+ */
+struct pinner {
+	kgc_obj arr;		/* read once the pinner holds its own root */
+	int32_t *p;
+	atomic_int state;	/* 1: pinned, 2: release now, 3: released */
+};
+
+static void *pinner_main(void *arg)
+{
+	struct pinner *pn = arg;
+	kgc_thread *pt;
+	kgc_obj root = NULL;
+	struct kgc_frame f;
+	size_t len;
+
+	T_ASSERT_EQ(kgc_thread_attach(heap, "pinner", &pt), 0);
+	kgc_frame_push(pt, &f, &root, 1, NULL);
+	root = pn->arr;
+	pn->p = kgc_critical_get(pt, &root, &len);
+	T_ASSERT(pn->p != NULL && len == 256);
+	atomic_store(&pn->state, 1);
+	while (atomic_load(&pn->state) != 2) {
+		struct timespec ts = { 0, 200000 };
+
+		nanosleep(&ts, NULL);
+	}
+	T_ASSERT_EQ(kgc_critical_release(pt, &root, pn->p, 0), 0);
+	kgc_frame_pop(pt, &f);
+	T_ASSERT_EQ(kgc_thread_detach(pt), 0);
+	atomic_store(&pn->state, 3);
+	return NULL;
+}
+
+static void test_pinned_candidate(void)
+{
+	kgc_obj slots[3] = { 0 };	/* 0: table, 1: scratch, 2: the array */
+	struct kgc_frame f;
+	struct kgc_stats s0, s;
+	struct pinner pn = { 0 };
+	bool was_candidate = false;
+	struct region *r;
+	pthread_t th;
+
+	heap = mixed_heap(0);
+	T_ASSERT_EQ(kgc_thread_attach(heap, "mixed-pin", &t), 0);
+	kgc_frame_push(t, &f, slots, 3, NULL);
+	slots[0] = kgc_alloc_array(t, KGC_TYPE_REF_ARRAY, NLISTS);
+	T_ASSERT(slots[0]);
+	for (long i = 0; i < NLISTS; i++) {
+		if (i == NLISTS / 2) {	/* among the lists, in a region that turns sparse */
+			slots[2] = kgc_alloc_array(t, KGC_TYPE_PRIM_ARRAY(KGC_PRIM_INT), 256);
+			T_ASSERT(slots[2]);
+			for (int k = 0; k < 256; k++)
+				((int32_t *)kgc_array_data(slots[2]))[k] = 7 * k;
+		}
+		kgc_array_set_ref(t, slots[0], i, make_list(&slots[1], i));
+		seed_of[i] = i;
+	}
+	T_ASSERT_EQ(kgc_collect(t, KGC_GC_FULL), 0);
+	for (long i = 0; i < NLISTS; i++)
+		if (i % 5)
+			kgc_array_set_ref(t, slots[0], i, NULL);
+	/* the pinner roots it itself before this thread may collect again */
+	pn.arr = slots[2];
+	kgc_enter_native(t);
+	T_ASSERT_EQ(pthread_create(&th, NULL, pinner_main, &pn), 0);
+	while (atomic_load(&pn.state) != 1)
+		sched_yield();
+	kgc_leave_native(t);
+	T_ASSERT(kgc_array_data(slots[2]) == (void *)pn.p);
+	r = region_of(heap, slots[2]);
+	s0 = t_stats(heap);
+	do {
+		t_churn(t, heap, NODE, 1);
+		for (int k = 0; k < 64; k++)
+			swap_lists(slots[0]);
+		was_candidate |= r->candidate;
+		s = t_stats(heap);
+		if (s.mixed_gcs < s0.mixed_gcs + 2)
+			t_nap_native(t, 1000);	/* the marker needs a CPU */
+	} while ((s.mixed_gcs < s0.mixed_gcs + 2 || !was_candidate) && s.young_gcs < s0.young_gcs + 4000);
+	printf("pinned candidate: %llu mixed GCs evacuated %llu regions while it was pinned; it was a candidate: %s\n",
+	       (unsigned long long)(s.mixed_gcs - s0.mixed_gcs),
+	       (unsigned long long)(s.mixed_regions - s0.mixed_regions), was_candidate ? "yes" : "no");
+	T_ASSERT(was_candidate);
+	T_ASSERT(s.mixed_gcs >= s0.mixed_gcs + 2);
+	T_ASSERT(kgc_array_data(slots[2]) == (void *)pn.p);
+	T_ASSERT(region_of(heap, slots[2]) == r && r->type == RT_OLD);
+	for (int k = 0; k < 256; k++)
+		T_ASSERT_EQ(pn.p[k], 7 * k);
+	atomic_store(&pn.state, 2);
+	kgc_enter_native(t);
+	T_ASSERT_EQ(pthread_join(th, NULL), 0);
+	kgc_leave_native(t);
+	T_ASSERT_EQ(atomic_load(&pn.state), 3);
+	for (long i = 0; i < NLISTS; i += 5)
+		check_list(kgc_array_get_ref(slots[0], i), seed_of[i]);
+	for (int k = 0; k < 256; k++)
+		T_ASSERT_EQ(((int32_t *)kgc_array_data(slots[2]))[k], 7 * k);
+	kgc_frame_pop(t, &f);
+	T_ASSERT_EQ(kgc_thread_detach(t), 0);
+	T_ASSERT_EQ(kgc_heap_destroy(heap), 0);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	srand(0x6d78);
-	test_sparse_old_evacuated();
+	test_sparse_old_evacuated(50);
+	/* on by default: regions a fifth live are candidates without options */
+	test_sparse_old_evacuated(0);
+	test_pinned_candidate();
 	printf("PASS\n");
 	return 0;
 }
