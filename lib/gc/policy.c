@@ -260,7 +260,7 @@ static double pause_goal_ns(const struct kgc_heap *h)
  * into a region's gaps, kgc's promotion reuses them, so only sparse regions
  * are worth copying. Where old regions are evenly about half live (the churn
  * bench) evacuating them kept a larger heap than reusing their gaps in place
- * (peak RSS +4-12% at 50 and 85, bench/RESULTS-ab.md); at 30 no bench here
+ * (peak RSS +4-14% at 50 and 85, bench/RESULTS-ab.md); at 30 no bench here
  * has enough candidates for a mixed phase and their figures are unchanged,
  * while a live set that shrank leaves sparse regions that are evacuated and
  * freed without a full collection (RESULTS-ab.md, "compaction on by
