@@ -770,7 +770,7 @@ bool kgci_policy_mixed_candidate(struct kgc_heap *h, size_t live);
 bool kgci_policy_mixed_worth(struct kgc_heap *h, size_t reclaimable);
 void kgci_policy_retained_limits(struct kgc_heap *h, uint32_t *max, size_t *budget);
 void kgci_policy_mixed_limits(struct kgc_heap *h, uint32_t ncand_cycle, uint32_t *min, uint32_t *max,
-			      double *budget_ns);
+			      double *budget_ns, double *cap_ns);
 double kgci_policy_mixed_cost_ns(struct kgc_heap *h, size_t live, size_t cards);
 size_t kgci_policy_mixed_waste(struct kgc_heap *h);
 double kgci_policy_mixed_budget_ns(struct kgc_heap *h);	/* old part of a mixed pause */

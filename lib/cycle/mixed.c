@@ -263,8 +263,9 @@ static void dirty_card(uint32_t card, void *arg)
 
 /*
  * Young collection, no cycle running: put the next candidates (best ranked
- * first) in the collection set: the policy's minimum count, then more while
- * their predicted cost fits its budget, up to its maximum. Pinned ones wait
+ * first) in the collection set: the policy's minimum count while their
+ * predicted cost fits the pause goal, then more while it fits the budget,
+ * up to its maximum; at least one. Pinned ones wait
  * for a later collection; overflowed ones are dropped. The cards of the
  * chosen ones' remembered sets are dirtied, and the sets freed: the card
  * scan finds every reference into them. Returns how many.
@@ -274,13 +275,13 @@ uint32_t kgci_mixed_select(struct kgc_heap *h, size_t *live_bytes)
 	struct cmark *cm = h->cm;
 	struct dirty_ctx d = { h, 0 };
 	uint32_t min, max, n = 0, w = 0;
-	double budget, cost = 0;
+	double budget, cap, cost = 0;
 	size_t bytes = 0, cards = 0;
 
 	*live_bytes = 0;
 	if (!cm->cand_ready)
 		return 0;
-	kgci_policy_mixed_limits(h, cm->ncand_cycle, &min, &max, &budget);
+	kgci_policy_mixed_limits(h, cm->ncand_cycle, &min, &max, &budget, &cap);
 	for (uint32_t j = 0; j < cm->ncand; j++) {
 		uint32_t idx = cm->cand[j].idx;
 		struct region *r = &h->regions[idx];
@@ -293,7 +294,8 @@ uint32_t kgci_mixed_select(struct kgc_heap *h, size_t *live_bytes)
 			continue;
 		}
 		c = kgci_policy_mixed_cost_ns(h, cm->cand[j].live, r->rs.n);
-		if ((n < min || (n < max && cost + c <= budget)) && !(r->flags & (RF_PINNED | RF_KPINNED))) {
+		if ((n == 0 || (n < min && cost + c <= cap) || (n < max && cost + c <= budget)) &&
+		    !(r->flags & (RF_PINNED | RF_KPINNED))) {
 			r->flags |= RF_CSET;
 			r->candidate = 0;
 			bytes += cm->cand[j].live;
