@@ -730,6 +730,7 @@ void kgci_evac_test_inject_failure(kgc_heap *h, int ngcs);	/* test hook */
 extern void (*kgci_alloc_test_zero_hook)(struct kgc_heap *h);	/* test hook (alloc.c) */
 extern void (*kgci_young_test_batch_hook)(bool own);	/* test hooks (gang.c) */
 extern void (*kgci_young_test_drain_hook)(void);
+extern void (*kgci_young_test_wake_hook)(void);
 
 /* the concurrent cycle (cmark.c, satb.c, sweep.c, mixed.c, cmverify.c; the
  * young pause's side of it: cm_young.h); pause functions with h->lock held */

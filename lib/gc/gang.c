@@ -7,6 +7,9 @@
  * slots the card scan found are claimed in batches by any worker. What a
  * worker does (y->task) and how a copied object's slots are visited
  * (y->heap_slot) are the pause's (young.c); the gang knows neither.
+ * A pool thread that wakes late (its CPU busy: on 2 vCPUs one woke 6.7 ms
+ * into a churn pause) joins the work still open or none of it; the pause
+ * waits only for threads that joined.
  */
 #define _GNU_SOURCE	/* pthread_setname_np */
 #include <stdlib.h>
@@ -16,6 +19,7 @@
 #define DONATE_MIN 2
 
 void (*kgci_young_test_drain_hook)(void);	/* test hook: every 64 objects copied */
+void (*kgci_young_test_wake_hook)(void);	/* test hook: a pool thread woke for a pause */
 
 /*
  * Give half of the local stack to idle workers: the oldest half, nearest the
@@ -98,7 +102,7 @@ void kgci_gang_drain_all(struct yworker *w)
 			}
 			y->idle++;
 			atomic_fetch_add(&y->idle_hint, 1);
-			if (y->idle == y->nworkers) {
+			if (y->idle == y->active) {
 				y->done = true;
 				pthread_cond_broadcast(&y->cond);
 				pthread_mutex_unlock(&y->lock);
@@ -156,18 +160,50 @@ void kgci_gang_share_slots(struct yworker *w)
  * promotion may fill swept gaps inside them.
  */
 
-/* Wait until every worker got here; the last one to arrive sets *set_at_last
- * (under the gang's lock, so the others see it after the wait). */
+/*
+ * A worker takes part in the pause (y->lock): worker 0 from the start
+ * (y->active counts it); another only while the work is not over
+ * (GANG_LATE: it touches nothing), and without the card scan once every
+ * worker that joined has passed it (GANG_EVAC: every region was claimed and
+ * scanned, and phase B may be filling swept gaps already).
+ */
+int kgci_gang_join(struct yworker *w, bool first)
+{
+	struct ygc *y = w->y;
+	uint64_t late;
+	int j;
+
+	if (first)
+		return GANG_CARDS;
+	pthread_mutex_lock(&y->lock);
+	late = kgci_now_ns() - y->t_go;
+	if (late > y->join_late_ns)
+		y->join_late_ns = late;
+	if (y->done) {
+		y->late++;
+		j = GANG_LATE;
+	} else {
+		y->active++;
+		j = y->cards_over ? GANG_EVAC : GANG_CARDS;
+	}
+	pthread_mutex_unlock(&y->lock);
+	return j;
+}
+
+/* Wait until every worker that joined got here; the last one to arrive
+ * sets *set_at_last (under the gang's lock, so the others see it after the
+ * wait). */
 void kgci_gang_barrier(struct yworker *w, bool *set_at_last)
 {
 	struct ygc *y = w->y;
 
 	pthread_mutex_lock(&y->lock);
-	if (++y->cards_done == y->nworkers) {
+	if (++y->cards_done == y->active) {
+		y->cards_over = true;
 		*set_at_last = true;
 		pthread_cond_broadcast(&y->cond);
 	}
-	while (y->cards_done < y->nworkers)
+	while (!y->cards_over)
 		pthread_cond_wait(&y->cond, &y->lock);
 	pthread_mutex_unlock(&y->lock);
 }
@@ -180,8 +216,8 @@ struct gc_pool {
 	pthread_mutex_t lock;
 	pthread_cond_t go, done;
 	uint64_t gen;
-	unsigned nthreads, running;
-	bool stop;
+	unsigned nthreads, running;	/* running: threads that joined the open pause */
+	bool stop, open;		/* open: y may be joined (its pause is in kgci_gang_run) */
 	struct ygc *y;
 	pthread_t th[];
 };
@@ -194,6 +230,7 @@ static void *pool_main(void *arg)
 	struct gc_pool *p = a->p;
 	unsigned id = a->id;
 	uint64_t seen = 0;
+	struct ygc *y;
 
 	free(a);
 	pthread_mutex_lock(&p->lock);
@@ -203,8 +240,17 @@ static void *pool_main(void *arg)
 		if (p->stop)
 			break;
 		seen = p->gen;
+		if (unlikely(kgci_young_test_wake_hook != NULL)) {
+			pthread_mutex_unlock(&p->lock);
+			kgci_young_test_wake_hook();
+			pthread_mutex_lock(&p->lock);
+		}
+		if (!p->open || p->gen != seen)
+			continue;	/* woke after that pause's work was over */
+		p->running++;
+		y = p->y;
 		pthread_mutex_unlock(&p->lock);
-		p->y->task(&p->y->w[id], false);
+		y->task(&y->w[id], false);
 		pthread_mutex_lock(&p->lock);
 		if (--p->running == 0)
 			pthread_cond_signal(&p->done);
@@ -270,19 +316,23 @@ void kgci_gang_run(struct ygc *y)
 
 	if (!p || p->nthreads + 1 < y->nworkers)
 		y->nworkers = p ? p->nthreads + 1 : 1;
+	y->t_go = kgci_now_ns();
 	if (y->nworkers > 1) {
 		pthread_mutex_lock(&p->lock);
 		p->y = y;
-		p->running = y->nworkers - 1;
+		p->open = true;
 		p->gen++;
 		pthread_cond_broadcast(&p->go);
 		pthread_mutex_unlock(&p->lock);
 	}
 	y->task(&y->w[0], true);
 	if (y->nworkers > 1) {
+		/* only those that joined: a thread not yet awake stays out */
 		pthread_mutex_lock(&p->lock);
+		p->open = false;
 		while (p->running)
 			pthread_cond_wait(&p->done, &p->lock);
+		p->y = NULL;
 		pthread_mutex_unlock(&p->lock);
 	}
 }

@@ -305,10 +305,15 @@ static void worker_run(struct yworker *w, bool first)
 {
 	struct ygc *y = w->y;
 	uint64_t c0 = kgci_thread_cpu_ns();
+	int j = kgci_gang_join(w, first);
 
-	scan_cards(w);
-	w->cpu_cards = kgci_thread_cpu_ns() - c0;
-	kgci_gang_barrier(w, &y->use_gaps);
+	if (j == GANG_LATE)
+		return;
+	if (j == GANG_CARDS) {
+		scan_cards(w);
+		w->cpu_cards = kgci_thread_cpu_ns() - c0;
+		kgci_gang_barrier(w, &y->use_gaps);
+	}
 	c0 = kgci_thread_cpu_ns();
 	if (first) {
 		kgci_roots_iterate(y->h, root_slot, w);
@@ -352,6 +357,7 @@ static void ygc_setup(struct ygc *y, struct kgc_heap *h)
 	for (unsigned i = 0; i < y->nworkers; i++)
 		y->w[i].y = y;
 	y->task = worker_run;
+	y->active = 1;	/* worker 0, the pausing thread */
 	y->heap_slot = heap_slot;
 	y->tenure = kgci_policy_tenure(h);
 	y->surv_limit = kgci_policy_survivor_limit(h);
@@ -571,6 +577,9 @@ static void ygc_record(struct ygc *y, struct yres *res)
 		kgci_log_line(h, LOG_HEAP, "mixed: %u old regions evacuated (%zuK live estimated)",
 			      res->nmixed, res->mixed_live >> 10);
 	}
+	if (y->join_late_ns > 1000000 || y->late)
+		kgci_log_line(h, LOG_HEAP, "gang: %u of %u workers took part, the last joined %.2fms after the start",
+			      y->active, y->nworkers, y->join_late_ns / 1e6);
 	if (res->nretained)
 		kgci_log_line(h, LOG_PIN | LOG_HEAP, "retained: %u formerly pinned regions evacuated "
 			      "(%zuK live at most)%s, %u left", res->nretained, res->rlive >> 10,

@@ -54,8 +54,12 @@ struct ygc {
 	unsigned idle;
 	_Atomic unsigned idle_hint;
 	bool done;
+	unsigned active;		/* workers that joined (y->lock; worker 0 from setup) */
+	unsigned late;			/* pool threads that woke after the work was over */
+	uint64_t t_go, join_late_ns;	/* the gang's start; the latest join after it */
 	_Atomic uint32_t card_next;
 	unsigned cards_done;		/* workers past the card scan (y->lock) */
+	bool cards_over;		/* every worker that joined is past it */
 	bool use_gaps;			/* swept gaps may take promoted objects */
 	bool black;			/* concurrent marking: promoted objects are marked */
 	bool old_cset;			/* old (retained) regions in the cset during marking */
@@ -119,6 +123,8 @@ static inline bool tracked_target(const struct region *r)
 /* gang.c: the worker gang */
 void kgci_gang_run(struct ygc *y);		/* y->task on every worker */
 void kgci_gang_destroy(struct kgc_heap *h);	/* stops its threads */
+enum { GANG_CARDS, GANG_EVAC, GANG_LATE };
+int kgci_gang_join(struct yworker *w, bool first);	/* GANG_*: what this worker does */
 void kgci_gang_barrier(struct yworker *w, bool *set_at_last);
 void kgci_gang_drain_local(struct yworker *w);
 void kgci_gang_drain_all(struct yworker *w);	/* until every worker is out of work */
