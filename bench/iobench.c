@@ -29,7 +29,7 @@
  * the same load: flat out, the I/O thread and the allocators split the
  * CPUs, and a way that starves the allocators reads faster.
  * IOBENCH_ALLOC_THREADS=0 runs the ways without the allocating threads
- * (the I/O path's own cost; 2 by default). IOBENCH_WAYS=zerocopy,copy runs only those ways (for a profiler; the
+ * (the I/O path's own cost; 2 by default). IOBENCH_WAYS=zerocopy,copy runs only those ways (keys zerocopy, fixed, copy, gclocker; for a profiler; the
  * others' rows then read 0). Sizes: IOBENCH_MB (default 1024 x BENCH_SCALE) read per configuration
  * from a file of IOBENCH_FILE_MB (default 256) MiB, IOBENCH_FILE (default
  * in /dev/shm: page cache). IOBENCH_ODIRECT=1 reads with O_DIRECT (in the
@@ -418,6 +418,24 @@ static const char *verdict(bool met)
 static const size_t blocks[] = { 4096, 65536, 262144, 1 << 20 };
 enum { NB = sizeof(blocks) / sizeof(blocks[0]) };
 static const char *ways_only;	/* IOBENCH_WAYS, e.g. "zerocopy,copy": only these (profiling) */
+static const char *const way_key[M_COUNT] = { "none", "zerocopy", "fixed", "copy", "gclocker" };
+
+/* Is way m in IOBENCH_WAYS (comma-separated keys, exact)? */
+static bool way_selected(int m)
+{
+	size_t n = strlen(way_key[m]);
+
+	if (!ways_only)
+		return true;
+	for (const char *p = ways_only; *p;) {
+		size_t len = strcspn(p, ",");
+
+		if (len == n && !strncmp(p, way_key[m], n))
+			return true;
+		p += len + (p[len] == ',');
+	}
+	return false;
+}
 static size_t only_kb;		/* IOBENCH_BLOCK_KB: that block size only (profiling; the targets then read 0) */
 static size_t total;		/* bytes read per row */
 static char rate_txt[128];
@@ -475,7 +493,7 @@ static void table(FILE *md, int thp, bool regular)
 				int m = M_ZEROCOPY + (i + b + k) % (M_COUNT - M_ZEROCOPY);
 
 				rs[b][m][k] = (struct result){ 0 };
-				if (!ways_only || strstr(ways_only, mode_name[m]))
+				if (way_selected(m))
 					rs[b][m][k] = run((enum mode)m, blocks[b], total);
 			}
 		for (int m = M_ZEROCOPY; m < M_COUNT; m++)
