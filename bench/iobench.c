@@ -536,13 +536,12 @@ static void table(FILE *md, int thp, bool regular)
 
 		for (int b = 1; b < NB; b++)
 			ahead = ahead && med[b][m] > med[b][M_COPY];
+		ratio_str(r1, sizeof(r1), med[NB - 1][m], med[NB - 1][M_COPY]);	/* 1 MiB */
 		both(md, "- %s at 1 MiB: %s copy (target >= 1.5x): %s; ahead of copy from 64 KiB up "
-			 "(%s, %s, %s at 64 KiB, 256 KiB, 1 MiB): %s.\n", mode_name[m],
-		     ratio_str(r1, sizeof(r1), med[NB - 1][m], med[NB - 1][M_COPY]),
+			 "(%s, %s, %s at 64 KiB, 256 KiB, 1 MiB): %s.\n", mode_name[m], r1,
 		     verdict(med[NB - 1][m] >= 1.5 * med[NB - 1][M_COPY]),
 		     ratio_str(r2, sizeof(r2), med[1][m], med[1][M_COPY]),
-		     ratio_str(r3, sizeof(r3), med[2][m], med[2][M_COPY]),
-		     ratio_str(r1, sizeof(r1), med[3][m], med[3][M_COPY]), verdict(ahead));
+		     ratio_str(r3, sizeof(r3), med[2][m], med[2][M_COPY]), r1, verdict(ahead));
 	}
 	both(md, "- The allocators' longest stall (target: no worse than without I/O, %.2f ms), the worst block size's "
 		 "median: zerocopy %.2f ms, fixed %.2f ms (copy %.2f, gclocker %.2f): %s for zerocopy, %s for fixed.\n",

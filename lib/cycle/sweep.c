@@ -189,14 +189,8 @@ static void chunks_merge(struct kgc_heap *h, struct cmark *cm)
 	struct gap *big = cm->swept_chunks, *small = cm->chunks;
 	size_t nbig = cm->nswept, cap = cm->swept_cap, nsmall = cm->nchunks, added = 0, all = 0;
 
-	if (cm->chunks_cap - cm->nchunks >= cm->nswept) {
-		/* room made by chunks_reserve: append the sweep's, no growth */
-		big = cm->chunks;
-		small = cm->swept_chunks;
-		nbig = cm->nchunks;
-		cap = cm->chunks_cap;
-		nsmall = cm->nswept;
-	} else if (nsmall > nbig) {
+	/* room made by chunks_reserve (append the sweep's, no growth), or the larger */
+	if (cm->chunks_cap - cm->nchunks >= cm->nswept || nsmall > nbig) {
 		big = cm->chunks;
 		small = cm->swept_chunks;
 		nbig = cm->nchunks;

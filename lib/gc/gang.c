@@ -180,7 +180,6 @@ int kgci_gang_join(struct yworker *w, bool first)
 	if (late > y->join_late_ns)
 		y->join_late_ns = late;
 	if (y->done) {
-		y->late++;
 		j = GANG_LATE;
 	} else {
 		y->active++;

@@ -577,8 +577,8 @@ static void ygc_record(struct ygc *y, struct yres *res)
 		kgci_log_line(h, LOG_HEAP, "mixed: %u old regions evacuated (%zuK live estimated)",
 			      res->nmixed, res->mixed_live >> 10);
 	}
-	if (y->join_late_ns > 1000000 || y->late)
-		kgci_log_line(h, LOG_HEAP, "gang: %u of %u workers took part, the last joined %.2fms after the start",
+	if (y->join_late_ns > 1000000 || y->active < y->nworkers)
+		kgci_log_line(h, LOG_HEAP, "gang: %u of %u workers took part (the latest joined %.2fms after the start)",
 			      y->active, y->nworkers, y->join_late_ns / 1e6);
 	if (res->nretained)
 		kgci_log_line(h, LOG_PIN | LOG_HEAP, "retained: %u formerly pinned regions evacuated "

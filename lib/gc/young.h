@@ -55,7 +55,6 @@ struct ygc {
 	_Atomic unsigned idle_hint;
 	bool done;
 	unsigned active;		/* workers that joined (y->lock; worker 0 from setup) */
-	unsigned late;			/* pool threads that woke after the work was over */
 	uint64_t t_go, join_late_ns;	/* the gang's start; the latest join after it */
 	_Atomic uint32_t card_next;
 	unsigned cards_done;		/* workers past the card scan (y->lock) */
