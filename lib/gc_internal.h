@@ -769,6 +769,7 @@ void kgci_cm_verify_bits(struct kgc_heap *h, const char *when);	/* bitmap/TAMS i
 bool kgci_policy_start_mark(struct kgc_heap *h, bool mixed_pending);
 bool kgci_policy_mixed_candidate(struct kgc_heap *h, size_t live);
 bool kgci_policy_mixed_worth(struct kgc_heap *h, size_t reclaimable);
+size_t kgci_policy_mixed_surplus(struct kgc_heap *h, size_t free_after, uint64_t promoted_period);
 void kgci_policy_retained_limits(struct kgc_heap *h, uint32_t *max, size_t *budget);
 void kgci_policy_mixed_limits(struct kgc_heap *h, uint32_t ncand_cycle, uint32_t *min, uint32_t *max,
 			      double *budget_ns, double *cap_ns);

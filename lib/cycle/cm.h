@@ -76,6 +76,8 @@ struct cm_pool {
 	bool inited;
 };
 
+#define NO_PERIOD UINT64_MAX
+
 struct cmark {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -95,6 +97,10 @@ struct cmark {
 	struct cm_pool pool;
 	uint64_t expect;		/* marked bytes the cycle expects: the last one's */
 	size_t old0;			/* old and humongous bytes at the cycle's start */
+	uint64_t promoted0;		/* h->st.bytes_promoted at the cycle's start
+					 * (NO_PERIOD: none since the heap's creation or a full GC) */
+	uint64_t promoted_period;	/* promoted from the last cycle's start to this one's
+					 * (0: not known): what the next one refills (mixed.c) */
 	pthread_mutex_t satb_lock;
 	struct satb_buf *full;		/* buffers handed over by mutators */
 	/* sweeping */

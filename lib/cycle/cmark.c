@@ -189,6 +189,7 @@ int kgci_cm_init(struct kgc_heap *h)
 
 	if (!cm)
 		return -ENOMEM;
+	cm->promoted0 = NO_PERIOD;
 	cm->tams = calloc(h->nregions, sizeof(*cm->tams));
 	cm->live = calloc(h->nregions, sizeof(*cm->live));
 	cm->inrefs = calloc(h->nregions, sizeof(*cm->inrefs));
@@ -288,6 +289,7 @@ void kgci_cm_abort(struct kgc_heap *h)
 	kgci_mixed_clear(h, cm);
 	cm->nchunks = 0;
 	h->chunk_bytes = 0;
+	cm->promoted0 = NO_PERIOD;	/* what was promoted before is compacted now */
 	if (h->opt.verify)
 		kgci_cm_verify_bits(h, "cycle aborted");
 }
@@ -306,6 +308,8 @@ static void initial_mark(struct kgc_heap *h, struct cmark *cm)
 	cm->len = 0;
 	kgci_cm_pool_reset(h, cm, true);
 	cm->old0 = kgci_old_used(h);
+	cm->promoted_period = cm->promoted0 == NO_PERIOD ? 0 : h->st.bytes_promoted - cm->promoted0;
+	cm->promoted0 = h->st.bytes_promoted;
 	cm->expect = cm->marked_bytes ? cm->marked_bytes : cm->old0;
 	kgci_roots_iterate(h, root_mark, cm);
 	kgci_roots_iterate_critical(h, root_mark, cm);

@@ -203,8 +203,8 @@ static int cand_cmp(const void *a, const void *b)
 /* At remark (marked bytes per region known): choose the candidates. */
 void kgci_mixed_choose(struct kgc_heap *h, struct cmark *cm)
 {
-	uint32_t n = 0;
-	size_t reclaim = 0;
+	uint32_t n = 0, nsparse;
+	size_t reclaim = 0, free_after = 0, surplus;
 	double budget = kgci_policy_mixed_budget_ns(h);
 
 	kgci_mixed_clear(h, cm);
@@ -216,6 +216,8 @@ void kgci_mixed_choose(struct kgc_heap *h, struct cmark *cm)
 		struct region *r = &h->regions[i];
 		size_t live = cm->live[i] + (size_t)(r->top - cm->tams[i]);
 
+		if (r->type == RT_OLD && !r->pinspace && live < h->region_size)
+			free_after += h->region_size - live;
 		if (r->type != RT_OLD || r->retained || (r->flags & RF_PRETOUCH) ||
 		    cm->tams[i] == r->bottom || !cm->live[i])
 			continue;	/* new since the snapshot, or freed at cleanup */
@@ -225,12 +227,20 @@ void kgci_mixed_choose(struct kgc_heap *h, struct cmark *cm)
 		if (kgci_policy_mixed_candidate(h, live) &&
 		    kgci_policy_mixed_cost_ns(h, live, __atomic_load_n(&cm->inrefs[i], __ATOMIC_RELAXED)) <= budget) {
 			cm->cand[n++] = (struct cand){ live, i, 0 };
-			reclaim += h->region_size - live;
 		}
 	}
+	/* sparsest first, while their garbage is old space promotion will not refill */
+	qsort(cm->cand, n, sizeof(*cm->cand), cand_cmp);
+	surplus = kgci_policy_mixed_surplus(h, free_after, cm->promoted_period);
+	nsparse = n;
+	for (n = 0; n < nsparse && reclaim + (h->region_size - cm->cand[n].live) <= surplus; n++)
+		reclaim += h->region_size - cm->cand[n].live;
+	if (n < nsparse)
+		kgci_log_line(h, LOG_HEAP, "mixed: %u of %u sparse regions chosen (%zuM free after the sweep, "
+			      "%lluM promoted in the last cycle's period: promotion reuses the rest in place)",
+			      n, nsparse, free_after >> 20, (unsigned long long)(cm->promoted_period >> 20));
 	if (!kgci_policy_mixed_worth(h, reclaim))
 		n = 0;
-	qsort(cm->cand, n, sizeof(*cm->cand), cand_cmp);
 	for (uint32_t j = 0; j < n; j++) {
 		h->regions[cm->cand[j].idx].candidate = 1;
 		kgci_region_track_update(h, &h->regions[cm->cand[j].idx]);

@@ -260,9 +260,9 @@ static double pause_goal_ns(const struct kgc_heap *h)
  * into a region's gaps, kgc's promotion reuses them, so only sparse regions
  * are worth copying. Where old regions are evenly about half live (the churn
  * bench) evacuating them kept a larger heap than reusing their gaps in place
- * (peak RSS +4-14% at 50 and 85, bench/RESULTS-ab.md); at 30 no bench here
- * has enough candidates for a mixed phase and their figures are unchanged,
- * while a live set that shrank leaves sparse regions that are evacuated and
+ * (peak RSS +4-14% at 50 and 85, bench/RESULTS-ab.md); at 30 no bench run
+ * has enough candidates for a mixed phase and their figures are unchanged
+ * (run 4x longer, churn does: kgci_policy_mixed_surplus), while a live set that shrank leaves sparse regions that are evacuated and
  * freed without a full collection (RESULTS-ab.md, "compaction on by
  * default"). KGC_MIXED_LIVE=100 turns it off. A cycle whose candidates would reclaim less than
  * MIXED_MIN_RECLAIM_PERCENT of the heap has none: the rebuild they need
@@ -288,6 +288,32 @@ bool kgci_policy_mixed_candidate(struct kgc_heap *h, size_t live)
 bool kgci_policy_mixed_worth(struct kgc_heap *h, size_t reclaimable)
 {
 	return reclaimable * 100 >= ((size_t)h->nregions << h->region_shift) * MIXED_MIN_RECLAIM_PERCENT;
+}
+
+/*
+ * Old space a mixed phase may evacuate, chosen at remark: what the cycle
+ * leaves free in old regions (free_after: their size less the live bytes
+ * marked and promoted since the snapshot) beyond what promotion refills
+ * before the next cycle's sweep - MIXED_REFILL_PERIODS x what it promoted
+ * from the last cycle's start to this one's. A region's gaps are reused in
+ * place for free; evacuating it costs pause time, and its gaps are no
+ * promotion space while it waits. Where promotion refills every gap anyway
+ * (the churn bench run 4x longer: ~200 MB promoted per cycle, cycles back
+ * to back) evacuation only moved the footprint up: peak RSS 709-743 MiB
+ * with candidates chosen in every cycle, 596-664 MiB with mixed collections
+ * off, 647-710 MiB with this limit (no mixed phase then; 3 alternating runs
+ * each, RESULTS-ab.md). No cycle started since the heap's creation or the
+ * last full collection (promoted_period 0): no limit.
+ */
+#define MIXED_REFILL_PERIODS 2
+
+size_t kgci_policy_mixed_surplus(struct kgc_heap *h, size_t free_after, uint64_t promoted_period)
+{
+	uint64_t refill = promoted_period * MIXED_REFILL_PERIODS;
+
+	if (!promoted_period)
+		return SIZE_MAX;
+	return free_after > refill ? free_after - (size_t)refill : 0;
 }
 
 /* Old regions one young GC may evacuate: at most MIXED_MAX_PERCENT of the
