@@ -35,6 +35,7 @@
 #define POOL_BATCH 256		/* gray objects taken from the pool at a time */
 #define ASSIST_LOCAL 1024	/* an assist's own stack; half spills to the pool when full */
 #define ASSIST_CHECK 64		/* objects between looks at the clock and at safepoints */
+#define ASSIST_PREFETCH 8	/* gray objects prefetched ahead of their scan */
 
 int kgci_cm_pool_init(struct kgc_heap *h, struct cmark *cm)
 {
@@ -299,6 +300,10 @@ size_t kgci_cm_assist(struct kgc_heap *h, uint64_t budget_ns, uint64_t *spent_ns
 		if (!a->len && !assist_take(a, t0 + budget_ns))
 			break;
 		while (a->len) {
+			/* the gray object ASSIST_PREFETCH pops from now, most likely
+			 * (cmark.c's FIFO, without its bookkeeping) */
+			if (a->len > ASSIST_PREFETCH)
+				__builtin_prefetch(a->st[a->len - 1 - ASSIST_PREFETCH]);
 			assist_scan(a, a->st[--a->len]);
 			if (++k % ASSIST_CHECK == 0)
 				break;

@@ -81,20 +81,63 @@ static void satb_process(struct kgc_heap *h, struct cmark *cm, struct satb_buf *
 		mark_ref(h, cm, b->e[i]);
 }
 
+/*
+ * Objects popped from the stack wait in a small FIFO, prefetched, until
+ * they are scanned: the cache miss on each object's header overlaps the
+ * scans of the MARK_PREFETCH - 1 before it (Boehm's and Cher et al.'s
+ * prefetch-on-grey). Marking a large old space of small objects is mostly
+ * those misses. The FIFO goes back on the stack before the marker yields:
+ * a pause sees every gray object on the stack or in the pool.
+ */
+#define MARK_PREFETCH 8
+
+struct mark_fifo { kgc_obj o[MARK_PREFETCH]; unsigned head, n; };
+
+static inline void fifo_fill(struct cmark *cm, struct mark_fifo *f)
+{
+	while (cm->len && f->n < MARK_PREFETCH) {
+		kgc_obj o = cm->stack[--cm->len];
+
+		__builtin_prefetch(o);
+		f->o[(f->head + f->n++) % MARK_PREFETCH] = o;
+	}
+}
+
+static inline kgc_obj fifo_take(struct mark_fifo *f)
+{
+	kgc_obj o = f->o[f->head];
+
+	f->head = (f->head + 1) % MARK_PREFETCH;
+	f->n--;
+	return o;
+}
+
+static void fifo_flush(struct cmark *cm, struct mark_fifo *f)
+{
+	while (f->n)
+		cm_stack_push(cm, fifo_take(f));
+}
+
 /* Marking work until a yield request or no work (the marker's stack, the
  * assists' pool, SATB buffers); true when out of work. */
 static bool mark_work(struct kgc_heap *h, struct cmark *cm, bool bounded)
 {
+	struct mark_fifo f = { .n = 0 };
 	unsigned k = 0;
 
 	for (;;) {
-		while (cm->len) {
-			scan_obj(h, cm, cm->stack[--cm->len]);
+		while (cm->len || f.n) {
+			fifo_fill(cm, &f);
+			scan_obj(h, cm, fifo_take(&f));
 			if (bounded && (++k % STEP_WORK) == 0) {
-				if (must_yield(h, cm))
+				if (must_yield(h, cm)) {
+					fifo_flush(cm, &f);
 					return false;
-				if (atomic_load_explicit(&cm->pool.want, memory_order_relaxed))
+				}
+				if (atomic_load_explicit(&cm->pool.want, memory_order_relaxed)) {
+					fifo_flush(cm, &f);
 					kgci_cm_pool_donate(cm);
+				}
 			}
 		}
 		if (kgci_cm_pool_refill(cm))
