@@ -22,6 +22,8 @@
  *          remark, cleanup, full), peak RSS of the JVM process.
  *
  * `churn` = driver (runs every variant in a fresh process); `churn <variant>`.
+ * CHURN_LENGTH=n allocates n times as much with the same live set: a long
+ * run, where old-space footprint shows (bench/RESULTS-ab.md); not in make bench.
  */
 #define GC_THREADS
 #define GC_NO_THREAD_REDIRECTS
@@ -277,7 +279,10 @@ static void setup_sizes(void)
 {
 	double scale = bench_scale();
 	uint64_t live_bytes = (uint64_t)(100e6 * scale);	/* per thread (kgc layout) */
-	uint64_t total_bytes = (uint64_t)(2e9 * scale);		/* per thread */
+	/* CHURN_LENGTH=n: n times the allocation, the same live set (a long run) */
+	const char *len = getenv("CHURN_LENGTH");
+	double length = len && atof(len) > 0 ? atof(len) : 1.0;
+	uint64_t total_bytes = (uint64_t)(2e9 * scale * length);	/* per thread */
 	uint64_t list_bytes = LIST_LEN * 40;
 
 	slots_per_thread = live_bytes / list_bytes;
