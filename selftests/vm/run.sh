@@ -37,6 +37,13 @@ kmod_dir=${KGC_KMOD_DIR:-$top/kmod}
 st_dir=${KGC_SELFTESTS_DIR:-$top/selftests}
 lib_dir=${KGC_LIB_DIR:-$top/lib}
 vm_timeout=${KGC_VM_TIMEOUT:-900}
+# One host thread runs both vCPUs (TCG's round robin): with a thread per vCPU
+# (MTTCG) a CPU once kept running a stale translation of kernel text that
+# text_poke_bp had patched - enabling the kgc trace events, kselftest
+# kgc_watch.trace_events - and panicked ("Oops: int3" in ttwu_do_activate,
+# 2026-12-05). Guest threads still interleave preemptively on 2 vCPUs.
+# KGC_VM_ACCEL=tcg runs a thread per vCPU again.
+vm_accel=${KGC_VM_ACCEL:-tcg,thread=single}
 jobs=$(nproc)
 
 phase "installing packages (scripts/deps.sh)"
@@ -99,7 +106,7 @@ log=$work/serial.log
 # page poisoning (checked on reuse), KFENCE sampling.
 debug_opts="slub_debug=FZP page_poison=1 kfence.sample_interval=10"
 phase "booting $kver under QEMU/TCG (timeout ${vm_timeout}s)"
-timeout -k 10 "$vm_timeout" qemu-system-x86_64 -accel tcg -smp 2 -m 1024 -nodefaults -display none \
+timeout -k 10 "$vm_timeout" qemu-system-x86_64 -accel "$vm_accel" -smp 2 -m 1024 -nodefaults -display none \
 	-no-reboot -serial "file:$log" -kernel "$vmlinuz" -initrd "$initrd" \
 	-append "console=ttyS0 panic=-1 oops=panic quiet mitigations=off $debug_opts" </dev/null &
 qpid=$!
