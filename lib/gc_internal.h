@@ -126,7 +126,7 @@ bool kgci_type_valid(struct kgc_heap *h, uint32_t id);
 
 /* ----------------------------------------------------------------- options */
 unsigned kgci_log_parse(const char *spec);
-enum { LOG_GC = 1, LOG_HEAP = 2, LOG_PIN = 4, LOG_SAFEPOINT = 8, LOG_ALL = 0xff };
+enum { LOG_GC = 1, LOG_HEAP = 2, LOG_PIN = 4, LOG_SAFEPOINT = 8, LOG_PHASES = 16, LOG_ALL = 0xff };
 
 /* ----------------------------------------------------------------- backend */
 struct backend {
@@ -334,8 +334,12 @@ struct handle_block {
  * and the driver, collect.c (the pause's), handed to policy.c's cost model
  * (kgci_policy_young_pause). CPU times come from each thread's own clock.
  */
+/* The steps of kgci_young_collect, timed for the gc+phases log line. */
+enum { YP_CSET, YP_EVACUATE, YP_WEAK, YP_REGIONS, YP_RECORD, YP_N };
+
 struct young_facts {
 	uint64_t wall_ns;		/* the whole pause */
+	uint64_t phase_ns[YP_N];	/* wall time of each step (YP_*) */
 	uint64_t cpu_ns;		/* the pausing thread's CPU, its worker share included */
 	uint64_t cards_cpu_ns;		/* all workers: phase A, dirty card scanning */
 	uint64_t evac_cpu_ns;		/* all workers: phase B, roots, slots, copying */

@@ -224,6 +224,8 @@ unsigned kgci_log_parse(const char *spec)
 			m |= LOG_GC | LOG_PIN;
 		else if (!strcmp(tok, "gc+safepoint"))
 			m |= LOG_GC | LOG_SAFEPOINT;
+		else if (!strcmp(tok, "gc+phases"))
+			m |= LOG_GC | LOG_PHASES;
 	}
 	return m;
 }
