@@ -329,17 +329,19 @@ struct handle_block {
 #define HANDLE_FREE_TAG ((uintptr_t)1)
 
 /* --------------------------------------------------------------------- heap */
+/* The steps of a young pause, timed for the gc+phases log line: collect.c's
+ * (pins, kernel pins, the cycle's step, verify, policy) around young.c's. */
+enum { YP_PINS, YP_CSET, YP_EVACUATE, YP_WEAK, YP_REGIONS, YP_RECORD, YP_KPIN, YP_CYCLE, YP_VERIFY,
+       YP_POLICY, YP_N };
+
 /*
  * What one young collection did, recorded by young.c (the workers' part)
  * and the driver, collect.c (the pause's), handed to policy.c's cost model
  * (kgci_policy_young_pause). CPU times come from each thread's own clock.
  */
-/* The steps of kgci_young_collect, timed for the gc+phases log line. */
-enum { YP_CSET, YP_EVACUATE, YP_WEAK, YP_REGIONS, YP_RECORD, YP_N };
-
 struct young_facts {
 	uint64_t wall_ns;		/* the whole pause */
-	uint64_t phase_ns[YP_N];	/* wall time of each step (YP_*) */
+	uint64_t phase_ns[YP_N];	/* wall time of each step (YP_*; kgci_phase_lap) */
 	uint64_t cpu_ns;		/* the pausing thread's CPU, its worker share included */
 	uint64_t cards_cpu_ns;		/* all workers: phase A, dirty card scanning */
 	uint64_t evac_cpu_ns;		/* all workers: phase B, roots, slots, copying */
@@ -599,6 +601,16 @@ static inline uint64_t kgci_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The wall time since *t counts for step i of a young pause (gc+phases);
+ * *t moves on to now. */
+static inline void kgci_phase_lap(struct young_facts *f, int i, uint64_t *t)
+{
+	uint64_t now = kgci_now_ns();
+
+	f->phase_ns[i] += now - *t;
+	*t = now;
 }
 
 /* CPU time of the calling thread: the pause cost model counts work, not

@@ -43,7 +43,7 @@ static void uncommit(struct kgc_heap *h)
 /* A young pause; true if the policy wants a full collection after it. */
 static bool young_pause(struct kgc_heap *h)
 {
-	uint64_t t0 = kgci_now_ns(), t1, c0, ns, t_verify = 0, t_pins, t_kpin, t_cycle, t_after, t;
+	uint64_t t0 = kgci_now_ns(), t1, c0, ns, t;
 	size_t before;
 	uint32_t npinned = 0;
 	unsigned fail = 0;
@@ -56,39 +56,37 @@ static bool young_pause(struct kgc_heap *h)
 	if (h->opt.verify) {
 		t = kgci_now_ns();
 		kgci_verify_heap(h, "before young GC");
-		t_verify = kgci_now_ns() - t;
+		kgci_phase_lap(&f, YP_VERIFY, &t);
 	}
 	/* the model's pause: verification is not the collector's cost */
-	t1 = kgci_now_ns();
+	t1 = t = kgci_now_ns();
 	c0 = kgci_thread_cpu_ns();
 	kgci_pins_compute(h);
-	t_pins = kgci_now_ns() - t1;
+	kgci_phase_lap(&f, YP_PINS, &t);
 	f.cset_regions = h->count[RT_EDEN] + h->count[RT_SURVIVOR];
 	kgci_young_collect(h, &npinned, &fail, &f);
 	t = kgci_now_ns();
 	kgci_kpinwatch_after_young(h);	/* kmod: learn when retained regions' kernel pins drop */
-	f.wall_ns = kgci_now_ns() - t1;
-	t_kpin = kgci_now_ns() - t;
+	kgci_phase_lap(&f, YP_KPIN, &t);
+	f.wall_ns = t - t1;
 	f.cpu_ns = kgci_thread_cpu_ns() - c0;
 	kgci_policy_young_pause(h, &f);
 	h->last_young = f;
 	t = kgci_now_ns();
 	step = kgci_cm_after_young(h);
 	kgci_pinspace_after_gc(h, kgci_cm_idle(h));	/* leaving units freed, gaps reusable */
-	t_cycle = kgci_now_ns() - t;
+	kgci_phase_lap(&f, YP_CYCLE, &t);
 	if (h->opt.verify) {
-		t = kgci_now_ns();
 		kgci_verify_heap(h, "after young GC");
-		t_verify += kgci_now_ns() - t;
+		kgci_phase_lap(&f, YP_VERIFY, &t);
 	}
-	t = kgci_now_ns();
 	kgci_policy_after_gc(h, false);
 	uncommit(h);
 	kgci_cm_progress(h, &mp);
 	atomic_store_explicit(&h->alloc.pace_permille, kgci_policy_pace(h, kgci_cm_marker_busy(h), &mp),
 			      memory_order_relaxed);
-	t_after = kgci_now_ns() - t;
-	ns = kgci_now_ns() - t0;
+	kgci_phase_lap(&f, YP_POLICY, &t);
+	ns = t - t0;
 	kgci_stats_pause(h, false, ns);
 	kgci_log_gc(h, "Pause Young", step ? step : f.mixed ? "Mixed" : "Normal", before,
 	       kgci_heap_used_bytes(h), ns, npinned, fail);
@@ -98,10 +96,11 @@ static bool young_pause(struct kgc_heap *h)
 	kgci_log_line(h, LOG_PHASES, "phases: pins %.3fms, cset %.3fms, evacuate %.3fms (workers' cpu: "
 		      "cards %.3fms, copy %.3fms, %u worker(s)), weak %.3fms, regions %.3fms, record %.3fms, "
 		      "kernel pins %.3fms, cycle step (%s) %.3fms, policy %.3fms, verify %.3fms; pause %.3fms",
-		      t_pins / 1e6, f.phase_ns[YP_CSET] / 1e6, f.phase_ns[YP_EVACUATE] / 1e6,
+		      f.phase_ns[YP_PINS] / 1e6, f.phase_ns[YP_CSET] / 1e6, f.phase_ns[YP_EVACUATE] / 1e6,
 		      f.cards_cpu_ns / 1e6, f.evac_cpu_ns / 1e6, f.nworkers, f.phase_ns[YP_WEAK] / 1e6,
-		      f.phase_ns[YP_REGIONS] / 1e6, f.phase_ns[YP_RECORD] / 1e6, t_kpin / 1e6,
-		      step ? step : "none", t_cycle / 1e6, t_after / 1e6, t_verify / 1e6, ns / 1e6);
+		      f.phase_ns[YP_REGIONS] / 1e6, f.phase_ns[YP_RECORD] / 1e6, f.phase_ns[YP_KPIN] / 1e6,
+		      step ? step : "none", f.phase_ns[YP_CYCLE] / 1e6, f.phase_ns[YP_POLICY] / 1e6,
+		      f.phase_ns[YP_VERIFY] / 1e6, ns / 1e6);
 	return kgci_policy_should_full(h);
 }
 

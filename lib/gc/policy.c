@@ -262,9 +262,10 @@ static double pause_goal_ns(const struct kgc_heap *h)
  * bench) evacuating them kept a larger heap than reusing their gaps in place
  * (peak RSS +4-14% at 50 and 85, bench/RESULTS-ab.md); at 30 no bench run
  * has enough candidates for a mixed phase and their figures are unchanged
- * (run 4x longer, churn does: kgci_policy_mixed_surplus), while a live set that shrank leaves sparse regions that are evacuated and
- * freed without a full collection (RESULTS-ab.md, "compaction on by
- * default"). KGC_MIXED_LIVE=100 turns it off. A cycle whose candidates would reclaim less than
+ * (run 4x longer, churn does: kgci_policy_mixed_surplus), while a live set
+ * that shrank leaves sparse regions that are evacuated and freed without a
+ * full collection (RESULTS-ab.md, "compaction on by default").
+ * KGC_MIXED_LIVE=100 turns it off. A cycle whose candidates would reclaim less than
  * MIXED_MIN_RECLAIM_PERCENT of the heap has none: the rebuild they need
  * costs the marker about as much as marking. Each mixed collection
  * takes at least 1/MIXED_COUNT_TARGET of the cycle's candidates, so the

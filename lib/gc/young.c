@@ -600,15 +600,6 @@ static void ygc_record(struct ygc *y, struct yres *res)
 		      h->count[RT_FREE]);
 }
 
-/* The wall time since *t goes to step i (gc+phases). */
-static void phase_lap(struct young_facts *f, int i, uint64_t *t)
-{
-	uint64_t now = kgci_now_ns();
-
-	f->phase_ns[i] = now - *t;
-	*t = now;
-}
-
 /*
  * A young collection at a safepoint: choose the collection set, evacuate it
  * with the worker gang, settle weak cells, keep or free each cset region,
@@ -626,17 +617,17 @@ void kgci_young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_ma
 	*fail_mask = 0;
 	ygc_setup(&y, h);
 	ygc_select_cset(&y, &res, npinned);
-	phase_lap(facts, YP_CSET, &t);
+	kgci_phase_lap(facts, YP_CSET, &t);
 	kgci_gang_run(&y);
 	ygc_gather(&y, &res);
-	phase_lap(facts, YP_EVACUATE, &t);
+	kgci_phase_lap(facts, YP_EVACUATE, &t);
 	eager_reclaim(&y, &res);
 	kgci_weak_process(h, weak_alive_young, NULL);
-	phase_lap(facts, YP_WEAK, &t);
+	kgci_phase_lap(facts, YP_WEAK, &t);
 	ygc_finish_regions(&y, &res, fail_mask);
-	phase_lap(facts, YP_REGIONS, &t);
+	kgci_phase_lap(facts, YP_REGIONS, &t);
 	ygc_record(&y, &res);
-	phase_lap(facts, YP_RECORD, &t);
+	kgci_phase_lap(facts, YP_RECORD, &t);
 	pthread_mutex_destroy(&y.lock);
 	pthread_cond_destroy(&y.cond);
 	free(y.q);

@@ -257,13 +257,14 @@ static void test_pinned_candidate(void)
 /*
  * Sparse old regions are left to promotion, which reuses their gaps in
  * place, while it refills more than they free: the cycle that finds them
- * sparse follows a period that promoted twice what the sparse regions and
- * the dead promoted lists free (the marker held while this thread promotes),
- * so it chooses no candidate; the next cycle, after a period with almost no
- * promotion, does, and mixed collections evacuate them. (The churn bench run
- * 4x longer kept a larger heap with candidates chosen in every cycle.) It
- * fails with kgci_policy_mixed_surplus's limit left out: the first of the two
- * cycles chooses the candidates, and mixed collections run before the second ends.
+ * sparse follows a period whose promotion, counted twice, exceeds what the
+ * sparse regions and the dead promoted lists free (the marker held while
+ * this thread promotes), so it chooses no candidate; the next cycle, after a
+ * period with almost no promotion, does, and mixed collections evacuate
+ * them. (The churn bench run 4x longer kept a larger heap with candidates
+ * chosen in every cycle.) It fails with kgci_policy_mixed_surplus's limit
+ * left out: the first of the two cycles chooses the candidates, and mixed
+ * collections run before the second ends.
  */
 static void test_refilled_sparse_kept(void)
 {
@@ -285,7 +286,8 @@ static void test_refilled_sparse_kept(void)
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_FULL), 0);	/* dense old regions, no period known */
 	/* cycle A starts with every list live; while it is held, promote the
 	 * lists of ROUNDS rounds (each replaces the last), then drop them and
-	 * 4 of 5 of the table's: A finds nothing sparse, its period is all that */
+	 * 4 of 5 of the table's: A finds nothing sparse (its period is unknown
+	 * after the full GC), and B's start measures all of this as its period */
 	kgci_cm_test_hold(heap, true);
 	s0 = t_stats(heap);
 	while (t_stats(heap).concurrent_cycles == s0.concurrent_cycles &&
