@@ -346,6 +346,8 @@ struct young_facts {
 	uint64_t cards_cpu_ns;		/* all workers: phase A, dirty card scanning */
 	uint64_t evac_cpu_ns;		/* all workers: phase B, roots, slots, copying */
 	uint64_t w0_cpu_ns;		/* of those two, the pausing thread's (worker 0) */
+	uint64_t crit_cpu_ns;		/* the workers' critical path: the longest card scan
+					 * plus the longest evacuation (a barrier parts them) */
 	size_t dirty_cards;		/* cards scanned */
 	size_t slots, slots_taken;	/* old->young slots found; processed by another worker */
 	size_t copied, copied_max;	/* bytes copied; the most one worker copied */
@@ -390,6 +392,11 @@ struct policy_state {
 	double serial_fixed, serial_region;	/* ns, ns per cset region */
 	double sx, sy, sxx, sxy, sn;		/* decayed sums: serial ns over regions */
 	double survival, cards;
+	/* CPU availability (policy_stretch): a pause's wall time over its CPU
+	 * critical path, the last STRETCH_SAMPLES pauses of 1 ms or more */
+	double stretch_s[8];
+	unsigned nstretch;
+	double stretch;			/* their largest, 1..STRETCH_MAX; 0: none yet */
 	double gc_share;		/* of wall time in young pauses (running average) */
 	uint64_t last_pause_end;	/* kgci_now_ns */
 	bool need_full;			/* the last young GC left too little: go full */

@@ -252,6 +252,49 @@ static double pause_goal_ns(const struct kgc_heap *h)
 }
 
 /*
+ * CPU availability: what a pause's wall time was over its CPU critical path
+ * (the pausing thread's serial part plus the busiest worker's card scan and
+ * evacuation). About 1 when each worker had a CPU of its own; up to the
+ * number of workers when they took turns on one (a CPU hog on 2 CPUs: 10-17
+ * ms pauses of 15 ms of the workers' CPU, where the model assumed them side
+ * by side, bench/RESULTS-ab.md). The model's terms stay CPU time - a worker
+ * off its CPU does not make copying read as expensive - and the whole
+ * prediction is stretched by the largest of the last STRETCH_SAMPLES pauses
+ * of at least STRETCH_MIN_NS (wake-ups dominate shorter ones), bounded to
+ * 1..STRETCH_MAX. The largest, not the median: under a hog the stretch
+ * varies 1.0-1.9 from pause to pause and up to 3.1 in one, and eden sized
+ * by the median (1.4) still gave 12-13 ms pauses; by the largest, 7-10 ms
+ * at the same throughput (bench/RESULTS-ab.md). A preempted pause on a
+ * quiet machine shrinks eden for the next STRETCH_SAMPLES pauses only.
+ */
+#define STRETCH_SAMPLES 5
+#define STRETCH_MIN_NS 1000000
+#define STRETCH_MAX 2.5
+_Static_assert(STRETCH_SAMPLES <= sizeof(((struct policy_state *)0)->stretch_s) / sizeof(double),
+	       "policy_state.stretch_s holds STRETCH_SAMPLES");
+
+static double policy_stretch(const struct policy_state *p)
+{
+	return p->stretch ? p->stretch : 1.0;
+}
+
+static void stretch_sample(struct policy_state *p, const struct young_facts *f)
+{
+	double crit = (double)(f->cpu_ns > f->w0_cpu_ns ? f->cpu_ns - f->w0_cpu_ns : 0) +
+		      (double)f->crit_cpu_ns, x;
+	unsigned n;
+
+	if (f->wall_ns < STRETCH_MIN_NS || crit <= 0)
+		return;
+	x = (double)f->wall_ns / crit;
+	p->stretch_s[p->nstretch++ % STRETCH_SAMPLES] = x < 1 ? 1 : x > STRETCH_MAX ? STRETCH_MAX : x;
+	n = p->nstretch < STRETCH_SAMPLES ? p->nstretch : STRETCH_SAMPLES;
+	p->stretch = 1;
+	for (unsigned i = 0; i < n; i++)
+		p->stretch = p->stretch_s[i] > p->stretch ? p->stretch_s[i] : p->stretch;
+}
+
+/*
  * Mixed collections (after G1's G1MixedGCLiveThresholdPercent,
  * G1HeapWastePercent, G1MixedGCCountTarget, G1OldCSetRegionThresholdPercent):
  * an old region is a candidate when less than KGC_MIXED_LIVE % of it is
@@ -325,7 +368,7 @@ static void old_evac_limits(struct kgc_heap *h, uint32_t *max, size_t *budget)
 	*max = h->nregions * MIXED_MAX_PERCENT / 100;
 	if (*max < 1)
 		*max = 1;
-	*budget = h->pol.byte_ns ? (size_t)(pause_goal_ns(h) * 0.25 / h->pol.byte_ns)
+	*budget = h->pol.byte_ns ? (size_t)(pause_goal_ns(h) * 0.25 / (h->pol.byte_ns * policy_stretch(&h->pol)))
 				 : 2 * h->region_size;
 }
 
@@ -341,8 +384,9 @@ double kgci_policy_mixed_cost_ns(struct kgc_heap *h, size_t live, size_t cards)
 {
 	const struct policy_state *p = &h->pol;
 
-	return (double)live * (p->byte_ns ? p->byte_ns : 2.0) + (double)cards * (p->card_ns ? p->card_ns : 500.0) +
-	       1000.0;	/* per region: at least the serial part's share */
+	return policy_stretch(p) * ((double)live * (p->byte_ns ? p->byte_ns : 2.0) +
+				    (double)cards * (p->card_ns ? p->card_ns : 500.0) +
+				    1000.0);	/* per region: at least the serial part's share */
 }
 
 /* Garbage in candidates that may be left unreclaimed: the least efficient
@@ -492,8 +536,8 @@ static double predict_pause(const struct kgc_heap *h, double e, unsigned n)
 	const struct policy_state *p = &h->pol;
 	double regions = e / (double)h->region_size;
 
-	return p->serial_fixed + p->serial_region * regions + p->card_ns * p->cards / n +
-	       p->byte_ns * p->survival * e * copy_share(p, n);
+	return policy_stretch(p) * (p->serial_fixed + p->serial_region * regions + p->card_ns * p->cards / n +
+				    p->byte_ns * p->survival * e * copy_share(p, n));
 }
 
 /*
@@ -544,6 +588,7 @@ void kgci_policy_young_pause(struct kgc_heap *h, const struct young_facts *f)
 	unsigned n = f->nworkers ? f->nworkers : 1;
 	uint32_t grow = growth_cap(h, f);
 
+	stretch_sample(p, f);	/* any pause tells how much CPU the workers got */
 	/* a mixed pause also copied old regions: no measure of eden's cost */
 	if (h->opt.young_size || !f->cset_bytes || f->mixed)
 		return;
@@ -575,11 +620,11 @@ void kgci_policy_young_pause(struct kgc_heap *h, const struct young_facts *f)
 	p->young_pause_cap = (uint32_t)(hi / h->region_size);
 	if (p->young_pause_cap > grow)
 		p->young_pause_cap = grow;
-	kgci_log_line(h, LOG_HEAP, "pause model: fixed %.0fus + %.1fus/region + %.0fns/card x %.0f / %u + "
-		      "%.2fns/B x survival %.3f x busiest worker's share %.2f: eden %uM predicted %.2fms "
-		      "(goal %.2fms), gc time %.1f%%",
+	kgci_log_line(h, LOG_HEAP, "pause model: (fixed %.0fus + %.1fus/region + %.0fns/card x %.0f / %u + "
+		      "%.2fns/B x survival %.3f x busiest worker's share %.2f) x cpu stretch %.2f: eden %uM "
+		      "predicted %.2fms (goal %.2fms), gc time %.1f%%",
 		      p->serial_fixed / 1e3, p->serial_region / 1e3, p->card_ns, p->cards, n, p->byte_ns,
-		      p->survival, copy_share(p, n), p->young_pause_cap << h->region_shift >> 20,
+		      p->survival, copy_share(p, n), policy_stretch(p), p->young_pause_cap << h->region_shift >> 20,
 		      predict_pause(h, (double)p->young_pause_cap * h->region_size, n) / 1e6, goal / 1e6,
 		      p->gc_share * 100);
 }

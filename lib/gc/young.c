@@ -500,6 +500,10 @@ static void ygc_gather(struct ygc *y, struct yres *res)
 		res->dirty_cards += w->dirty_cards;
 		res->cards_cpu_ns += w->cpu_cards;
 		res->evac_cpu_ns += w->cpu_evac;
+		if (w->cpu_cards > res->cards_cpu_max)
+			res->cards_cpu_max = w->cpu_cards;
+		if (w->cpu_evac > res->evac_cpu_max)
+			res->evac_cpu_max = w->cpu_evac;
 		if (w->copied > res->copied_max)
 			res->copied_max = w->copied;
 		res->tospace += w->tospace_regions;
@@ -558,6 +562,7 @@ static void ygc_record(struct ygc *y, struct yres *res)
 	memcpy(h->age_bytes, res->age_bytes, sizeof(h->age_bytes));
 	f->nworkers = y->nworkers;
 	f->w0_cpu_ns = y->w[0].cpu_cards + y->w[0].cpu_evac;
+	f->crit_cpu_ns = res->cards_cpu_max + res->evac_cpu_max;
 	f->slots = res->slots;
 	f->slots_taken = res->slots_taken;
 	f->dirty_cards = res->dirty_cards;

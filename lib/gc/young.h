@@ -80,6 +80,7 @@ struct yres {
 	size_t dirty_cards, remset_adds;
 	uint32_t hum_eager;		/* humongous objects freed eagerly */
 	uint64_t cards_cpu_ns, evac_cpu_ns;	/* all workers' CPU in phase A and B */
+	uint64_t cards_cpu_max, evac_cpu_max;	/* the busiest worker's in each */
 	size_t age_bytes[HDR_AGE_MAX + 1];
 	uint32_t nretained, nmixed, rleft, tospace;
 	uint32_t fails[4];

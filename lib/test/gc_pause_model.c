@@ -4,8 +4,12 @@
  * hands them over: (1) a pause that scans many dirty cards but copies
  * little (an LRU cache relinking old entries) does not read as expensive
  * copying - eden stays well above its 2-region floor; (2) the same work in
- * twice the wall time (a worker that lost its CPU) sizes eden the same: the
- * model counts the workers' CPU time; (3) with little surviving, eden grows
+ * twice the wall time, pause after pause (workers taking turns on one CPU),
+ * keeps the per-card and per-byte costs - the model counts the workers' CPU
+ * time - and sizes eden for the longer pauses; one such pause among quiet
+ * ones shrinks eden until 5 pauses later (policy_stretch), and eden then
+ * grows back (here by 1/8 per pause: no committed free memory); (3) with little
+ * surviving, eden grows
  * (by 1/8 per pause into fresh memory while pauses take a large share of
  * the time) to 60% of the heap and no further, but (4) not while pauses take little of the
  * time; (5) a mixed pause teaches it nothing; (6) when one worker does most
@@ -30,7 +34,8 @@ static void nap(long ms, uint64_t pause_ns)
 static double copy_share;	/* of the bytes, the busiest worker copied (0: not reported) */
 
 /* A young pause over eden_mb of eden: cards dirty cards at card_ns each, copied
- * bytes at 1.5 ns/B, 2 workers; wall = stretch x the CPU time. */
+ * bytes at 1.5 ns/B, 2 workers; wall = stretch x the CPU critical path (the
+ * serial part and the busiest worker's share). */
 static void feed(kgc_heap *hh, uint32_t eden_mb, size_t cards, double card_ns, size_t copied,
 		 double stretch, long nap_ms)
 {
@@ -47,21 +52,29 @@ static void feed(kgc_heap *hh, uint32_t eden_mb, size_t cards, double card_ns, s
 	f.evac_cpu_ns = (uint64_t)(copied * 1.5);
 	f.w0_cpu_ns = (f.cards_cpu_ns + f.evac_cpu_ns) / 2;
 	f.cpu_ns = f.w0_cpu_ns + 200 * 1000;	/* 200 us serial */
-	f.wall_ns = (uint64_t)(stretch * (double)(f.cpu_ns + f.w0_cpu_ns));
+	f.crit_cpu_ns = f.cards_cpu_ns / 2 + (uint64_t)((double)f.evac_cpu_ns * (copy_share > 0.5 ? copy_share : 0.5));
+	f.wall_ns = (uint64_t)(stretch * (double)(200 * 1000 + f.crit_cpu_ns));
 	nap(nap_ms, f.wall_ns);
 	h->gc_id++;
 	kgci_policy_young_pause(h, &f);
 	kgci_policy_after_gc(h, false);
 }
 
-static uint32_t cap_after_lru(double stretch)
+static double lru_card_ns, lru_byte_ns;	/* the model's per-unit costs after cap_after_lru */
+
+/* LRU-like pauses, each stretched by `stretch`, except the one at `odd`
+ * (stretched 2.5x): the eden cap they leave. */
+static uint32_t cap_after_lru(double stretch, int odd)
 {
 	kgc_heap *hh = t_heap(256, 0, NULL);
+	struct kgc_heap *h = (struct kgc_heap *)hh;
 	uint32_t cap;
 
-	for (int i = 0; i < 10; i++)	/* 801 KB copied, ~8000 slots on dirty cards */
-		feed(hh, 2, 8000, 300, 801 * 1024, stretch, 5);	/* GC time share > 40% */
-	cap = ((struct kgc_heap *)hh)->pol.young_pause_cap;
+	for (int i = 0; i < 20; i++)	/* 801 KB copied, ~8000 slots on dirty cards */
+		feed(hh, 2, 8000, 300, 801 * 1024, i == odd ? 2.5 : stretch, 5);	/* GC time share > 40% */
+	cap = h->pol.young_pause_cap;
+	lru_card_ns = h->pol.card_ns;
+	lru_byte_ns = h->pol.byte_ns;
 	T_ASSERT_EQ(kgc_heap_destroy(hh), 0);
 	return cap;
 }
@@ -87,13 +100,24 @@ int main(void)
 {
 	struct kgc_heap *h;
 	kgc_heap *hh;
-	uint32_t quiet, loaded, cap;
+	uint32_t quiet, loaded, odd_recent, odd_past, cap;
+	double card_ns, byte_ns;
 
-	quiet = cap_after_lru(1.0);
-	loaded = cap_after_lru(2.0);
-	printf("LRU-like pauses: eden cap %u regions (quiet), %u (wall time doubled)\n", quiet, loaded);
+	quiet = cap_after_lru(1.0, -1);
+	card_ns = lru_card_ns;
+	byte_ns = lru_byte_ns;
+	odd_recent = cap_after_lru(1.0, 18);	/* 2 pauses before the end */
+	odd_past = cap_after_lru(1.0, 4);	/* 16 pauses before: forgotten, eden regrown */
+	loaded = cap_after_lru(2.0, -1);
+	printf("LRU-like pauses: eden cap %u regions (quiet), %u and %u (one pause stretched, 2 and 16 "
+	       "pauses ago), %u (wall time doubled); per card %.0f ns, per byte %.2f ns (quiet), %.0f and "
+	       "%.2f (doubled)\n", quiet, odd_recent, odd_past, loaded, card_ns, byte_ns, lru_card_ns, lru_byte_ns);
 	T_ASSERT(quiet >= 8);
-	T_ASSERT_EQ(quiet, loaded);
+	T_ASSERT(odd_recent < quiet);
+	T_ASSERT_EQ(odd_past, quiet);
+	T_ASSERT(loaded * 10 <= quiet * 7);	/* sized for the longer pauses */
+	T_ASSERT(loaded >= 3);	/* above the 2-region floor: the cards are not read as copying */
+	T_ASSERT(card_ns == lru_card_ns && byte_ns == lru_byte_ns);
 
 	{
 		uint32_t even = cap_after_fill(0.5), skewed = cap_after_fill(0.9);
