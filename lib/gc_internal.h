@@ -183,8 +183,9 @@ enum {
 	RF_GC_ALLOC = 1 << 3,	/* allocated as to-space during this collection */
 	RF_PINNED = 1 << 4,	/* pinned at the start of this collection */
 	RF_KPINNED = 1 << 5,	/* pinned by the kernel (kmod PIN_QUERY) */
-	RF_ZEROED = 1 << 6,	/* never used since mapped/uncommitted: reads as zero */
-	RF_PRETOUCH = 1 << 7,	/* held (as an empty old region) while a mutator backs it */
+	RF_ZEROED = 1 << 6,	/* never used since mapped/uncommitted: reads as zero;
+				 * free and RF_COMMITTED too: backed ahead (pretouch.c) */
+	RF_PRETOUCH = 1 << 7,	/* held (as an empty old region) while it is backed (pretouch.c) */
 };
 enum fail_cause { FAIL_NONE = 0, FAIL_PINNED, FAIL_KPINNED, FAIL_ALLOC };
 /* Eager reclaim of humongous objects (G1's): a humongous object is tracked
@@ -235,6 +236,14 @@ long kgci_region_alloc_contig(struct kgc_heap *h, uint32_t n);	/* index or -1 */
 void kgci_region_free(struct kgc_heap *h, struct region *r);
 void kgci_region_track_update(struct kgc_heap *h, struct region *r);	/* after type/retained/candidate */
 
+/* A free region's memory is backed - its first touches will not fault: it
+ * was used before (not RF_ZEROED), or backed ahead and still zero
+ * (RF_ZEROED | RF_COMMITTED, pretouch.c). Fresh: RF_ZEROED alone. */
+static inline bool kgci_region_backed(const struct region *r)
+{
+	return !(r->flags & RF_ZEROED) || (r->flags & RF_COMMITTED);
+}
+
 /* ---------------------------------------------------------------- threads */
 /* t->pub.state; kgc.h's inline critical fast path uses the same values */
 enum thread_state { TS_MANAGED = KGC__TS_MANAGED, TS_NATIVE = KGC__TS_NATIVE, TS_BLOCKED = 2 };
@@ -277,7 +286,7 @@ struct kgc_thread {
 	bool gclocker;			/* heap in KGC_PIN_MODE_GCLOCKER */
 	bool pretouch_pending;		/* back a fresh region at the next slow-path entry */
 	struct region *pt_region;	/* region being backed (RF_PRETOUCH), pt_next: */
-	char *pt_next;			/* where the next slice starts (alloc.c) */
+	char *pt_next;			/* where the next slice starts (pretouch.c) */
 	uint64_t pace_t;		/* allocation pacing: its start or the end of the last
 					 * sleep, 0 while off (alloc.c) */
 	struct satb_buf *satb;		/* SATB log (satb.c) */
@@ -513,6 +522,7 @@ struct kgc_heap {
 	uint64_t *kpin_bits;
 	bool kpin_known;	/* the last kgci_pins_compute's kernel pin query succeeded */
 	struct kpinwatch *kpw;	/* pin-drop watches (kpinwatch.c), NULL until first armed */
+	struct pretouch *pretouch;	/* the kgc-pretouch thread (pretouch.c) */
 	_Atomic uint64_t kpw_armed, kpw_fired, kpw_gcs;	/* stats: kpin_watch_* */
 	/* the concurrent cycle (cmark.c) */
 	struct cmark *cm;		/* cm.h */
@@ -579,6 +589,8 @@ void kgci_policy_young_pause(struct kgc_heap *h, const struct young_facts *f);
 void kgci_policy_adapt_tenure(struct kgc_heap *h);
 unsigned kgci_policy_safepoint_warn_ms(struct kgc_heap *h);
 unsigned kgci_policy_gc_threads(struct kgc_heap *h);
+bool kgci_policy_pretouch_thread(struct kgc_heap *h);
+uint32_t kgci_policy_pretouch_ahead(struct kgc_heap *h);
 unsigned kgci_policy_tenure(struct kgc_heap *h);
 bool kgci_policy_should_full(struct kgc_heap *h);
 /* what an allocation that failed in its safepoint tries next (safepoint.c) */
@@ -753,7 +765,8 @@ void kgci_evac_test_inject_failure(kgc_heap *h, int ngcs);	/* test hook */
 extern void (*kgci_alloc_test_zero_hook)(struct kgc_heap *h);	/* test hook (alloc.c) */
 extern void (*kgci_young_test_batch_hook)(bool own);	/* test hooks (gang.c) */
 extern void (*kgci_young_test_drain_hook)(void);
-extern void (*kgci_young_test_wake_hook)(void);
+extern void (*kgci_young_test_wake_hook)(uint64_t gen);
+uint64_t kgci_gang_test_gen(struct kgc_heap *h);
 
 /* the concurrent cycle (cmark.c, satb.c, sweep.c, mixed.c, cmverify.c; the
  * young pause's side of it: cm_young.h); pause functions with h->lock held */
@@ -833,7 +846,13 @@ bool kgci_cm_idle(struct kgc_heap *h);	/* no cycle runs (a pause) */
 /* h->lock held; NULL: no room. *zeroed: every region came fresh from the OS */
 char *kgci_alloc_humongous(struct kgc_heap *h, size_t size, bool *zeroed);
 void kgci_alloc_retire_tlab(struct kgc_thread *t);
-void kgci_alloc_pretouch_end(struct kgc_thread *t);	/* h->lock held */
+/* pretouch.c: the next pause's to-space backed ahead of time */
+int kgci_pretouch_init(struct kgc_heap *h);
+void kgci_pretouch_destroy(struct kgc_heap *h);
+bool kgci_pretouch_kick(struct kgc_heap *h);	/* h->lock not held; false: back it yourself */
+bool kgci_pretouch_slice(struct kgc_thread *t);
+void kgci_pretouch_end(struct kgc_thread *t);	/* h->lock held */
+uint64_t kgci_pretouch_regions(struct kgc_heap *h);
 size_t alloc_gc_words(struct kgc_heap *h);
 
 #endif

@@ -19,7 +19,7 @@
 #define DONATE_MIN 2
 
 void (*kgci_young_test_drain_hook)(void);	/* test hook: every 64 objects copied */
-void (*kgci_young_test_wake_hook)(void);	/* test hook: a pool thread woke for a pause */
+void (*kgci_young_test_wake_hook)(uint64_t gen);	/* test hook: a pool thread woke for pause gen */
 
 /*
  * Give half of the local stack to idle workers: the oldest half, nearest the
@@ -241,7 +241,7 @@ static void *pool_main(void *arg)
 		seen = p->gen;
 		if (unlikely(kgci_young_test_wake_hook != NULL)) {
 			pthread_mutex_unlock(&p->lock);
-			kgci_young_test_wake_hook();
+			kgci_young_test_wake_hook(seen);
 			pthread_mutex_lock(&p->lock);
 		}
 		if (!p->open || p->gen != seen)
@@ -286,6 +286,20 @@ static struct gc_pool *pool_get(struct kgc_heap *h, unsigned n)
 	}
 	h->young.pool = p;
 	return p;
+}
+
+/* Tests: the number of the last gang run (the next one's is this + 1). */
+uint64_t kgci_gang_test_gen(struct kgc_heap *h)
+{
+	struct gc_pool *p = h->young.pool;
+	uint64_t gen;
+
+	if (!p)
+		return 0;
+	pthread_mutex_lock(&p->lock);
+	gen = p->gen;
+	pthread_mutex_unlock(&p->lock);
+	return gen;
 }
 
 void kgci_gang_destroy(struct kgc_heap *h)

@@ -698,6 +698,23 @@ unsigned kgci_policy_gc_threads(struct kgc_heap *h)
 	return n > 64 ? 64 : n;
 }
 
+/* First touches of the next pause's to-space on a thread of their own
+ * (pretouch.c)? Where the collector has more than one worker: a CPU the
+ * mutators may leave idle. With one, the mutator does them between its
+ * allocations. */
+bool kgci_policy_pretouch_thread(struct kgc_heap *h)
+{
+	return kgci_policy_gc_threads(h) > 1;
+}
+
+/* Regions the thread backs for eden beyond the to-space's: while eden
+ * grows into fresh memory (by up to 1/FRESH_STEP per collection), its
+ * mutators then find backed, zero regions instead of faulting. */
+uint32_t kgci_policy_pretouch_ahead(struct kgc_heap *h)
+{
+	return 2 + h->pol.young_target / FRESH_STEP;
+}
+
 /* How long a safepoint waits for a thread before it warns (ms; 0: never). */
 unsigned kgci_policy_safepoint_warn_ms(struct kgc_heap *h)
 {

@@ -93,6 +93,7 @@ static const struct subsystem {
 	{ kgci_weak_init, kgci_weak_destroy },	/* weak cells */
 	{ kgci_stale_init, kgci_stale_destroy },	/* KGC_STALE_CHECK */
 	{ kgci_statpub_open, kgci_statpub_close },	/* KGC_STATS_PUBLISH page */
+	{ kgci_pretouch_init, kgci_pretouch_destroy },	/* the kgc-pretouch thread */
 };
 
 static int heap_subsystems(struct kgc_heap *h)
@@ -202,7 +203,8 @@ KGC_API int kgc_heap_destroy(kgc_heap *h)
 		return -EBUSY;
 	}
 	pthread_mutex_unlock(&h->lock);
-	kgci_kpinwatch_destroy(h);	/* its thread detaches: now no thread is attached */
+	kgci_kpinwatch_destroy(h);	/* its thread detaches */
+	kgci_pretouch_destroy(h);	/* so does this one: now no thread is attached */
 	kgci_statpub_close(h);		/* no collection can run any more */
 	kgci_ext_heap_destroy(h);	/* layered libraries' heap data, e.g. libkgc-native's registry */
 	kgci_young_destroy(h);		/* its worker gang */

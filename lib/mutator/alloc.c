@@ -123,90 +123,6 @@ char *kgci_alloc_locked(struct kgc_thread *t, size_t size, size_t *zero)
 }
 
 /*
- * Pre-touch: the next young collection copies into free regions; if they
- * were never backed, their page faults (and the kernel's clearing) land in
- * the pause. A mutator that started a new eden region backs one fresh free
- * region while fewer backed free regions exist than the last collection
- * needed. First touches are slow (milliseconds per MiB in a VM), so the
- * work is paced: each slow-path entry backs one PRETOUCH_SLICE, in native
- * state (a safepoint never waits for it), and gives way to a collection
- * that starts meanwhile. Between slices the region is held as an empty old
- * region marked RF_PRETOUCH, which no collection uses or frees.
- */
-#define PRETOUCH_SLICE	(256 * 1024)	/* bytes backed per slow-path entry */
-#define PRETOUCH_POLL	(64 * 1024)	/* check for a pending collection this often */
-
-/* h->lock held. Claims a fresh region to back, if one is wanted. */
-static struct region *pretouch_claim(struct kgc_heap *h)
-{
-	uint32_t backed = 0;
-	long fresh = -1;
-	struct region *r;
-
-	for (uint32_t i = 0; i < h->nregions && backed <= h->tospace_need; i++) {
-		r = &h->regions[i];
-		if (r->type != RT_FREE)
-			continue;
-		if (r->flags & RF_ZEROED) {
-			if (fresh < 0)
-				fresh = i;
-		} else {
-			backed++;
-		}
-	}
-	if (backed > h->tospace_need || fresh < 0 || h->count[RT_FREE] < 2)
-		return NULL;
-	r = &h->regions[fresh];
-	kgci_region_set_type(h, r, RT_OLD);
-	r->top = r->bottom;
-	r->flags |= RF_PRETOUCH;
-	return r;
-}
-
-/* h->lock held: the region t was backing goes back to the free list. */
-void kgci_alloc_pretouch_end(struct kgc_thread *t)
-{
-	struct region *r = t->pt_region;
-
-	if (!r)
-		return;
-	r->flags &= ~RF_PRETOUCH;
-	kgci_region_free(t->heap, r);	/* RF_ZEROED cleared: (partly) backed */
-	t->pt_region = NULL;
-}
-
-static void alloc_pretouch(struct kgc_thread *t)
-{
-	struct kgc_heap *h = t->heap;
-	char *p, *end;
-
-	if (!t->pt_region) {
-		pthread_mutex_lock(&h->lock);
-		t->pt_region = pretouch_claim(h);
-		pthread_mutex_unlock(&h->lock);
-		if (!t->pt_region)
-			return;
-		t->pt_next = t->pt_region->bottom;
-	}
-	p = t->pt_next;
-	end = p + PRETOUCH_SLICE < t->pt_region->end ? p + PRETOUCH_SLICE : t->pt_region->end;
-	thread_set_native(t, TS_NATIVE);
-	for (; p < end; p += PRETOUCH_POLL) {
-		/* a collection started: its workers need the CPUs more */
-		if (atomic_load_explicit(&h->sp.poll_word, memory_order_relaxed))
-			break;
-		kgci_backend_back(h, p, PRETOUCH_POLL);
-	}
-	thread_to_managed(t);
-	t->pt_next = p;
-	if (p == t->pt_region->end) {
-		pthread_mutex_lock(&h->lock);
-		kgci_alloc_pretouch_end(t);
-		pthread_mutex_unlock(&h->lock);
-	}
-}
-
-/*
  * Clearing a new TLAB or a large object: up to hundreds of KiB (a 1 MiB
  * array: ~1 ms and more where first touches are slow), in managed state, so
  * a safepoint would wait for all of it. Larger blocks are cleared in
@@ -308,10 +224,10 @@ static char *alloc_slow(struct kgc_thread *t, size_t size)
 	bool hum = size >= h->alloc.humongous_threshold;
 	unsigned tries = 0;	/* blocks cleared so far (a collection may take one) */
 
-	if (t->pretouch_pending || t->pt_region) {
-		t->pretouch_pending = false;
-		alloc_pretouch(t);
-	}
+	/* pretouch.c: the next pause's to-space, backed by kgc-pretouch or here */
+	if (t->pt_region || (t->pretouch_pending && !kgci_pretouch_kick(h)))
+		kgci_pretouch_slice(t);
+	t->pretouch_pending = false;
 	{
 		unsigned pace = atomic_load_explicit(&h->alloc.pace_permille, memory_order_relaxed);
 

@@ -200,7 +200,7 @@ KGC_API int kgc_thread_detach(kgc_thread *t)
 	if (t->next)
 		t->next->prev = t->prev;
 	h->thr.nthreads--;
-	kgci_alloc_pretouch_end(t);
+	kgci_pretouch_end(t);
 	kgci_cm_thread_detach(t);
 	h->st.bytes_allocated += t->bytes_allocated;
 	atomic_fetch_add(&h->critical_gets, __atomic_load_n(&t->pub.crit_gets, __ATOMIC_RELAXED));

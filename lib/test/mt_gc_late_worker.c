@@ -16,9 +16,13 @@
 #define LEN 16
 
 static atomic_int released, timed_out, woke;
+static _Atomic uint64_t held_gen;	/* the pause whose wake-up is held */
 
-static void hold_until_released(void)
+static void hold_until_released(uint64_t gen)
 {
+	/* a wake-up for an earlier pause, come late, is not this test's */
+	if (gen != atomic_load(&held_gen))
+		return;
 	atomic_fetch_add(&woke, 1);
 	for (int i = 0; i < 5000 && !atomic_load(&released); i++) {
 		struct timespec ts = { 0, 1000 * 1000 };
@@ -51,6 +55,7 @@ int main(void)
 		kgc_array_set_ref(t, slots[0], (size_t)i, t_list(t, node, &slots[1], LEN, (int64_t)i * LEN));
 	slots[1] = NULL;
 
+	atomic_store(&held_gen, kgci_gang_test_gen((struct kgc_heap *)h) + 1);
 	kgci_young_test_wake_hook = hold_until_released;
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);
 	atomic_store(&released, 1);
