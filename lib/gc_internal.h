@@ -853,6 +853,8 @@ bool kgci_pretouch_kick(struct kgc_heap *h);	/* h->lock not held; false: back it
 bool kgci_pretouch_slice(struct kgc_thread *t);
 void kgci_pretouch_end(struct kgc_thread *t);	/* h->lock held */
 uint64_t kgci_pretouch_regions(struct kgc_heap *h);
+/* spawn.c: a library thread, signals blocked, named; 0 or a positive error */
+int kgci_spawn(pthread_t *th, void *(*fn)(void *), void *arg, const char *name);
 size_t alloc_gc_words(struct kgc_heap *h);
 
 #endif

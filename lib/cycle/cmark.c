@@ -10,7 +10,6 @@
  * of a full collection, and what a young pause asks of the cycle
  * (cm_young.h).
  */
-#define _GNU_SOURCE	/* pthread_setname_np */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -373,8 +372,7 @@ static void initial_mark(struct kgc_heap *h, struct cmark *cm)
 	cm->mark_cpu = cm->sweep_cpu = 0;
 	cm->state = CM_MARKING;
 	if (!cm->started) {
-		if (pthread_create(&cm->thread, NULL, marker_main, h) == 0) {
-			pthread_setname_np(cm->thread, "kgc-marker");	/* top, perf, gdb */
+		if (kgci_spawn(&cm->thread, marker_main, h, "kgc-marker") == 0) {
 			cm->started = true;
 		} else {
 			/* no marker thread: finish marking in this pause */

@@ -11,7 +11,6 @@
  * into a churn pause) joins the work still open or none of it; the pause
  * waits only for threads that joined.
  */
-#define _GNU_SOURCE	/* pthread_setname_np */
 #include <stdlib.h>
 #include <string.h>
 #include "gc/young.h"
@@ -277,11 +276,10 @@ static struct gc_pool *pool_get(struct kgc_heap *h, unsigned n)
 			break;
 		a->p = p;
 		a->id = i;
-		if (pthread_create(&p->th[i - 1], NULL, pool_main, a)) {
+		if (kgci_spawn(&p->th[i - 1], pool_main, a, "kgc-gc")) {
 			free(a);
 			break;
 		}
-		pthread_setname_np(p->th[i - 1], "kgc-gc");
 		p->nthreads++;
 	}
 	h->young.pool = p;

@@ -27,9 +27,7 @@
  * Stats: kpin_watch_armed, kpin_watch_fired, kpin_watch_gcs; log: gc+pin.
  * On the anon backend, or a module without watches, none of this runs.
  */
-#define _GNU_SOURCE	/* pthread_setname_np */
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gc_internal.h"
@@ -125,7 +123,6 @@ static void *kpw_main(void *arg)
 	unsigned stuck = 0;
 	bool pending = false;
 
-	pthread_setname_np(pthread_self(), "kgc-kpinwatch");
 	if (kgci_thread_attach_service(h, "kgc-kpinwatch", &t))
 		return NULL;	/* out of memory: retained regions wait for a collection */
 	kgc_enter_native(t);	/* never holds up a safepoint while it waits */
@@ -198,14 +195,8 @@ static void *kpw_main(void *arg)
 
 static bool kpw_start(struct kgc_heap *h, struct kpinwatch *kpw)
 {
-	sigset_t all, old;
-	int err;
+	int err = kgci_spawn(&kpw->thread, kpw_main, h, "kgc-kpinwatch");
 
-	/* signals are the program's threads' business */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&kpw->thread, NULL, kpw_main, h);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
 		kgci_log_line(h, LOG_PIN, "kpin watch: cannot start thread kgc-kpinwatch (%s): "
 			      "retained regions wait for a collection", strerror(err));

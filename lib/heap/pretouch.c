@@ -24,9 +24,7 @@
  * never while a collection runs, and waits in native state.
  * Locks: pt->lock is a leaf (never held with h->lock).
  */
-#define _GNU_SOURCE	/* pthread_setname_np */
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gc_internal.h"
@@ -138,7 +136,6 @@ static void *pretouch_main(void *arg)
 	struct pretouch *pt = h->pretouch;
 	struct kgc_thread *t;
 
-	pthread_setname_np(pthread_self(), "kgc-pretouch");
 	if (kgci_thread_attach_service(h, "kgc-pretouch", &t)) {
 		pthread_mutex_lock(&pt->lock);
 		pt->failed = true;	/* mutators back regions themselves */
@@ -187,13 +184,7 @@ bool kgci_pretouch_kick(struct kgc_heap *h)
 		return false;
 	pthread_mutex_lock(&pt->lock);
 	if (!pt->started && !pt->failed && !pt->stop) {
-		sigset_t all, old;
-
-		/* signals are the program's threads' business */
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		pt->failed = pthread_create(&pt->thread, NULL, pretouch_main, h) != 0;
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		pt->failed = kgci_spawn(&pt->thread, pretouch_main, h, "kgc-pretouch") != 0;
 		pt->started = !pt->failed;
 	}
 	ok = pt->started && !pt->failed && !pt->stop;
