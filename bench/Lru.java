@@ -9,7 +9,10 @@
 // requests as fast as possible (throughput), then RATE requests/s for SECS
 // seconds, each request's latency measured from its scheduled start.
 //
-// Prints "RESULT ops_per_s=<n> p50_us=.. p99_us=.. p999_us=.. max_us=..".
+// Prints "RESULT ops_per_s=<n> p50_us=.. p99_us=.. p999_us=.. max_us=.. rate_t0_ms=..
+// rate_t1_ms=..", the last two thread 0's fixed-rate phase in JVM uptime (lru.c counts the
+// -Xlog:gc pauses that start inside it).
+import java.lang.management.ManagementFactory;
 import java.util.Arrays;
 import java.util.concurrent.locks.LockSupport;
 
@@ -97,6 +100,7 @@ public final class Lru {
 	static long[] lat = new long[NTHREADS];
 	static long[][] lats = new long[NTHREADS][];
 	static long[] tput = new long[NTHREADS];
+	static volatile long rateT0, rateT1;	// thread 0's fixed-rate phase, JVM uptime (ms)
 
 	static void work(int id) {
 		Lru c = new Lru();
@@ -110,6 +114,8 @@ public final class Lru {
 		for (long i = 0; i < ops; i++)
 			c.request(next(rng));
 		tput[id] = System.nanoTime() - t0;
+		if (id == 0)
+			rateT0 = ManagementFactory.getRuntimeMXBean().getUptime();
 		long start = System.nanoTime(), interval = 1000000000L / rate;
 		for (int i = 0; i < n; i++) {
 			long sched = start + i * interval, now;
@@ -121,6 +127,8 @@ public final class Lru {
 			l[i] = System.nanoTime() - sched;
 		}
 		lats[id] = l;
+		if (id == 0)
+			rateT1 = ManagementFactory.getRuntimeMXBean().getUptime();
 		if (c.sum == 42)
 			System.out.print("");
 	}
@@ -148,8 +156,9 @@ public final class Lru {
 		}
 		Arrays.sort(all);
 		int n = all.length;
-		System.out.printf("RESULT ops_per_s=%.0f p50_us=%.1f p99_us=%.1f p999_us=%.1f max_us=%.1f%n",
+		System.out.printf("RESULT ops_per_s=%.0f p50_us=%.1f p99_us=%.1f p999_us=%.1f max_us=%.1f "
+				  + "rate_t0_ms=%d rate_t1_ms=%d%n",
 				  NTHREADS * ops / (tmax / 1e9), all[n / 2] / 1e3, all[(int) (n * 0.99)] / 1e3,
-				  all[(int) (n * 0.999)] / 1e3, all[n - 1] / 1e3);
+				  all[(int) (n * 0.999)] / 1e3, all[n - 1] / 1e3, rateT0, rateT1);
 	}
 }
