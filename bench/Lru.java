@@ -6,14 +6,16 @@
 // a byte[] value of 16..79 bytes; a request for a key in [0, 2 CAP) moves a
 // hit to the front (old entries relinked to new ones) and inserts a miss,
 // evicting the least recently used entry. Phases per thread: fill, OPS
-// requests as fast as possible (throughput), then RATE requests/s for SECS
-// seconds, each request's latency measured from its scheduled start.
+// requests as fast as possible (throughput), then - both threads together
+// (a barrier) - RATE requests/s for SECS seconds, each request's latency
+// measured from its scheduled start.
 //
 // Prints "RESULT ops_per_s=<n> p50_us=.. p99_us=.. p999_us=.. max_us=.. rate_t0_ms=..
 // rate_t1_ms=..", the last two thread 0's fixed-rate phase in JVM uptime (lru.c counts the
 // -Xlog:gc pauses that start inside it).
 import java.lang.management.ManagementFactory;
 import java.util.Arrays;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.locks.LockSupport;
 
 public final class Lru {
@@ -101,6 +103,7 @@ public final class Lru {
 	static long[][] lats = new long[NTHREADS][];
 	static long[] tput = new long[NTHREADS];
 	static volatile long rateT0, rateT1;	// thread 0's fixed-rate phase, JVM uptime (ms)
+	static final CyclicBarrier phase = new CyclicBarrier(NTHREADS);
 
 	static void work(int id) {
 		Lru c = new Lru();
@@ -114,6 +117,11 @@ public final class Lru {
 		for (long i = 0; i < ops; i++)
 			c.request(next(rng));
 		tput[id] = System.nanoTime() - t0;
+		try {
+			phase.await();	// the other thread's throughput phase is over
+		} catch (Exception e) {
+			throw new RuntimeException(e);
+		}
 		if (id == 0)
 			rateT0 = ManagementFactory.getRuntimeMXBean().getUptime();
 		long start = System.nanoTime(), interval = 1000000000L / rate;

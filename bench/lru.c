@@ -7,8 +7,9 @@
  * entries relinked to new ones: old->young references all the time) and
  * inserts a miss, evicting the least recently used entry. Phases per
  * thread: fill, 2M requests as fast as possible (throughput), then 20k
- * requests/s for 5 s, each request's latency measured from its scheduled
- * start (a pause delays every request queued behind it). kgc against
+ * requests/s for 5 s, started by both threads together (a barrier), each
+ * request's latency measured from its scheduled start (a pause delays every
+ * request queued behind it). kgc against
  * HotSpot G1 running bench/Lru.java (the same structure, keys and phases),
  * 1 GiB heaps, collectors' defaults. BENCH_SCALE scales the request count
  * and the fixed-rate seconds.
@@ -58,6 +59,14 @@ enum { KEY = 8, PREV = 16, NEXT = 24, HNEXT = 32, VAL = 40 };
 static kgc_heap *heap;
 static kgc_type_id entry_type;
 static struct kgc_stats rate_s[2];	/* at the start and end of thread 0's fixed-rate phase */
+static pthread_barrier_t phase_barrier;	/* the fixed-rate phase starts when both threads are there */
+
+static void *phase_wait(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&phase_barrier);
+	return NULL;
+}
 
 struct cache {
 	kgc_thread *t;
@@ -188,6 +197,7 @@ static void *kgc_thread_main(void *arg)
 		for (uint64_t i = 0; i < nops; i++)
 			request(&c, next_key(&rng));
 		a->tput_ns = now_ns() - t0;
+		kgc_do_blocking(c.t, phase_wait, NULL);	/* the other thread's throughput phase is over */
 		if (a->id == 0)
 			kgc_stats_get(heap, &rate_s[0], sizeof(rate_s[0]));
 		rate_phase(&c, &rng, a->lat);
@@ -211,6 +221,7 @@ static void run_kgc(void)
 	if (!all || kgc_options_init(&o) || (o.max_heap = (size_t)1 << 30, kgc_heap_create(&o, &heap)) ||
 	    kgc_type_register(heap, &d, &entry_type))
 		die("kgc setup: %s", kgc_last_error());
+	pthread_barrier_init(&phase_barrier, NULL, NTHREADS);
 	for (int i = 0; i < NTHREADS; i++) {
 		a[i] = (struct targ){ .id = i, .lat = all + i * n };
 		pthread_create(&th[i], NULL, kgc_thread_main, &a[i]);
@@ -232,6 +243,7 @@ static void run_kgc(void)
 				    rate_s[0].full_gcs),
 	       ms(rate_s[1].pause_total_ns - rate_s[0].pause_total_ns));
 	kgc_heap_destroy(heap);
+	pthread_barrier_destroy(&phase_barrier);
 	free(all);
 }
 #endif
@@ -342,7 +354,8 @@ int main(int argc, char **argv)
 	both(md, "%d threads, per thread a cache of %d entries (hash chains + a recency list through the entries,\n"
 		 "a 16..79-byte array value each); keys uniform over twice the capacity (about half the requests miss,\n"
 		 "insert and evict; hits relink old entries to new ones). Per thread: fill, %llu requests as fast as\n"
-		 "possible (throughput), then %d requests/s for %llu s, latency from each request's scheduled start.\n"
+		 "possible (throughput), then - once both threads are past that - %d requests/s for %llu s, latency\n"
+		 "from each request's scheduled start.\n"
 		 "`bench/Lru.java` is the same for HotSpot. 1 GiB heaps, collectors' defaults. %d runs of each, in\n"
 		 "alternating order, each in a fresh process; the table gives each column's median over the runs.\n"
 		 "\"GCs in the fixed-rate phase\": the collections that started inside thread 0's fixed-rate phase\n"
