@@ -494,7 +494,7 @@ struct kgc_heap {
 	uint32_t count[RT_COUNT];
 	uint32_t next_free_hint;
 	struct alloc_state alloc;	/* the mutators' allocation (alloc.c) */
-	uint32_t tospace_need;	/* to-space regions the last young GC used */
+	uint32_t tospace_need;	/* to-space regions the last young GC used (kgci_policy_tospace_backed: the next one's) */
 	/* pause model (policy.c): young pause ~ copied bytes x ns_per_byte */
 	uint32_t retained_pending;	/* unpinned retained regions the last young GC left */
 	struct young_facts last_young;	/* the last young pause's, as collect.c handed them on */
@@ -591,6 +591,7 @@ unsigned kgci_policy_safepoint_warn_ms(struct kgc_heap *h);
 unsigned kgci_policy_gc_threads(struct kgc_heap *h);
 bool kgci_policy_pretouch_thread(struct kgc_heap *h);
 uint32_t kgci_policy_pretouch_ahead(struct kgc_heap *h);
+uint32_t kgci_policy_tospace_backed(struct kgc_heap *h);
 unsigned kgci_policy_tenure(struct kgc_heap *h);
 bool kgci_policy_should_full(struct kgc_heap *h);
 /* what an allocation that failed in its safepoint tries next (safepoint.c) */
@@ -752,6 +753,7 @@ kgci_obj_refs_range_inline(struct kgc_heap *h, kgc_obj o, char *lo, char *hi, sl
 void kgci_young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_mask,
 			struct young_facts *facts);
 void kgci_young_init(struct kgc_heap *h);
+void kgci_young_start(struct kgc_heap *h);	/* starts the worker gang's threads */
 void kgci_young_destroy(struct kgc_heap *h);	/* stops the worker gang */
 void kgci_full_collect(struct kgc_heap *h, uint32_t *npinned);
 int kgci_full_init(struct kgc_heap *h);

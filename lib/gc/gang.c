@@ -286,6 +286,11 @@ static struct gc_pool *pool_get(struct kgc_heap *h, unsigned n)
 	return p;
 }
 
+void kgci_gang_start(struct kgc_heap *h, unsigned n)
+{
+	pool_get(h, n);
+}
+
 /* Tests: the number of the last gang run (the next one's is this + 1). */
 uint64_t kgci_gang_test_gen(struct kgc_heap *h)
 {

@@ -13,8 +13,9 @@
 #define RESERVE_PERCENT 10	/* free regions kept for survivors/promotion */
 #define PAUSE_GOAL_MS_DEFAULT 6
 #define MAX_YOUNG_PERCENT 60	/* young may grow to this share of the heap (G1's G1MaxNewSizePercent) */
-#define INITIAL_EDEN (4 * (size_t)MB)	/* before the first young pause is measured: all of
-					 * it may survive (~1.5 ms/MB copied + first touch here) */
+#define INITIAL_EDEN (2 * (size_t)MB)	/* before the first young pause is measured: all of
+					 * it may survive (~1.5 ms/MB copied + first touch here,
+					 * twice that with a CPU hog: 4 MB took 12 ms) */
 
 size_t kgci_policy_default_heap(void)
 {
@@ -131,6 +132,21 @@ static uint32_t young_need(struct kgc_heap *h)
 	if (need < h->tospace_need)
 		need = h->tospace_need;
 	return need < y ? need : y;
+}
+
+/*
+ * Free regions that should be backed when the next young pause starts (its
+ * to-space; pretouch.c backs them ahead, eden leaves them): what the last
+ * one used, or what the measured survival predicts for the next eden if
+ * more - while eden grows, the last pause's to-space undercounts the next
+ * one's: under a CPU hog a pause copied 8.8 MB into 9 regions when 4 had
+ * been backed, and faulted the rest in (15 ms against a 5 ms prediction).
+ */
+uint32_t kgci_policy_tospace_backed(struct kgc_heap *h)
+{
+	uint32_t need = (uint32_t)(h->pol.survival * h->pol.young_target + 0.999) + 2;
+
+	return need > h->tospace_need ? need : h->tospace_need;
 }
 
 /* Regions a young collection must find free (its to-space, reserve). */
@@ -266,10 +282,12 @@ static double pause_goal_ns(const struct kgc_heap *h)
  * by the median (1.4) still gave 12-13 ms pauses; by the largest, 7-10 ms
  * at the same throughput (bench/RESULTS-ab.md). A preempted pause on a
  * quiet machine shrinks eden for the next STRETCH_SAMPLES pauses only.
+ * STRETCH_MAX: two workers and a hog on 2 CPUs, each thread getting 2/3 of
+ * one, the workers taking turns: 2 x 1.5 (3.2 was seen).
  */
 #define STRETCH_SAMPLES 5
 #define STRETCH_MIN_NS 1000000
-#define STRETCH_MAX 2.5
+#define STRETCH_MAX 3.0
 _Static_assert(STRETCH_SAMPLES <= sizeof(((struct policy_state *)0)->stretch_s) / sizeof(double),
 	       "policy_state.stretch_s holds STRETCH_SAMPLES");
 

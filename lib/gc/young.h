@@ -122,6 +122,7 @@ static inline bool tracked_target(const struct region *r)
 
 /* gang.c: the worker gang */
 void kgci_gang_run(struct ygc *y);		/* y->task on every worker */
+void kgci_gang_start(struct kgc_heap *h, unsigned n);	/* n - 1 threads; fewer if some fail */
 void kgci_gang_destroy(struct kgc_heap *h);	/* stops its threads */
 enum { GANG_CARDS, GANG_EVAC, GANG_LATE };
 int kgci_gang_join(struct yworker *w, bool first);	/* GANG_*: what this worker does */

@@ -157,6 +157,7 @@ KGC_API int kgc_heap_create(const struct kgc_options *opts, kgc_heap **out)
 		free(h);
 		return err;
 	}
+	kgci_young_start(h);	/* the gang's threads exist before the first pause */
 	*out = h;
 	return 0;
 }

@@ -5,7 +5,8 @@
  * The next young collection copies into free regions; if they were never
  * backed, their page faults (and the kernel's clearing) land in the pause.
  * So when a mutator starts a new eden region while fewer backed free
- * regions exist than the last collection needed (tospace_need), a fresh
+ * regions exist than the next collection will need (tospace_need, or
+ * more when eden grows: kgci_policy_tospace_backed), a fresh
  * free region is backed: held meanwhile as an empty old region marked
  * RF_PRETOUCH (no collection uses or frees it), then handed back to the
  * free list backed (no longer RF_ZEROED).
@@ -42,10 +43,11 @@ struct pretouch {
 
 /* h->lock held. Claims a fresh region to back, if one is wanted: while
  * the backed free regions are no more than the next pause's to-space
- * needs, plus `ahead` for eden (the thread's: kgci_policy_pretouch_ahead). */
+ * needs (kgci_policy_tospace_backed), plus `ahead` for eden (the thread's:
+ * kgci_policy_pretouch_ahead). */
 static struct region *pretouch_claim(struct kgc_heap *h, uint32_t ahead)
 {
-	uint32_t backed = 0, want = h->tospace_need + ahead;
+	uint32_t backed = 0, want = kgci_policy_tospace_backed(h) + ahead;
 	long fresh = -1;
 	struct region *r;
 

@@ -82,10 +82,10 @@ static bool backed_free_above(const struct kgc_heap *h, uint32_t limit)
  * and regions already backed by memory: a first touch costs page faults,
  * and reusing backed regions keeps the footprint small. Except eden while
  * the backed free regions are no more than the next pause's to-space needs
- * (tospace_need): those stay for the pause, and eden takes fresh memory,
- * whose first touches its mutators pay outside pauses (and which needs no
- * clearing). Otherwise eden took every region alloc.c's pre-touch had just
- * backed, and a growing heap's pauses faulted their to-space in: the first
+ * (kgci_policy_tospace_backed): those stay for the pause, and eden takes
+ * fresh memory, whose first touches its mutators pay outside pauses (and
+ * which needs no clearing). Otherwise eden took every region pretouch.c
+ * had just backed, and a growing heap's pauses faulted their to-space in: the first
  * pause of GCBench and churn copied at ~4 ns/B against ~2.5 afterwards.
  * Among backed regions eden prefers those backed ahead of it and still
  * zero (pretouch.c: no faults and no clearing), everything else those
@@ -111,7 +111,7 @@ long kgci_region_alloc_free(struct kgc_heap *h, int type)
 	/* next_free_hint: no free region below it */
 	long first = -1;
 	int best = 3;
-	bool eden_backed = type == RT_EDEN && backed_free_above(h, h->tospace_need);
+	bool eden_backed = type == RT_EDEN && backed_free_above(h, kgci_policy_tospace_backed(h));
 
 	for (uint32_t i = h->next_free_hint; i < n && best; i++) {
 		struct region *r = &h->regions[i];

@@ -14,7 +14,9 @@
  * the time) to 60% of the heap and no further, but (4) not while pauses take little of the
  * time; (5) a mixed pause teaches it nothing; (6) when one worker does most
  * of the copying (linked lists copied from their heads, or a worker off its
- * CPU), eden is sized by that worker's share, not by an even split.
+ * CPU), eden is sized by that worker's share, not by an even split; (7) the
+ * next pause's to-space, backed ahead (pretouch.c), is what the survival
+ * predicts for the next eden when that is more than the last pause used.
  */
 #define _GNU_SOURCE
 #include <time.h>
@@ -147,6 +149,20 @@ int main(void)
 		T_ASSERT_EQ(h->pol.young_pause_cap, cap);
 	}
 	T_ASSERT_EQ(kgc_heap_destroy(hh), 0);
+
+	{	/* (7) the to-space backed ahead follows the next eden, not only the last pause's */
+		hh = t_heap(256, 0, NULL);
+		h = (struct kgc_heap *)hh;
+		h->tospace_need = 4;	/* the last pause's, eden 4 regions */
+		h->pol.survival = 0.9;
+		h->pol.young_target = 20;
+		printf("to-space to back: %u regions (last pause used %u, next eden %u, survival %.1f)\n",
+		       kgci_policy_tospace_backed(h), h->tospace_need, h->pol.young_target, h->pol.survival);
+		T_ASSERT_EQ(kgci_policy_tospace_backed(h), 20);
+		h->pol.survival = 0.05;
+		T_ASSERT_EQ(kgci_policy_tospace_backed(h), 4);
+		T_ASSERT_EQ(kgc_heap_destroy(hh), 0);
+	}
 
 	hh = t_heap(256, 0, NULL);	/* 0.6 ms pauses 40 ms apart: ~1.5% */
 	h = (struct kgc_heap *)hh;

@@ -8,7 +8,7 @@
  * fallback that only stores (as after the kernel refused populate once).
  * Eden then leaves backed free regions to the next pause's to-space: it
  * takes one only while more of them are free than that pause needs
- * (tospace_need), else fresh memory. (2) With 2 threads the kgc-pretouch
+ * (kgci_policy_tospace_backed), else fresh memory. (2) With 2 threads the kgc-pretouch
  * thread backs them instead - the mutator never does - and the regions it
  * backs are free, resident and still zero (eden takes them uncleared); a
  * heap destroyed while it works stops it. Verifier on.
@@ -73,7 +73,7 @@ static uint32_t backed_free(void)
 }
 
 /* Every new eden region between collections: a backed one only if more
- * backed free regions than tospace_need were left for it to take from. */
+ * backed free regions than kgci_policy_tospace_backed were left for it to take from. */
 static void eden_leaves_tospace_backed(void)
 {
 	unsigned fresh_over_backed = 0, checked = 0;
@@ -94,9 +94,9 @@ static void eden_leaves_tospace_backed(void)
 
 		if (!was_backed) {
 			fresh_over_backed += backed > 0;
-		} else if (backed + 1 <= heap->tospace_need) {
+		} else if (backed + 1 <= kgci_policy_tospace_backed(heap)) {
 			printf("eden took backed region %ld with %u backed free, to-space needs %u\n",
-			       heap->alloc.eden_cur, backed + 1, heap->tospace_need);
+			       heap->alloc.eden_cur, backed + 1, kgci_policy_tospace_backed(heap));
 			T_FAIL("eden took a region the next pause's to-space needs");
 		}
 	}
