@@ -128,9 +128,10 @@ public final class Lru {
 		for (int i = 0; i < n; i++) {
 			long sched = start + i * interval, now;
 
+			// lru.c's SLEEP_AHEAD_NS and WAKE_EARLY_NS
 			while ((now = System.nanoTime()) < sched)
-				if (sched - now > 200000)
-					LockSupport.parkNanos(sched - now - 100000);
+				if (sched - now > 20000)
+					LockSupport.parkNanos(sched - now - 10000);
 			c.request(next(rng));
 			l[i] = System.nanoTime() - sched;
 		}
