@@ -811,7 +811,8 @@ size_t kgci_policy_mixed_surplus(struct kgc_heap *h, size_t free_after, uint64_t
 void kgci_policy_retained_limits(struct kgc_heap *h, uint32_t *max, size_t *budget);
 void kgci_policy_mixed_limits(struct kgc_heap *h, uint32_t ncand_cycle, uint32_t *min, uint32_t *max,
 			      double *budget_ns, double *cap_ns);
-double kgci_policy_mixed_cost_ns(struct kgc_heap *h, size_t live, size_t cards);
+double kgci_policy_mixed_cost_ns(struct kgc_heap *h, size_t live, size_t cards);	/* CPU */
+double kgci_policy_mixed_pause_ns(struct kgc_heap *h, size_t live, size_t cards);	/* stretched */
 size_t kgci_policy_mixed_waste(struct kgc_heap *h);
 double kgci_policy_mixed_budget_ns(struct kgc_heap *h);	/* old part of a mixed pause */
 uint32_t kgci_policy_remset_max(struct kgc_heap *h);	/* cards in a candidate's remembered set */

@@ -303,7 +303,7 @@ uint32_t kgci_mixed_select(struct kgc_heap *h, size_t *live_bytes)
 			cand_drop(h, r);
 			continue;
 		}
-		c = kgci_policy_mixed_cost_ns(h, cm->cand[j].live, r->rs.n);
+		c = kgci_policy_mixed_pause_ns(h, cm->cand[j].live, r->rs.n);
 		if ((n == 0 || (n < min && cost + c <= cap) || (n < max && cost + c <= budget)) &&
 		    !(r->flags & (RF_PINNED | RF_KPINNED))) {
 			r->flags |= RF_CSET;

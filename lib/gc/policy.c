@@ -402,9 +402,21 @@ double kgci_policy_mixed_cost_ns(struct kgc_heap *h, size_t live, size_t cards)
 {
 	const struct policy_state *p = &h->pol;
 
-	return policy_stretch(p) * ((double)live * (p->byte_ns ? p->byte_ns : 2.0) +
-				    (double)cards * (p->card_ns ? p->card_ns : 500.0) +
-				    1000.0);	/* per region: at least the serial part's share */
+	return (double)live * (p->byte_ns ? p->byte_ns : 2.0) + (double)cards * (p->card_ns ? p->card_ns : 500.0) +
+	       1000.0;	/* per region: at least the serial part's share */
+}
+
+/*
+ * The same in a pause on this machine now: stretched by its CPU
+ * availability (policy_stretch). How many candidates one mixed pause takes
+ * follows it; whether a region is a candidate at all (remark, cleanup)
+ * does not - under two CPU hogs every region priced over the budget, none
+ * was ever chosen, and 4000 young pauses ran 1000 cycles that compacted
+ * nothing (gc_mixed).
+ */
+double kgci_policy_mixed_pause_ns(struct kgc_heap *h, size_t live, size_t cards)
+{
+	return policy_stretch(&h->pol) * kgci_policy_mixed_cost_ns(h, live, cards);
 }
 
 /* Garbage in candidates that may be left unreclaimed: the least efficient

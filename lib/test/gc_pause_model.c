@@ -16,7 +16,9 @@
  * of the copying (linked lists copied from their heads, or a worker off its
  * CPU), eden is sized by that worker's share, not by an even split; (7) the
  * next pause's to-space, backed ahead (pretouch.c), is what the survival
- * predicts for the next eden when that is more than the last pause used.
+ * predicts for the next eden when that is more than the last pause used;
+ * (8) on a busy machine a mixed pause's candidates are priced stretched,
+ * but which regions are candidates is decided on their CPU cost.
  */
 #define _GNU_SOURCE
 #include <time.h>
@@ -150,6 +152,22 @@ int main(void)
 	}
 	T_ASSERT_EQ(kgc_heap_destroy(hh), 0);
 
+	{	/* (8) a busy machine prices a mixed pause higher, not a region's candidacy */
+		double cost, pause;
+
+		hh = t_heap(256, 0, NULL);
+		h = (struct kgc_heap *)hh;
+		for (int i = 0; i < 6; i++)
+			feed(hh, 4, 100, 300, 2 * MB, 3.0, 5);
+		cost = kgci_policy_mixed_cost_ns(h, MB / 2, 100);
+		pause = kgci_policy_mixed_pause_ns(h, MB / 2, 100);
+		printf("mixed candidate of 512K live, 100 cards: %.2f ms of CPU, %.2f ms in a pause "
+		       "(stretch %.2f)\n", cost / 1e6, pause / 1e6, h->pol.stretch);
+		T_ASSERT(h->pol.stretch >= 2.9);
+		T_ASSERT(cost <= kgci_policy_mixed_budget_ns(h));	/* still a candidate (1.5 ms) */
+		T_ASSERT(pause >= 2.9 * cost);
+		T_ASSERT_EQ(kgc_heap_destroy(hh), 0);
+	}
 	{	/* (7) the to-space backed ahead follows the next eden, not only the last pause's */
 		hh = t_heap(256, 0, NULL);
 		h = (struct kgc_heap *)hh;
