@@ -386,6 +386,7 @@ struct young_state {
 };
 
 /* What policy.c remembers between its questions (h->pol). */
+#define STRETCH_SAMPLES 5	/* pauses policy_stretch remembers */
 struct policy_state {
 	uint32_t young_target;		/* eden regions before a young GC */
 	uint32_t young_pause_cap;	/* eden regions the pause goal allows */
@@ -403,7 +404,7 @@ struct policy_state {
 	double survival, cards;
 	/* CPU availability (policy_stretch): a pause's wall time over its CPU
 	 * critical path, the last STRETCH_SAMPLES pauses of 1 ms or more */
-	double stretch_s[8];
+	double stretch_s[STRETCH_SAMPLES];
 	unsigned nstretch;
 	double stretch;			/* their largest, 1..STRETCH_MAX; 0: none yet */
 	double gc_share;		/* of wall time in young pauses (running average) */
@@ -494,7 +495,8 @@ struct kgc_heap {
 	uint32_t count[RT_COUNT];
 	uint32_t next_free_hint;
 	struct alloc_state alloc;	/* the mutators' allocation (alloc.c) */
-	uint32_t tospace_need;	/* to-space regions the last young GC used (kgci_policy_tospace_backed: the next one's) */
+	uint32_t tospace_need;	/* to-space regions the last young GC used (the next
+				 * one's: kgci_policy_tospace_backed) */
 	/* pause model (policy.c): young pause ~ copied bytes x ns_per_byte */
 	uint32_t retained_pending;	/* unpinned retained regions the last young GC left */
 	struct young_facts last_young;	/* the last young pause's, as collect.c handed them on */

@@ -83,7 +83,7 @@ void kgci_policy_init(struct kgc_heap *h)
 		h->alloc.tlab_size = 4096;
 	h->alloc.humongous_threshold = h->region_size / 2;
 	h->pol.soft_regions = h->nregions;
-	/* back the first collection's to-space ahead of time too (alloc_pretouch) */
+	/* back the first collection's to-space ahead of time too (pretouch.c) */
 	h->tospace_need = h->pol.young_target;	/* worst case: all of eden survives */
 }
 
@@ -285,11 +285,8 @@ static double pause_goal_ns(const struct kgc_heap *h)
  * STRETCH_MAX: two workers and a hog on 2 CPUs, each thread getting 2/3 of
  * one, the workers taking turns: 2 x 1.5 (3.2 was seen).
  */
-#define STRETCH_SAMPLES 5
 #define STRETCH_MIN_NS 1000000
 #define STRETCH_MAX 3.0
-_Static_assert(STRETCH_SAMPLES <= sizeof(((struct policy_state *)0)->stretch_s) / sizeof(double),
-	       "policy_state.stretch_s holds STRETCH_SAMPLES");
 
 static double policy_stretch(const struct policy_state *p)
 {

@@ -9,7 +9,8 @@
  * more when eden grows: kgci_policy_tospace_backed), a fresh
  * free region is backed: held meanwhile as an empty old region marked
  * RF_PRETOUCH (no collection uses or frees it), then handed back to the
- * free list backed (no longer RF_ZEROED).
+ * free list backed and still zero (RF_ZEROED | RF_COMMITTED: eden takes it
+ * without faults or clearing, kgci_region_backed).
  *
  * First touches are slow: milliseconds per MiB in a VM, 23% of GCBench's
  * samples when its one mutator did them. So the thread 'kgc-pretouch'

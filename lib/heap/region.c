@@ -85,8 +85,9 @@ static bool backed_free_above(const struct kgc_heap *h, uint32_t limit)
  * (kgci_policy_tospace_backed): those stay for the pause, and eden takes
  * fresh memory, whose first touches its mutators pay outside pauses (and
  * which needs no clearing). Otherwise eden took every region pretouch.c
- * had just backed, and a growing heap's pauses faulted their to-space in: the first
- * pause of GCBench and churn copied at ~4 ns/B against ~2.5 afterwards.
+ * had just backed, and a growing heap's pauses faulted their to-space in:
+ * the first pause of GCBench and churn copied at ~4 ns/B against ~2.5
+ * afterwards.
  * Among backed regions eden prefers those backed ahead of it and still
  * zero (pretouch.c: no faults and no clearing), everything else those
  * used before (the zero ones are eden's).
