@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <poll.h>
 #include <signal.h>
@@ -458,6 +459,38 @@ static inline int run_java_class(const char *dir, const char *name, char *const 
 	}
 	if (rc)
 		die("java %s failed (%d)", name, rc);
+	return 0;
+}
+
+/*
+ * Run the class name (next to this binary) on HotSpot with maximum heap xmx
+ * ("-Xmx1g") and collector flag gc, its -Xlog:gc in $BENCH_OUT/<log>.log;
+ * prints "RESULT <the program's own> rss_kb= gcs= full= pause_max_ms=
+ * pause_total_ms=" (the JVM's peak RSS; every pause of the log).
+ */
+__attribute__((unused)) static int run_java_logged(const char *name, const char *log, const char *xmx,
+						    const char *gc)
+{
+	char dir[4096], xlog[4200], res[1024];
+	char *args[] = { "java", (char *)xmx, (char *)gc, xlog, "-cp", dir, (char *)name, NULL };
+	struct rusage ru;
+	uint64_t total = 0, max = 0;
+	size_t np;
+
+	exe_dir(dir, sizeof(dir));
+	snprintf(logpath, sizeof(logpath), "%.4000s/%s.log", getenv("BENCH_OUT") ? getenv("BENCH_OUT") : dir,
+		 log);
+	snprintf(xlog, sizeof(xlog), "-Xlog:gc:file=%s::filecount=0", logpath);	/* no rotation */
+	if (run_java_class(dir, name, args, res, sizeof(res)))
+		return 0;
+	getrusage(RUSAGE_CHILDREN, &ru);
+	np = parse_pauses();
+	for (size_t i = 0; i < np; i++) {
+		total += pause_ns[i];
+		max = pause_ns[i] > max ? pause_ns[i] : max;
+	}
+	printf("RESULT %s rss_kb=%ld gcs=%zu full=%zu pause_max_ms=%.3f pause_total_ms=%.3f\n", res,
+	       ru.ru_maxrss, np, pause_full_n, ms(max), ms(total));
 	return 0;
 }
 

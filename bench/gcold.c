@@ -279,41 +279,15 @@ static void run_kgc(char *extra, size_t len)
 }
 #endif
 
-/* GCOld.class next to this binary, on HotSpot with collector flag gc; pauses from -Xlog:gc. */
-static int run_java(const char *variant, const char *gc)
-{
-	char dir[PATH_MAX], xlog[PATH_MAX + 64], res[1024];
-	char *args[] = { "java", "-Xmx1g", (char *)gc, xlog, "-cp", dir, "GCOld", NULL };
-	struct rusage ru;
-	uint64_t total = 0, max = 0;
-	size_t np;
-
-	exe_dir(dir, sizeof(dir));
-	snprintf(logpath, sizeof(logpath), "%.4000s/gcold_%s.log", getenv("BENCH_OUT") ? getenv("BENCH_OUT") : dir,
-		 variant);
-	snprintf(xlog, sizeof(xlog), "-Xlog:gc:file=%s::filecount=0", logpath);
-	if (run_java_class(dir, "GCOld", args, res, sizeof(res)))
-		return 0;
-	getrusage(RUSAGE_CHILDREN, &ru);
-	np = parse_pauses();
-	for (size_t i = 0; i < np; i++) {
-		total += pause_ns[i];
-		max = pause_ns[i] > max ? pause_ns[i] : max;
-	}
-	printf("RESULT %s rss_kb=%ld gcs=%zu full=%zu pause_max_ms=%.3f pause_total_ms=%.1f\n", res,
-	       ru.ru_maxrss, np, pause_full_n, ms(max), ms(total));
-	return 0;
-}
-
 static int worker(const char *v)
 {
 	char extra[640] = "";
 	uint64_t t0;
 
 	if (!strcmp(v, "g1"))
-		return run_java(v, "-XX:+UseG1GC");
+		return run_java_logged("GCOld", "gcold_g1", "-Xmx1g", "-XX:+UseG1GC");
 	if (!strcmp(v, "parallel"))
-		return run_java(v, "-XX:+UseParallelGC");
+		return run_java_logged("GCOld", "gcold_parallel", "-Xmx1g", "-XX:+UseParallelGC");
 #ifdef HAVE_KGC
 	t0 = now_ns();
 	run_kgc(extra, sizeof(extra));
