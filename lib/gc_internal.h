@@ -162,6 +162,7 @@ uint32_t kgci_backend_uncommit_free(struct kgc_heap *h, const struct uncommit_pl
 int kgci_backend_protect(struct kgc_heap *h, void *p, size_t len, bool accessible);
 int kgci_backend_kernel_pins(struct kgc_heap *h, uint64_t *bitmap); /* regions pinned by the kernel; 0 if none */
 void kgci_os_membarrier(struct kgc_heap *h);
+bool kgci_os_membarrier_ok(struct kgc_heap *h);	/* kgci_os_membarrier is the real one */
 size_t kgci_os_phys_mem(void);
 /* pin-drop watches (kmod): ops as KGC_WATCH_*; wait results */
 enum { KPW_ARM = 0, KPW_DISARM = 1, KPW_FIRED = 2 };
@@ -358,6 +359,9 @@ struct young_facts {
 	uint64_t crit_cpu_ns;		/* the workers' critical path: the longest card scan
 					 * plus the longest evacuation (a barrier parts them) */
 	size_t dirty_cards;		/* cards scanned */
+	size_t refined_cards;		/* cards refined since the last pause (refine.c) */
+	size_t refined_slots;		/* their logged slots, read in phase A */
+	uint64_t refined_cpu_ns;	/* all workers: phase A, reading them */
 	size_t slots, slots_taken;	/* old->young slots found; processed by another worker */
 	size_t copied, copied_max;	/* bytes copied; the most one worker copied */
 	size_t promoted, cset_bytes;
@@ -402,6 +406,8 @@ struct policy_state {
 	double serial_fixed, serial_region;	/* ns, ns per cset region */
 	double sx, sy, sxx, sxy, sn;		/* decayed sums: serial ns over regions */
 	double survival, cards;
+	double rslot_ns, rslots;		/* logged slots (refine.c): ns each, per pause */
+	double card_work;			/* dirty + refined cards per pause: refinement on? */
 	/* CPU availability (policy_stretch): a pause's wall time over its CPU
 	 * critical path, the last STRETCH_SAMPLES pauses of 1 ms or more */
 	double stretch_s[STRETCH_SAMPLES];
@@ -525,6 +531,7 @@ struct kgc_heap {
 	bool kpin_known;	/* the last kgci_pins_compute's kernel pin query succeeded */
 	struct kpinwatch *kpw;	/* pin-drop watches (kpinwatch.c), NULL until first armed */
 	struct pretouch *pretouch;	/* the kgc-pretouch thread (pretouch.c) */
+	struct refine *refine;		/* the kgc-refine thread and its log (refine.c) */
 	_Atomic uint64_t kpw_armed, kpw_fired, kpw_gcs;	/* stats: kpin_watch_* */
 	/* the concurrent cycle (cmark.c) */
 	struct cmark *cm;		/* cm.h */
@@ -593,6 +600,8 @@ unsigned kgci_policy_safepoint_warn_ms(struct kgc_heap *h);
 unsigned kgci_policy_gc_threads(struct kgc_heap *h);
 bool kgci_policy_pretouch_thread(struct kgc_heap *h);
 uint32_t kgci_policy_pretouch_ahead(struct kgc_heap *h);
+uint64_t kgci_policy_refine_period_ns(struct kgc_heap *h);	/* 0: no refinement now */
+size_t kgci_policy_refine_keep(struct kgc_heap *h);		/* dirty cards left to the pause */
 uint32_t kgci_policy_tospace_backed(struct kgc_heap *h);
 unsigned kgci_policy_tenure(struct kgc_heap *h);
 bool kgci_policy_should_full(struct kgc_heap *h);
@@ -666,6 +675,7 @@ static inline uint32_t card_index(const struct kgc_heap *h, const void *p)
 }
 #define CARD_CLEAN 0xff
 #define CARD_DIRTY 0
+#define CARD_REFINED 0xfe	/* not dirty: its slots are in the refinement log (refine.c) */
 void kgci_bot_record(struct kgc_heap *h, struct region *r, char *start, size_t size);
 void kgci_bot_rebuild(struct kgc_heap *h, struct region *r);
 char *kgci_bot_block_start(struct kgc_heap *h, struct region *r, const char *card_start);
@@ -851,6 +861,16 @@ bool kgci_cm_idle(struct kgc_heap *h);	/* no cycle runs (a pause) */
 /* h->lock held; NULL: no room. *zeroed: every region came fresh from the OS */
 char *kgci_alloc_humongous(struct kgc_heap *h, size_t size, bool *zeroed);
 void kgci_alloc_retire_tlab(struct kgc_thread *t);
+/* refine.c: dirty cards into a log of slots between pauses */
+int kgci_refine_init(struct kgc_heap *h);
+void kgci_refine_destroy(struct kgc_heap *h);
+void kgci_refine_after_pause(struct kgc_heap *h);	/* every pause's end */
+kgc_obj **kgci_refine_log(struct kgc_heap *h, size_t *n);	/* young pause: the slots to read */
+size_t kgci_refine_cards(struct kgc_heap *h);
+void kgci_refine_drop(struct kgc_heap *h);		/* full pause: cards dirty again */
+bool kgci_refine_logged(struct kgc_heap *h, kgc_obj *slot);	/* verifier */
+void kgci_refine_test_counts(struct kgc_heap *h, uint64_t *cards, uint64_t *slots, uint64_t *passes);
+
 /* pretouch.c: the next pause's to-space backed ahead of time */
 int kgci_pretouch_init(struct kgc_heap *h);
 void kgci_pretouch_destroy(struct kgc_heap *h);

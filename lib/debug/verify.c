@@ -37,6 +37,15 @@ static void check_header(struct kgc_heap *h, const char *when, const char *p, co
 		      hdr_type(hd), sz, (void *)lim);
 }
 
+/* The next young pause finds slot: its card is dirty, or refined with the
+ * slot in the refinement log (refine.c). */
+static bool remembered(struct kgc_heap *h, kgc_obj *slot)
+{
+	uint8_t c = *card_for(h, slot);
+
+	return c == CARD_DIRTY || (c == CARD_REFINED && kgci_refine_logged(h, slot));
+}
+
 static void check_ref(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 {
 	struct vctx *v = ctx;
@@ -52,17 +61,16 @@ static void check_ref(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 		      "freed space, or inside an object; region %u %s)",
 		      v->when, (void *)slot, v->obj, (void *)o, region_index(h, o),
 		      kgci_region_type_name(r->type));
-	if (v->src && !region_is_young(v->src) && region_is_young(r) &&
-	    *card_for(h, slot) != CARD_DIRTY)
-		kgci_fatal("verify (%s): old->young reference without a dirty card (missing write barrier?): "
+	if (v->src && !region_is_young(v->src) && region_is_young(r) && !remembered(h, slot))
+		kgci_fatal("verify (%s): old->young reference without a dirty card, or a refined one logging it "
+		      "(missing write barrier?): "
 		      "slot %p in %s region %u (object %p) -> %p in %s region %u", v->when,
 		      (void *)slot, kgci_region_type_name(v->src->type), (unsigned)(v->src - h->regions),
 		      v->obj, (void *)o, kgci_region_type_name(r->type), region_index(h, o));
 	/* retained regions: the card table is their remembered set; mixed
 	 * candidates (once rebuilt): a dirty card or their remembered set */
 	if (v->src && !region_is_young(v->src) && v->src != r &&
-	    (r->retained || (r->candidate && kgci_cm_candidates_tracked(h))) &&
-	    *card_for(h, slot) != CARD_DIRTY &&
+	    (r->retained || (r->candidate && kgci_cm_candidates_tracked(h))) && !remembered(h, slot) &&
 	    !(r->candidate && (r->rs.overflow || kgci_remset_has(&r->rs, card_index(h, slot)))))
 		kgci_fatal("verify (%s): reference into %s region %u without a dirty card%s: "
 		      "slot %p in %s region %u (object %p) -> %p", v->when,

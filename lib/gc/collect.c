@@ -9,7 +9,8 @@
  *                 (kgci_kpinwatch_after_young) -> the cycle's step (kgci_cm_after_young)
  *                 -> the policy records the pause; it may ask for a full one
  *   full pause    abort the cycle -> pins -> kgci_full_collect
- *   after either  free regions unused for a while go back to the OS (policy plans, backend does)
+ *   after either  free regions unused for a while go back to the OS (policy plans, backend does);
+ *                 concurrent refinement's snapshot for the time to the next pause (refine.c)
  * Each pause is verified before and after with KGC_VERIFY; the stats page
  * (KGC_STATS_PUBLISH, statpub.c) is updated after it.
  */
@@ -114,6 +115,7 @@ static void full_pause(struct kgc_heap *h, int reason)
 	before = kgci_heap_used_bytes(h);
 	if (h->opt.verify)
 		kgci_verify_heap(h, "before full GC");
+	kgci_refine_drop(h);	/* objects move: the log's slots would be stale */
 	kgci_cm_abort(h);
 	kgci_pins_compute(h);
 	kgci_full_collect(h, &npinned);
@@ -140,6 +142,7 @@ void kgci_collect_run(struct kgc_heap *h, int kind, int reason)
 	else if (kind != KGC_GC_YOUNG)
 		full_pause(h, reason);
 	kgci_cm_pause_end(h);
+	kgci_refine_after_pause(h);	/* the next log, from a snapshot of this heap */
 	if (h->statpub)
 		kgci_statpub_update(h);	/* KGC_STATS_PUBLISH: kgcstat's page */
 }

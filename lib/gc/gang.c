@@ -144,7 +144,7 @@ void kgci_gang_share_slots(struct yworker *w)
 				kgci_young_test_batch_hook(v == w);
 			for (; i < e; i++) {
 				if (i + 8 < e)
-					__builtin_prefetch(*v->slots[i + 8]);
+					__builtin_prefetch(__atomic_load_n(v->slots[i + 8], __ATOMIC_RELAXED));
 				y->heap_slot(y->h, v->slots[i], w);
 			}
 			kgci_gang_drain_local(w);

@@ -563,7 +563,8 @@ static double predict_pause(const struct kgc_heap *h, double e, unsigned n)
 	const struct policy_state *p = &h->pol;
 	double regions = e / (double)h->region_size;
 
-	return policy_stretch(p) * (p->serial_fixed + p->serial_region * regions + p->card_ns * p->cards / n +
+	return policy_stretch(p) * (p->serial_fixed + p->serial_region * regions +
+				    (p->card_ns * p->cards + p->rslot_ns * p->rslots) / n +
 				    p->byte_ns * p->survival * e * copy_share(p, n));
 }
 
@@ -619,9 +620,15 @@ void kgci_policy_young_pause(struct kgc_heap *h, const struct young_facts *f)
 	/* a mixed pause also copied old regions: no measure of eden's cost */
 	if (h->opt.young_size || !f->cset_bytes || f->mixed)
 		return;
-	if (f->dirty_cards >= 64)
+	/* with refinement the pause's few dirty cards cost mostly the card
+	 * table's scan: not a card's cost */
+	if (f->dirty_cards >= 64 && f->dirty_cards >= f->refined_cards)
 		p->card_ns = avg(p->card_ns, (double)f->cards_cpu_ns / (double)f->dirty_cards);
 	p->cards = avg(p->cards, (double)f->dirty_cards);
+	if (f->refined_slots >= 64)
+		p->rslot_ns = avg(p->rslot_ns, (double)f->refined_cpu_ns / (double)f->refined_slots);
+	p->rslots = avg(p->rslots, (double)f->refined_slots);
+	p->card_work = avg(p->card_work, (double)(f->dirty_cards + f->refined_cards));
 	if (f->copied >= MB / 4) {
 		p->byte_ns = avg(p->byte_ns, (double)f->evac_cpu_ns / (double)f->copied);
 		p->copy_share = avg(p->copy_share, (double)f->copied_max / (double)f->copied);
@@ -647,10 +654,12 @@ void kgci_policy_young_pause(struct kgc_heap *h, const struct young_facts *f)
 	p->young_pause_cap = (uint32_t)(hi / h->region_size);
 	if (p->young_pause_cap > grow)
 		p->young_pause_cap = grow;
-	kgci_log_line(h, LOG_HEAP, "pause model: (fixed %.0fus + %.1fus/region + %.0fns/card x %.0f / %u + "
+	kgci_log_line(h, LOG_HEAP, "pause model: (fixed %.0fus + %.1fus/region + (%.0fns/card x %.0f + "
+		      "%.0fns/logged slot x %.0f) / %u + "
 		      "%.2fns/B x survival %.3f x busiest worker's share %.2f) x cpu stretch %.2f: eden %uM "
 		      "predicted %.2fms (goal %.2fms), gc time %.1f%%",
-		      p->serial_fixed / 1e3, p->serial_region / 1e3, p->card_ns, p->cards, n, p->byte_ns,
+		      p->serial_fixed / 1e3, p->serial_region / 1e3, p->card_ns, p->cards, p->rslot_ns, p->rslots,
+		      n, p->byte_ns,
 		      p->survival, copy_share(p, n), policy_stretch(p), p->young_pause_cap << h->region_shift >> 20,
 		      predict_pause(h, (double)p->young_pause_cap * h->region_size, n) / 1e6, goal / 1e6,
 		      p->gc_share * 100);
@@ -708,6 +717,44 @@ void kgci_policy_adapt_tenure(struct kgc_heap *h)
 		kgci_log_line(h, LOG_HEAP, "tenuring threshold %u -> %u (survivors %zuK, desired %zuK)",
 			 h->pol.tenure, t, cum >> 10, desired >> 10);
 	h->pol.tenure = t;
+}
+
+/*
+ * Concurrent refinement (refine.c): how often kgc-refine turns dirty cards
+ * into logged slots until the next pause; 0: not now (refine.c also
+ * waits while a cycle runs, and without membarrier). KGC_REFINE=auto: while the cards that reach a
+ * pause, dirty or refined, would take REFINE_SHARE of the pause goal to
+ * scan in it (an LRU cache's 24K cards per pause: 10 ms of the workers'
+ * CPU in a 6 ms goal). Counting the refined ones keeps it on once it
+ * works: the pauses' own dirty cards then fall to the few stored since
+ * the last period.
+ */
+#define REFINE_SHARE 0.2
+#define REFINE_PERIOD_NS 5000000ull
+
+uint64_t kgci_policy_refine_period_ns(struct kgc_heap *h)
+{
+	const struct policy_state *p = &h->pol;
+	unsigned n = kgci_policy_gc_threads(h);
+
+	if (h->opt.refine == KGC_REFINE_OFF)
+		return 0;
+	if (h->opt.refine == KGC_REFINE_ALWAYS)
+		return REFINE_PERIOD_NS;
+	return p->card_ns * p->card_work / n >= REFINE_SHARE * pause_goal_ns(h) ? REFINE_PERIOD_NS : 0;
+}
+
+/* How many dirty cards refinement leaves for the pause (G1's
+ * G1RSetUpdatingPauseTimePercent): what its workers scan in REFINE_SHARE / 2
+ * of the goal. KGC_REFINE=always: none. */
+size_t kgci_policy_refine_keep(struct kgc_heap *h)
+{
+	const struct policy_state *p = &h->pol;
+
+	if (h->opt.refine == KGC_REFINE_ALWAYS)
+		return 0;
+	return (size_t)(REFINE_SHARE / 2 * pause_goal_ns(h) * kgci_policy_gc_threads(h) /
+			(p->card_ns ? p->card_ns : 500.0));
 }
 
 /* Young GC workers: KGC_GC_THREADS, else one per CPU up to 4 (1 for tiny heaps). */

@@ -157,11 +157,13 @@ static void track_ref(struct yworker *w, struct region *tr, kgc_obj *slot)
  * A survivor's references need neither: the next pause copies it. */
 static void heap_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 {
-	kgc_obj o = *slot, n = process(ctx, o);
+	/* atomic: a slot both logged by refinement and on a dirty card again
+	 * is visited by two workers; both store the same new location */
+	kgc_obj o = __atomic_load_n(slot, __ATOMIC_RELAXED), n = process(ctx, o);
 	struct region *nr, *sr;
 
 	if (n != o)
-		*slot = n;
+		__atomic_store_n(slot, n, __ATOMIC_RELAXED);
 	nr = region_of(h, n);
 	if (!young_after(nr) && !tracked_target(nr))
 		return;
@@ -271,18 +273,22 @@ static void scan_cards(struct yworker *w)
 		unsigned nb = 0;
 
 		for (size_t i = 0; i < nc; i++) {
-			if ((i & 7) == 0 && i + 8 <= nc) {
-				uint64_t wd;
+			uint8_t v;
 
-				memcpy(&wd, c + i, 8);
-				if (wd == ~0ull) {
-					i += 7;
-					continue;
-				}
-			}
-			if (c[i] != CARD_DIRTY)
+			/* atomic: other workers dirty cards of retained targets
+			 * (track_ref) while this one scans; 8 clean cards at a time */
+			if ((i & 7) == 0 && i + 8 <= nc &&
+			    __atomic_load_n((uint64_t *)(void *)(c + i), __ATOMIC_RELAXED) == ~0ull) {
+				i += 7;
 				continue;
-			c[i] = CARD_CLEAN;
+			}
+			v = __atomic_load_n(&c[i], __ATOMIC_RELAXED);
+			if (v == CARD_REFINED)	/* its slots are in the log: clean, unless dirtied since */
+				__atomic_compare_exchange_n(&c[i], &v, CARD_CLEAN, false, __ATOMIC_RELAXED,
+							    __ATOMIC_RELAXED);
+			if (v != CARD_DIRTY)
+				continue;
+			__atomic_store_n(&c[i], CARD_CLEAN, __ATOMIC_RELAXED);
 			batch[nb] = r->bottom + (i << KGC_CARD_SHIFT);
 			__builtin_prefetch(&h->bot[(batch[nb] - h->base) >> KGC_CARD_SHIFT]);
 			__builtin_prefetch(batch[nb]);
@@ -292,6 +298,36 @@ static void scan_cards(struct yworker *w)
 			}
 		}
 		scan_card_batch(w, r, batch, nb);
+	}
+}
+
+/*
+ * The slots concurrent refinement logged since the last pause (refine.c),
+ * in chunks any worker of phase A claims: each is what the card scan would
+ * have found on its card, read now (a mutator may have stored since). Not
+ * those in collection set regions: their objects are copied whole.
+ */
+#define RLOG_CHUNK	1024
+#define RLOG_AHEAD	8
+
+static void scan_refined(struct yworker *w)
+{
+	struct ygc *y = w->y;
+	struct kgc_heap *h = y->h;
+	size_t k;
+
+	while ((k = atomic_fetch_add(&y->rlog_next, RLOG_CHUNK)) < y->nrlog) {
+		size_t e = k + RLOG_CHUNK < y->nrlog ? k + RLOG_CHUNK : y->nrlog;
+
+		for (size_t i = k; i < e; i++) {
+			kgc_obj *slot = y->rlog[i];
+
+			if (i + RLOG_AHEAD < e)
+				__builtin_prefetch(y->rlog[i + RLOG_AHEAD]);
+			if (*slot && !(region_of(h, slot)->flags & RF_CSET))
+				card_slot(h, slot, w);
+		}
+		w->refined_slots += e - k;
 	}
 }
 
@@ -310,7 +346,12 @@ static void worker_run(struct yworker *w, bool first)
 	if (j == GANG_LATE)
 		return;
 	if (j == GANG_CARDS) {
+		uint64_t c1;
+
 		scan_cards(w);
+		c1 = kgci_thread_cpu_ns();
+		scan_refined(w);
+		w->cpu_refined = kgci_thread_cpu_ns() - c1;
 		w->cpu_cards = kgci_thread_cpu_ns() - c0;
 		kgci_gang_barrier(w, &y->use_gaps);
 	}
@@ -407,6 +448,7 @@ static void ygc_select_cset(struct ygc *y, struct yres *res, uint32_t *npinned)
 	uint32_t rmax;
 	size_t rbudget;
 
+	y->rlog = kgci_refine_log(h, &y->nrlog);	/* read in phase A, before anything moves */
 	kgci_cm_young_begin(h, &cy);	/* mixed candidates of the last cycle join the cset */
 	kgci_promote_begin(h, cy.idle);
 	y->black = cy.marking;
@@ -498,6 +540,8 @@ static void ygc_gather(struct ygc *y, struct yres *res)
 		res->slots += w->nslots;
 		res->slots_taken += w->slots_taken;
 		res->dirty_cards += w->dirty_cards;
+		res->refined_slots += w->refined_slots;
+		res->refined_cpu_ns += w->cpu_refined;
 		res->cards_cpu_ns += w->cpu_cards;
 		res->evac_cpu_ns += w->cpu_evac;
 		if (w->cpu_cards > res->cards_cpu_max)
@@ -566,7 +610,10 @@ static void ygc_record(struct ygc *y, struct yres *res)
 	f->slots = res->slots;
 	f->slots_taken = res->slots_taken;
 	f->dirty_cards = res->dirty_cards;
-	f->cards_cpu_ns = res->cards_cpu_ns;
+	f->refined_slots = res->refined_slots;
+	f->refined_cards = kgci_refine_cards(h);
+	f->refined_cpu_ns = res->refined_cpu_ns;
+	f->cards_cpu_ns = res->cards_cpu_ns - res->refined_cpu_ns;
 	f->evac_cpu_ns = res->evac_cpu_ns;
 	f->copied_max = res->copied_max;
 	f->mixed = res->nmixed;
@@ -597,10 +644,10 @@ static void ygc_record(struct ygc *y, struct yres *res)
 	h->st.evac_fail_kernel_pinned += res->fails[FAIL_KPINNED];
 	h->st.evac_fail_alloc += res->fails[FAIL_ALLOC];
 	kgci_log_line(h, LOG_HEAP, "copied %zuK promoted %zuK by %u worker(s) (at most %zuK by one; "
-		      "dirty cards %zu, card slots %zu, %zu taken from another worker, %zu remembered); "
-		      "regions: eden %u survivor %u old %u humongous %u free %u",
+		      "dirty cards %zu, refined %zu with %zu slots logged, card slots %zu, %zu taken from "
+		      "another worker, %zu remembered); regions: eden %u survivor %u old %u humongous %u free %u",
 		      res->copied >> 10, res->promoted >> 10, y->nworkers, f->copied_max >> 10,
-		      f->dirty_cards, f->slots, f->slots_taken, res->remset_adds, h->count[RT_EDEN], h->count[RT_SURVIVOR],
+		      f->dirty_cards, f->refined_cards, f->refined_slots, f->slots, f->slots_taken, res->remset_adds, h->count[RT_EDEN], h->count[RT_SURVIVOR],
 		      h->count[RT_OLD], h->count[RT_HUM_START] + h->count[RT_HUM_CONT],
 		      h->count[RT_FREE]);
 }

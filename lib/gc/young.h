@@ -33,7 +33,9 @@ struct yworker {
 	char *plab_top[2], *plab_end[2];	/* [0] survivor, [1] old */
 	size_t copied, promoted;
 	size_t dirty_cards;		/* for the policy's cost model: cards scanned, */
+	size_t refined_slots;		/* logged slots read (refine.c), */
 	uint64_t cpu_cards, cpu_evac;	/* CPU ns in phase A and B (thread clock) */
+	uint64_t cpu_refined;		/* of phase A's, reading logged slots */
 	size_t age_bytes[HDR_AGE_MAX + 1];
 	uint32_t tospace_regions;
 	kgc_obj *gray;			/* copies out of old regions during marking */
@@ -57,6 +59,9 @@ struct ygc {
 	unsigned active;		/* workers that joined (y->lock; worker 0 from setup) */
 	uint64_t t_go, join_late_ns;	/* the gang's start; the latest join after it */
 	_Atomic uint32_t card_next;
+	kgc_obj **rlog;			/* slots refined since the last pause (refine.c) */
+	size_t nrlog;
+	_Atomic size_t rlog_next;	/* the next chunk of them to claim */
 	unsigned cards_done;		/* workers past the card scan (y->lock) */
 	bool cards_over;		/* every worker that joined is past it */
 	bool use_gaps;			/* swept gaps may take promoted objects */
@@ -77,7 +82,8 @@ struct ygc {
 struct yres {
 	size_t freed, copied, promoted, cset_bytes, rlive, mixed_live;
 	size_t copied_max, slots, slots_taken;	/* most one worker copied; card slots, taken by another */
-	size_t dirty_cards, remset_adds;
+	size_t dirty_cards, remset_adds, refined_slots;
+	uint64_t refined_cpu_ns;
 	uint32_t hum_eager;		/* humongous objects freed eagerly */
 	uint64_t cards_cpu_ns, evac_cpu_ns;	/* all workers' CPU in phase A and B */
 	uint64_t cards_cpu_max, evac_cpu_max;	/* the busiest worker's in each */

@@ -27,7 +27,7 @@ static int heap_geometry(const struct kgc_options *opts, struct kgc_options *o, 
 	}
 	*heap = ALIGN_UP(*heap, *rs);
 	if (*heap / *rs < 2 || *heap / *rs > (1u << 24) || o->pin_mode < 0 || o->pin_mode > 1 ||
-	    o->backend < 0 || o->backend > 2) {
+	    o->backend < 0 || o->backend > 2 || o->refine > KGC_REFINE_ALWAYS) {
 		kgci_err_set(EINVAL, "kgc_heap_create: bad options (heap %zu, region %zu)", *heap, *rs);
 		return -EINVAL;
 	}
@@ -94,6 +94,7 @@ static const struct subsystem {
 	{ kgci_stale_init, kgci_stale_destroy },	/* KGC_STALE_CHECK */
 	{ kgci_statpub_open, kgci_statpub_close },	/* KGC_STATS_PUBLISH page */
 	{ kgci_pretouch_init, kgci_pretouch_destroy },	/* the kgc-pretouch thread */
+	{ kgci_refine_init, kgci_refine_destroy },	/* the kgc-refine thread */
 };
 
 static int heap_subsystems(struct kgc_heap *h)
@@ -205,7 +206,8 @@ KGC_API int kgc_heap_destroy(kgc_heap *h)
 	}
 	pthread_mutex_unlock(&h->lock);
 	kgci_kpinwatch_destroy(h);	/* its thread detaches */
-	kgci_pretouch_destroy(h);	/* so does this one: now no thread is attached */
+	kgci_pretouch_destroy(h);	/* so do these */
+	kgci_refine_destroy(h);		/* now no thread is attached */
 	kgci_statpub_close(h);		/* no collection can run any more */
 	kgci_ext_heap_destroy(h);	/* layered libraries' heap data, e.g. libkgc-native's registry */
 	kgci_young_destroy(h);		/* its worker gang */

@@ -52,6 +52,14 @@ enum kgc_pin_mode {
 	KGC_PIN_MODE_GCLOCKER = 1,	/* pre-JEP: critical sections block GC */
 };
 
+/* Concurrent refinement (struct kgc_options.refine, KGC_REFINE): dirty cards
+ * turned into a log of reference slots between pauses by a service thread. */
+enum kgc_refine_mode {
+	KGC_REFINE_AUTO = 0,		/* while card scanning is a large part of the pause */
+	KGC_REFINE_OFF = 1,		/* every dirty card is scanned in the pause */
+	KGC_REFINE_ALWAYS = 2,		/* whenever no concurrent cycle runs (tests) */
+};
+
 /*
  * Heap options. kgc_options_init() fills defaults and then applies the KGC_*
  * environment variables (one table in options.c: KGC_HEAP_MAX, KGC_REGION_SIZE,
@@ -59,7 +67,7 @@ enum kgc_pin_mode {
  * KGC_VERIFY, KGC_CHECK, KGC_POISON, KGC_IHOP, KGC_PAUSE_GOAL_MS,
  * KGC_MIXED_LIVE, KGC_PACING, KGC_SAFEPOINT_WARN_MS, KGC_STALE_CHECK, KGC_THP,
  * KGC_UNCOMMIT_DELAY_MS, KGC_LOG, KGC_LOG_FILE, KGC_LOG_FILE_SIZE, KGC_LOG_FILE_COUNT,
- * KGC_STATS_PUBLISH).
+ * KGC_STATS_PUBLISH, KGC_REFINE).
  * A zero size means "choose".
  */
 struct kgc_options {
@@ -104,7 +112,9 @@ struct kgc_options {
 				 * (0 = default, 5) */
 	unsigned stats_publish;	/* publish stats and the region map after each collection
 				 * in /dev/shm/kgc-<pid> for kgcstat (0 = off) */
-	uint64_t reserved[1];
+	unsigned refine;	/* enum kgc_refine_mode: concurrent refinement of dirty
+				 * cards (0 = auto) */
+	uint32_t reserved1;	/* zero */
 };
 
 /*

@@ -63,6 +63,11 @@ static void membarrier_register(struct backend *be)
  * running thread of this process has executed a full barrier, so a mutator's
  * plain store of its state is visible (or the mutator sees the poll word).
  */
+bool kgci_os_membarrier_ok(struct kgc_heap *h)
+{
+	return h->be.membarrier;
+}
+
 void kgci_os_membarrier(struct kgc_heap *h)
 {
 	/* without membarrier, mutators use a seq_cst RMW and the collector's

@@ -8,7 +8,7 @@
 #include <strings.h>
 #include "gc_internal.h"
 
-enum opt_kind { O_SIZE, O_UINT, O_BOOL, O_BACKEND, O_PINMODE, O_STR };
+enum opt_kind { O_SIZE, O_UINT, O_BOOL, O_BACKEND, O_PINMODE, O_REFINE, O_STR };
 
 static const struct opt_desc {
 	const char *env;
@@ -38,6 +38,7 @@ static const struct opt_desc {
 	{ "KGC_LOG_FILE", O_STR, offsetof(struct kgc_options, log_file), "log to this file, not stderr (%p: pid)" },
 	{ "KGC_LOG_FILE_SIZE", O_SIZE, offsetof(struct kgc_options, log_file_size), "rotate the log file at this size (0: 20m)" },
 	{ "KGC_LOG_FILE_COUNT", O_UINT, offsetof(struct kgc_options, log_file_count), "rotated log files kept (0: 5)" },
+	{ "KGC_REFINE", O_REFINE, offsetof(struct kgc_options, refine), "auto|off|always: concurrent refinement of dirty cards" },
 	{ "KGC_STATS_PUBLISH", O_BOOL, offsetof(struct kgc_options, stats_publish), "publish stats in /dev/shm/kgc-<pid> for kgcstat" },
 };
 
@@ -112,6 +113,16 @@ static int option_parse(struct kgc_options *o, const struct opt_desc *d, const c
 			*(int *)p = KGC_PIN_MODE_PIN;
 		else if (!strcasecmp(v, "gclocker"))
 			*(int *)p = KGC_PIN_MODE_GCLOCKER;
+		else
+			bad = 1;
+		break;
+	case O_REFINE:
+		if (!strcasecmp(v, "auto"))
+			*(unsigned *)p = KGC_REFINE_AUTO;
+		else if (!strcasecmp(v, "off"))
+			*(unsigned *)p = KGC_REFINE_OFF;
+		else if (!strcasecmp(v, "always"))
+			*(unsigned *)p = KGC_REFINE_ALWAYS;
 		else
 			bad = 1;
 		break;

@@ -101,6 +101,11 @@ static const struct mode modes[] = {
 	{ "poison", "KGC_POISON=1 KGC_HEAP_MAX=64m KGC_REGION_SIZE=1m KGC_YOUNG_SIZE=6m KGC_IHOP=10", 0 },
 	{ "checked", "KGC_CHECK=1 KGC_HEAP_MAX=64m KGC_REGION_SIZE=1m KGC_YOUNG_SIZE=6m KGC_IHOP=10", 0 },
 	{ "gc1", "KGC_GC_THREADS=1 KGC_HEAP_MAX=64m KGC_REGION_SIZE=1m KGC_YOUNG_SIZE=6m KGC_IHOP=10", 0 },
+	/* concurrent refinement between every pause (refine.c: not while a
+	 * cycle runs, so marking is rare here) */
+	{ "refine", "KGC_REFINE=always KGC_HEAP_MAX=96m KGC_REGION_SIZE=1m KGC_YOUNG_SIZE=6m KGC_IHOP=60", 0 },
+	{ "refine-pins", "KGC_REFINE=always KGC_HEAP_MAX=64m KGC_REGION_SIZE=1m KGC_YOUNG_SIZE=4m KGC_TENURE=1 "
+			 "KGC_IHOP=30 KGC_MIXED_LIVE=30", F_PINHEAVY },
 	/* the issue-14 shape: pins held across young GCs during marking */
 	{ "pins", "KGC_HEAP_MAX=48m KGC_REGION_SIZE=1m KGC_YOUNG_SIZE=4m KGC_TENURE=1 KGC_IHOP=3", F_PINHEAVY },
 	{ "pins-mixed", "KGC_HEAP_MAX=48m KGC_REGION_SIZE=1m KGC_YOUNG_SIZE=4m KGC_TENURE=1 KGC_IHOP=3 "
