@@ -602,6 +602,7 @@ bool kgci_policy_pretouch_thread(struct kgc_heap *h);
 uint32_t kgci_policy_pretouch_ahead(struct kgc_heap *h);
 uint64_t kgci_policy_refine_period_ns(struct kgc_heap *h);	/* 0: no refinement now */
 size_t kgci_policy_refine_keep(struct kgc_heap *h);		/* dirty cards left to the pause */
+uint64_t kgci_policy_refine_delay_ns(struct kgc_heap *h);	/* none that soon after a pause */
 uint32_t kgci_policy_tospace_backed(struct kgc_heap *h);
 unsigned kgci_policy_tenure(struct kgc_heap *h);
 bool kgci_policy_should_full(struct kgc_heap *h);

@@ -757,6 +757,21 @@ size_t kgci_policy_refine_keep(struct kgc_heap *h)
 			(p->card_ns ? p->card_ns : 500.0));
 }
 
+/*
+ * Refinement starts REFINE_DELAY_NS after a pause. A collection that comes
+ * sooner (mutators allocating at full speed) scans its cards itself: they
+ * are few, and most of what refinement did would be redone - its cards
+ * dirtied again - on CPUs the mutators use (LRU at full speed: -10%
+ * throughput refining from the start). Where collections are far apart
+ * (the same cache at a fixed request rate) cards pile up and CPUs idle.
+ */
+#define REFINE_DELAY_NS 50000000ull
+
+uint64_t kgci_policy_refine_delay_ns(struct kgc_heap *h)
+{
+	return h->opt.refine == KGC_REFINE_ALWAYS ? 0 : REFINE_DELAY_NS;
+}
+
 /* Young GC workers: KGC_GC_THREADS, else one per CPU up to 4 (1 for tiny heaps). */
 unsigned kgci_policy_gc_threads(struct kgc_heap *h)
 {

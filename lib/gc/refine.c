@@ -43,7 +43,8 @@
 #include <time.h>
 #include "gc_internal.h"
 
-#define REFINE_BATCH	256		/* cards per membarrier */
+#define REFINE_BATCH	128		/* cards per membarrier (and per safepoint poll) */
+#define REFINE_SCAN_SHARE 20		/* wait at least 20x what looking for dirty cards took */
 #define REFINE_LOG_MAX	((size_t)1 << 21)	/* slots (16 MiB); beyond, cards stay dirty */
 
 struct refine {
@@ -56,6 +57,7 @@ struct refine {
 	 * pauses (a safepoint orders the two). */
 	uint32_t *regions, nregions, cursor;	/* regions it may parse; the next one */
 	size_t keep;				/* dirty cards left for the pause to scan */
+	uint64_t start_ns;			/* no refinement before (kgci_now_ns) */
 	kgc_obj **log;
 	size_t nlog, log_cap;
 	bool log_full, sorted;		/* sorted: for the verifier's lookups */
@@ -210,15 +212,16 @@ static size_t dirty_cards(struct kgc_heap *h, struct region *r)
  * policy's), down to half that. A card refined now and dirtied again
  * before the pause is work done twice; the ones left the pause scans.
  */
-static void refine_pass(struct kgc_heap *h, struct refine *rf, struct kgc_thread *t)
+static void refine_pass(struct kgc_heap *h, struct refine *rf, struct kgc_thread *t, uint64_t *scan_ns)
 {
 	char *batch[REFINE_BATCH];
 	unsigned nb = 0;
-	uint64_t seq = rf->seq;
+	uint64_t seq = rf->seq, t0 = kgci_now_ns();
 	size_t dirty = 0, todo;
 
 	for (uint32_t k = 0; k < rf->nregions && dirty <= rf->keep; k++)
 		dirty += dirty_cards(h, &h->regions[rf->regions[k]]);
+	*scan_ns = kgci_now_ns() - t0;
 	if (dirty <= rf->keep)
 		return;
 	todo = dirty - rf->keep / 2;
@@ -255,6 +258,7 @@ static void *refine_main(void *arg)
 	struct kgc_heap *h = arg;
 	struct refine *rf = h->refine;
 	struct kgc_thread *t;
+	uint64_t scan_ns = 0, wait;
 
 	if (kgci_thread_attach_service(h, "kgc-refine", &t)) {
 		pthread_mutex_lock(&rf->lock);
@@ -269,8 +273,13 @@ static void *refine_main(void *arg)
 			if (rf->period_ns) {
 				struct timespec ts;
 
+				/* a large heap's card table takes long to look
+				 * through: keep that to 1/REFINE_SCAN_SHARE of a CPU */
+				wait = rf->period_ns > scan_ns * REFINE_SCAN_SHARE ? rf->period_ns
+										   : scan_ns * REFINE_SCAN_SHARE;
 				clock_gettime(CLOCK_MONOTONIC, &ts);
-				ts.tv_nsec += (long)rf->period_ns;
+				ts.tv_sec += (time_t)(wait / 1000000000ull);
+				ts.tv_nsec += (long)(wait % 1000000000ull);
 				ts.tv_sec += ts.tv_nsec / 1000000000L;
 				ts.tv_nsec %= 1000000000L;
 				pthread_cond_timedwait(&rf->cond, &rf->lock, &ts);
@@ -281,11 +290,11 @@ static void *refine_main(void *arg)
 		if (rf->stop)
 			break;
 		rf->kick = false;
-		if (!rf->period_ns)
+		if (!rf->period_ns || kgci_now_ns() < rf->start_ns)
 			continue;
 		pthread_mutex_unlock(&rf->lock);
 		kgc_leave_native(t);
-		refine_pass(h, rf, t);
+		refine_pass(h, rf, t, &scan_ns);
 		kgc_enter_native(t);
 		pthread_mutex_lock(&rf->lock);
 	}
@@ -316,6 +325,7 @@ void kgci_refine_after_pause(struct kgc_heap *h)
 	 * pauses), nor without the barrier hand-off */
 	period = kgci_cm_idle(h) && kgci_os_membarrier_ok(h) ? kgci_policy_refine_period_ns(h) : 0;
 	rf->keep = kgci_policy_refine_keep(h);
+	rf->start_ns = kgci_now_ns() + kgci_policy_refine_delay_ns(h);
 	if (period && rf->regions)
 		for (uint32_t i = 0; i < h->nregions; i++)
 			if (refinable(&h->regions[i]))
