@@ -141,8 +141,9 @@ void kgci_collect_run(struct kgc_heap *h, int kind, int reason)
 		full_pause(h, GCR_YOUNG_FAILED);
 	else if (kind != KGC_GC_YOUNG)
 		full_pause(h, reason);
+	kgci_refine_after_pause(h);	/* the next log, from a snapshot of this heap (the
+					 * marker still off: the cycle's state holds still) */
 	kgci_cm_pause_end(h);
-	kgci_refine_after_pause(h);	/* the next log, from a snapshot of this heap */
 	if (h->statpub)
 		kgci_statpub_update(h);	/* KGC_STATS_PUBLISH: kgcstat's page */
 }

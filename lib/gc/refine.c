@@ -57,7 +57,7 @@ struct refine {
 	 * pauses (a safepoint orders the two). */
 	uint32_t *regions, nregions, cursor;	/* regions it may parse; the next one */
 	size_t keep;				/* dirty cards left for the pause to scan */
-	uint64_t start_ns;			/* no refinement before (kgci_now_ns) */
+	uint64_t start_ns;			/* rf->lock: no refinement before (kgci_now_ns) */
 	kgc_obj **log;
 	size_t nlog, log_cap;
 	bool log_full, sorted;		/* sorted: for the verifier's lookups */
@@ -325,7 +325,6 @@ void kgci_refine_after_pause(struct kgc_heap *h)
 	 * pauses), nor without the barrier hand-off */
 	period = kgci_cm_idle(h) && kgci_os_membarrier_ok(h) ? kgci_policy_refine_period_ns(h) : 0;
 	rf->keep = kgci_policy_refine_keep(h);
-	rf->start_ns = kgci_now_ns() + kgci_policy_refine_delay_ns(h);
 	if (period && rf->regions)
 		for (uint32_t i = 0; i < h->nregions; i++)
 			if (refinable(&h->regions[i]))
@@ -336,6 +335,7 @@ void kgci_refine_after_pause(struct kgc_heap *h)
 		rf->started = !rf->failed;
 	}
 	rf->period_ns = rf->regions ? period : 0;
+	rf->start_ns = kgci_now_ns() + kgci_policy_refine_delay_ns(h);
 	rf->kick = true;
 	pthread_cond_signal(&rf->cond);
 	pthread_mutex_unlock(&rf->lock);
