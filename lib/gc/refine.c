@@ -219,6 +219,8 @@ static void refine_pass(struct kgc_heap *h, struct refine *rf, struct kgc_thread
 	uint64_t seq = rf->seq, t0 = kgci_now_ns();
 	size_t dirty = 0, todo;
 
+	if (rf->log_full)
+		return;		/* until the pause consumes it */
 	for (uint32_t k = 0; k < rf->nregions && dirty <= rf->keep; k++)
 		dirty += dirty_cards(h, &h->regions[rf->regions[k]]);
 	*scan_ns = kgci_now_ns() - t0;
@@ -230,7 +232,7 @@ static void refine_pass(struct kgc_heap *h, struct refine *rf, struct kgc_thread
 		uint8_t *c = card_for(h, r->bottom);
 		size_t nc = (size_t)(r->top - r->bottom + (1u << KGC_CARD_SHIFT) - 1) >> KGC_CARD_SHIFT;
 
-		for (size_t i = 0; i < nc; i++) {
+		for (size_t i = 0; i < nc && todo && !rf->log_full; i++) {
 			if ((i & 7) == 0 && i + 8 <= nc &&
 			    __atomic_load_n((uint64_t *)(void *)(c + i), __ATOMIC_RELAXED) == ~0ull) {
 				i += 7;	/* 8 clean cards */
@@ -239,7 +241,8 @@ static void refine_pass(struct kgc_heap *h, struct refine *rf, struct kgc_thread
 			if (__atomic_load_n(&c[i], __ATOMIC_RELAXED) != CARD_DIRTY)
 				continue;
 			batch[nb++] = r->bottom + (i << KGC_CARD_SHIFT);
-			if (nb < REFINE_BATCH && --todo)
+			todo--;
+			if (nb < REFINE_BATCH && todo)
 				continue;
 			refine_batch(h, rf, batch, nb);
 			nb = 0;
