@@ -621,6 +621,8 @@ static void ygc_record(struct ygc *y, struct yres *res)
 	f->copied = res->copied;
 	f->promoted = res->promoted;
 	h->st.humongous_eager += res->hum_eager;
+	h->st.refined_cards += f->refined_cards;
+	h->st.refined_slots += f->refined_slots;
 	if (res->hum_eager)
 		kgci_log_line(h, LOG_HEAP, "humongous: %u dead primitive arrays freed eagerly", res->hum_eager);
 	if (res->nmixed) {

@@ -896,7 +896,9 @@ kgc_obj kgc_alloc_array_pinned(kgc_thread *t, kgc_type_id array_type, size_t len
 	X(uint64_t, mark_assists, "times allocating threads marked for a cycle falling behind, instead of sleeping") \
 	X(uint64_t, mark_assist_ns, "time in those assists") \
 	X(uint64_t, mark_assist_bytes, "bytes of old objects they marked") \
-	X(uint64_t, humongous_eager, "dead humongous primitive arrays young collections freed (eager reclaim)")
+	X(uint64_t, humongous_eager, "dead humongous primitive arrays young collections freed (eager reclaim)") \
+	X(uint64_t, refined_cards, "dirty cards concurrent refinement turned into logged slots between pauses") \
+	X(uint64_t, refined_slots, "slots logged by it that young pauses read instead of scanning those cards")
 
 #define KGC__STAT_FIELD(type, name, what) type name;
 #define KGC__STAT_ARRAY(type, name, n, what) type name[n];

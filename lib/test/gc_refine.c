@@ -138,6 +138,7 @@ static void teardown(void)
 
 static void test_young(void)
 {
+	struct kgc_stats st;
 	kgc_obj y;
 
 	setup("always");
@@ -151,6 +152,8 @@ static void test_young(void)
 	T_ASSERT_EQ(*card_for(h, (char *)old_node(0) + N_LEFT), CARD_DIRTY);
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);
 	check_young(1000000, true);	/* survivors now, found through the log */
+	kgc_stats_get(h, &st, sizeof(st));
+	T_ASSERT(st.refined_cards >= NBIG && st.refined_slots >= NOLD + NBIG);	/* this pause's */
 	/* still old->young: dirty again, or refined again since (racing) */
 	T_ASSERT_EQ(cards_in(CARD_CLEAN), (size_t)0);
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_FULL), 0);
@@ -173,6 +176,7 @@ static void test_full(void)
 
 static void test_off(void)
 {
+	struct kgc_stats st;
 	uint64_t c, s, p;
 
 	setup("off");
@@ -183,6 +187,9 @@ static void test_off(void)
 	T_ASSERT_EQ(cards_in(CARD_DIRTY), (size_t)(NOLD + NBIG));
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);
 	check_young(4000000, true);
+	kgc_stats_get(h, &st, sizeof(st));
+	T_ASSERT_EQ(st.refined_cards, 0);
+	T_ASSERT_EQ(st.refined_slots, 0);
 	teardown();
 }
 
