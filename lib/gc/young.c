@@ -158,12 +158,14 @@ static void track_ref(struct yworker *w, struct region *tr, kgc_obj *slot)
 static void heap_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 {
 	/* atomic: a slot both logged by refinement and on a dirty card again
-	 * is visited by two workers; both store the same new location */
-	kgc_obj o = __atomic_load_n(slot, __ATOMIC_RELAXED), n = process(ctx, o);
+	 * is visited by two workers; both store the same new location. Release
+	 * and acquire: the second one then reads the to-space region of that
+	 * location, which a third worker took (its flags) and copied into */
+	kgc_obj o = __atomic_load_n(slot, __ATOMIC_ACQUIRE), n = process(ctx, o);
 	struct region *nr, *sr;
 
 	if (n != o)
-		__atomic_store_n(slot, n, __ATOMIC_RELAXED);
+		__atomic_store_n(slot, n, __ATOMIC_RELEASE);
 	nr = region_of(h, n);
 	if (!young_after(nr) && !tracked_target(nr))
 		return;
