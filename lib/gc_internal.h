@@ -677,6 +677,29 @@ static inline uint32_t card_index(const struct kgc_heap *h, const void *p)
 #define CARD_CLEAN 0xff
 #define CARD_DIRTY 0
 #define CARD_REFINED 0xfe	/* not dirty: its slots are in the refinement log (refine.c) */
+
+/* Cards of r below its top. */
+static inline size_t region_ncards(const struct region *r)
+{
+	return (size_t)(r->top - r->bottom + (1u << KGC_CARD_SHIFT) - 1) >> KGC_CARD_SHIFT;
+}
+
+/* The first of the cards c[i..nc) that is not clean (nc if none), eight
+ * clean ones at a time where c[i] is 8-aligned. Atomic loads: mutators and
+ * other workers dirty cards meanwhile (c: a region's first card, aligned). */
+static inline size_t card_next_unclean(const uint8_t *c, size_t i, size_t nc)
+{
+	for (; i < nc; i++) {
+		if ((i & 7) == 0 && i + 8 <= nc &&
+		    __atomic_load_n((const uint64_t *)(const void *)(c + i), __ATOMIC_RELAXED) == ~0ull) {
+			i += 7;
+			continue;
+		}
+		if (__atomic_load_n(&c[i], __ATOMIC_RELAXED) != CARD_CLEAN)
+			break;
+	}
+	return i < nc ? i : nc;
+}
 void kgci_bot_record(struct kgc_heap *h, struct region *r, char *start, size_t size);
 void kgci_bot_rebuild(struct kgc_heap *h, struct region *r);
 char *kgci_bot_block_start(struct kgc_heap *h, struct region *r, const char *card_start);
@@ -740,7 +763,7 @@ kgci_obj_refs_range_inline(struct kgc_heap *h, kgc_obj o, char *lo, char *hi, sl
 		for (uint32_t i = 0; i < ti->nrefs; i++) {
 			kgc_obj *s = (kgc_obj *)((char *)o + ti->ref_offsets[i]);
 
-			if ((char *)s >= lo && (char *)s < hi && *s)
+			if ((char *)s >= lo && (char *)s < hi && __atomic_load_n(s, __ATOMIC_RELAXED))
 				fn(h, s, ctx);
 		}
 		break;
@@ -753,12 +776,38 @@ kgci_obj_refs_range_inline(struct kgc_heap *h, kgc_obj o, char *lo, char *hi, sl
 		if ((char *)e > hi)
 			e = (kgc_obj *)hi;
 		for (; s < e; s++)
-			if (*s)
+			if (__atomic_load_n(s, __ATOMIC_RELAXED))
 				fn(h, s, ctx);
 		break;
 	}
 	default:
 		break;
+	}
+}
+
+/*
+ * Every non-null reference slot on the card at cs of old or humongous
+ * region r, inline as above: the objects covering [cs, cs + card) found
+ * through the block offset table (the young pause's card scan, refine.c).
+ * Headers are read atomically: another worker may CAS one meanwhile.
+ */
+static inline __attribute__((always_inline)) void
+kgci_card_refs_inline(struct kgc_heap *h, struct region *r, char *cs, slot_fn fn, void *ctx)
+{
+	char *ce = cs + (1u << KGC_CARD_SHIFT), *top = r->top;
+
+	if (cs >= top)
+		return;
+	if (r->type == RT_HUM_START || r->type == RT_HUM_CONT) {
+		kgci_obj_refs_range_inline(h, (kgc_obj)h->regions[r->hum_start].bottom, cs, ce, fn, ctx);
+		return;
+	}
+	for (char *p = kgci_bot_block_start(h, r, cs); p < ce && p < top;) {
+		size_t sz = obj_size_h(p, __atomic_load_n(obj_hdr(p), __ATOMIC_RELAXED));
+
+		if (p + sz > cs)
+			kgci_obj_refs_range_inline(h, (kgc_obj)p, cs, ce, fn, ctx);
+		p += sz;
 	}
 }
 

@@ -97,62 +97,14 @@ static bool log_slot(struct refine *rf, kgc_obj *s)
 	return true;
 }
 
-/* Object o's slots in [lo, hi) that are wanted, into the log; false if it is
- * full. Slots are read atomically: mutators store to them meanwhile. */
-static bool log_refs(struct kgc_heap *h, struct refine *rf, kgc_obj o, uint64_t hd, char *lo, char *hi)
+/* A reference slot on a card being refined: into the log if the young
+ * pause needs it. The log full: rf->log_full, the card stays dirty. */
+static void refine_slot(struct kgc_heap *h, kgc_obj *s, void *ctx)
 {
-	kgc_obj *s, *e;
+	struct refine *rf = ctx;
 
-	switch (hdr_kind(hd)) {
-	case KIND_INSTANCE: {
-		const struct type_info *ti = type_get(h, hdr_type(hd));
-
-		for (uint32_t i = 0; i < ti->nrefs; i++) {
-			s = (kgc_obj *)((char *)o + ti->ref_offsets[i]);
-			if ((char *)s >= lo && (char *)s < hi &&
-			    wanted(h, s, __atomic_load_n(s, __ATOMIC_RELAXED)) && !log_slot(rf, s))
-				return false;
-		}
-		return true;
-	}
-	case KIND_REF_ARRAY:
-		s = (kgc_obj *)kgc_array_data(o);
-		e = s + kgc_array_length(o);
-		if ((char *)s < lo)
-			s = (kgc_obj *)lo;
-		if ((char *)e > hi)
-			e = (kgc_obj *)hi;
-		for (; s < e; s++)
-			if (wanted(h, s, __atomic_load_n(s, __ATOMIC_RELAXED)) && !log_slot(rf, s))
-				return false;
-		return true;
-	default:
-		return true;
-	}
-}
-
-/* The card at cs (refined, after the membarrier): its wanted slots into the log. */
-static bool refine_card(struct kgc_heap *h, struct refine *rf, char *cs)
-{
-	struct region *r = region_of(h, cs);
-	char *ce = cs + (1u << KGC_CARD_SHIFT), *top = r->top;
-
-	if (cs >= top)
-		return true;
-	if (r->type != RT_OLD) {
-		kgc_obj o = (kgc_obj)h->regions[r->hum_start].bottom;
-
-		return log_refs(h, rf, o, __atomic_load_n(obj_hdr(o), __ATOMIC_RELAXED), cs, ce);
-	}
-	for (char *p = kgci_bot_block_start(h, r, cs); p < ce && p < top;) {
-		uint64_t hd = __atomic_load_n(obj_hdr(p), __ATOMIC_RELAXED);
-		size_t sz = obj_size_h(p, hd);
-
-		if (p + sz > cs && !log_refs(h, rf, (kgc_obj)p, hd, cs, ce))
-			return false;
-		p += sz;
-	}
-	return true;
+	if (!rf->log_full && wanted(h, s, __atomic_load_n(s, __ATOMIC_RELAXED)) && !log_slot(rf, s))
+		rf->log_full = true;
 }
 
 /* Refine n dirty cards: mark them, the barrier handshake, log their slots.
@@ -169,10 +121,11 @@ static void refine_batch(struct kgc_heap *h, struct refine *rf, char **cs, unsig
 	for (unsigned i = 0; i < n; i++) {
 		size_t mark = rf->nlog;
 
-		if (refine_card(h, rf, cs[i]))
+		/* slots are read atomically: mutators store to them meanwhile */
+		kgci_card_refs_inline(h, region_of(h, cs[i]), cs[i], refine_slot, rf);
+		if (!rf->log_full)
 			continue;
 		rf->nlog = mark;
-		rf->log_full = true;
 		for (; i < n; i++)
 			__atomic_store_n(card_for(h, cs[i]), CARD_DIRTY, __ATOMIC_RELAXED);
 		break;
@@ -193,16 +146,10 @@ static bool refine_poll(struct refine *rf, struct kgc_thread *t, uint64_t seq)
 static size_t dirty_cards(struct kgc_heap *h, struct region *r)
 {
 	uint8_t *c = card_for(h, r->bottom);
-	size_t nc = (size_t)(r->top - r->bottom + (1u << KGC_CARD_SHIFT) - 1) >> KGC_CARD_SHIFT, n = 0;
+	size_t nc = region_ncards(r), n = 0;
 
-	for (size_t i = 0; i < nc; i++) {
-		if ((i & 7) == 0 && i + 8 <= nc &&
-		    __atomic_load_n((uint64_t *)(void *)(c + i), __ATOMIC_RELAXED) == ~0ull) {
-			i += 7;
-			continue;
-		}
+	for (size_t i = card_next_unclean(c, 0, nc); i < nc; i = card_next_unclean(c, i + 1, nc))
 		n += __atomic_load_n(&c[i], __ATOMIC_RELAXED) == CARD_DIRTY;
-	}
 	return n;
 }
 
@@ -230,14 +177,10 @@ static void refine_pass(struct kgc_heap *h, struct refine *rf, struct kgc_thread
 	for (; rf->cursor < rf->nregions && !rf->log_full && todo; rf->cursor++) {
 		struct region *r = &h->regions[rf->regions[rf->cursor]];
 		uint8_t *c = card_for(h, r->bottom);
-		size_t nc = (size_t)(r->top - r->bottom + (1u << KGC_CARD_SHIFT) - 1) >> KGC_CARD_SHIFT;
+		size_t nc = region_ncards(r);
 
-		for (size_t i = 0; i < nc && todo && !rf->log_full; i++) {
-			if ((i & 7) == 0 && i + 8 <= nc &&
-			    __atomic_load_n((uint64_t *)(void *)(c + i), __ATOMIC_RELAXED) == ~0ull) {
-				i += 7;	/* 8 clean cards */
-				continue;
-			}
+		for (size_t i = card_next_unclean(c, 0, nc); i < nc && todo && !rf->log_full;
+		     i = card_next_unclean(c, i + 1, nc)) {
 			if (__atomic_load_n(&c[i], __ATOMIC_RELAXED) != CARD_DIRTY)
 				continue;
 			batch[nb++] = r->bottom + (i << KGC_CARD_SHIFT);

@@ -202,34 +202,12 @@ static void card_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 	w->slots[w->nslots++] = slot;
 }
 
-/* kgci_obj_iterate_refs_range with card_slot inlined: a dirty card of a
+/* kgci_card_refs_inline with card_slot inlined: a dirty card of a
  * reference array (a hash table's buckets) is 64 slots, each one call
  * through a pointer otherwise. */
-static inline void card_obj(struct kgc_heap *h, struct yworker *w, kgc_obj o, char *lo, char *hi)
-{
-	kgci_obj_refs_range_inline(h, o, lo, hi, card_slot, w);
-}
-
 static void scan_card(struct yworker *w, struct region *r, char *cs)
 {
-	struct kgc_heap *h = w->y->h;
-	char *ce = cs + (1u << KGC_CARD_SHIFT), *top = r->top;
-
-	if (cs >= top)
-		return;
-	if (r->type == RT_HUM_START || r->type == RT_HUM_CONT) {
-		kgc_obj o = (kgc_obj)h->regions[r->hum_start].bottom;
-
-		card_obj(h, w, o, cs, ce);
-		return;
-	}
-	for (char *p = kgci_bot_block_start(h, r, cs); p < ce && p < top;) {
-		size_t sz = obj_size(p);
-
-		if (p + sz > cs)
-			card_obj(h, w, (kgc_obj)p, cs, ce);
-		p += sz;
-	}
+	kgci_card_refs_inline(w->y->h, r, cs, card_slot, w);
 }
 
 /*
@@ -271,20 +249,14 @@ static void scan_cards(struct yworker *w)
 	while ((k = atomic_fetch_add(&y->card_next, 1)) < y->nold) {
 		struct region *r = &h->regions[y->old_list[k]];
 		uint8_t *c = card_for(h, r->bottom);
-		size_t nc = (size_t)(r->top - r->bottom + (1u << KGC_CARD_SHIFT) - 1) >> KGC_CARD_SHIFT;
+		size_t nc = region_ncards(r);
 		unsigned nb = 0;
 
-		for (size_t i = 0; i < nc; i++) {
-			uint8_t v;
+		/* atomic: other workers dirty cards of retained targets
+		 * (track_ref) while this one scans */
+		for (size_t i = card_next_unclean(c, 0, nc); i < nc; i = card_next_unclean(c, i + 1, nc)) {
+			uint8_t v = __atomic_load_n(&c[i], __ATOMIC_RELAXED);
 
-			/* atomic: other workers dirty cards of retained targets
-			 * (track_ref) while this one scans; 8 clean cards at a time */
-			if ((i & 7) == 0 && i + 8 <= nc &&
-			    __atomic_load_n((uint64_t *)(void *)(c + i), __ATOMIC_RELAXED) == ~0ull) {
-				i += 7;
-				continue;
-			}
-			v = __atomic_load_n(&c[i], __ATOMIC_RELAXED);
 			if (v == CARD_REFINED)	/* its slots are in the log: clean, unless dirtied since */
 				__atomic_compare_exchange_n(&c[i], &v, CARD_CLEAN, false, __ATOMIC_RELAXED,
 							    __ATOMIC_RELAXED);
