@@ -32,7 +32,7 @@ D            := $(DESTDIR)
 DKMS_DEST    := $(D)$(DKMSDIR)/kgc-$(DKMS_VERSION)
 
 .PHONY: install uninstall install-build
-install-build:
+install-build: deps-build
 	$(MAKE) -C lib
 	$(MAKE) -C lib -B build/libkgc.pc build/libkgc-native.pc \
 		PREFIX=$(PREFIX) LIBDIR=$(LIBDIR) INCLUDEDIR=$(INCLUDEDIR)

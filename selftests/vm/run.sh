@@ -47,7 +47,7 @@ vm_accel=${KGC_VM_ACCEL:-tcg,thread=single}
 jobs=$(nproc)
 
 phase "installing packages (scripts/deps.sh)"
-bash scripts/deps.sh
+bash scripts/deps.sh check
 
 [ -f "$kmod_dir/Makefile" ] || [ -f "$kmod_dir/Kbuild" ] ||
 	die "$kmod_dir/Makefile not found: the kernel module (kmod/) is not in this tree yet"
