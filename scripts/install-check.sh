@@ -121,7 +121,10 @@ int main(void)
 	return kgc_heap_destroy(h);
 }
 C
-(cd "$tmp/src" && cc -std=gnu11 -pthread $(pkg-config --cflags libkgc-jni) jni.c -o jnitest \
+# the JDK's include directories are the system's, not the DESTDIR's (the sysroot prefix is undone)
+jh=$(pkg-config --variable=jni_home libkgc-jni)	# sysroot-prefixed
+jcf=$(pkg-config --cflags libkgc-jni | sed "s|$jh|${jh#"$root"}|g")
+(cd "$tmp/src" && cc -std=gnu11 -pthread $jcf jni.c -o jnitest \
 	$(pkg-config --libs libkgc-jni)) || fail "a JNI program does not build against the install (pkg-config libkgc-jni)"
 [ -x "$tmp/src/jnitest" ] && { out=$(LD_LIBRARY_PATH=$lib "$tmp/src/jnitest"); [ "$out" = "jni ok 5 6 a0000" ] || fail "jni program: $out"; }
 ok "JNI program (pkg-config libkgc-jni, the JDK's <jni.h>) against the shared libraries"

@@ -74,7 +74,7 @@ static inline const char *jt_exc_class(void)
 static atomic_int jt_stop;
 static atomic_int jt_gcs;	/* collections the thread completed */
 
-static void *jt_gc_thread(void *arg)
+static __attribute__((unused)) void *jt_gc_thread(void *arg)
 {
 	unsigned long long seed = (unsigned long long)(uintptr_t)arg;
 	kgc_obj keep[8] = { NULL };

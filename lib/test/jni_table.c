@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * jni_table: the JNIEnv and JavaVM function tables have the JDK's layout
+ * and no slot is NULL: every slot of JNINativeInterface_ (all 234, the
+ * reserved ones too) and of JNIInvokeInterface_ holds a function;
+ * GetPrimitiveArrayCritical sits in slot 222 as <jni.h> says; a function
+ * libkgc-jni does not implement (DefineClass, MonitorEnter, GetModule)
+ * aborts with a message naming it instead of jumping to NULL; GetVersion
+ * is JNI 10. kgc_native_set_env_ops refuses a bad size (-EINVAL) and a
+ * second set (-EBUSY).
+ */
+#include <stddef.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include "jni_test.h"
+
+/* Runs fn in a child; returns its stderr (static) after checking it died of SIGABRT. */
+static const char *dies(void (*fn)(JNIEnv *), JNIEnv *env)
+{
+	static char buf[1024];
+	int p[2], st;
+	ssize_t n, got = 0;
+	pid_t pid;
+
+	T_ASSERT_EQ(pipe(p), 0);
+	pid = fork();
+	T_ASSERT(pid >= 0);
+	if (!pid) {
+		dup2(p[1], 2);
+		kgc_enter_native(jt_t);
+		fn(env);
+		_exit(0);
+	}
+	close(p[1]);
+	while ((n = read(p[0], buf + got, sizeof(buf) - 1 - (size_t)got)) > 0)
+		got += n;
+	buf[got] = 0;
+	close(p[0]);
+	T_ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGABRT)
+		T_FAIL("the child did not abort (status %#x): %s", st, buf);
+	return buf;
+}
+
+static void define_class(JNIEnv *env)
+{
+	(*env)->DefineClass(env, "x/Y", NULL, (const jbyte *)"", 0);
+}
+
+static void monitor_enter(JNIEnv *env)
+{
+	(*env)->MonitorEnter(env, NULL);
+}
+
+static void get_module(JNIEnv *env)
+{
+	(*env)->GetModule(env, NULL);
+}
+
+int main(void)
+{
+	const struct JNINativeInterface_ *fns;
+	const struct JNIInvokeInterface_ *vfns;
+	struct kgc_native_env_ops ops = { .size = 8 };
+	size_t n, nv;
+	JNIEnv *env;
+	const char *msg;
+
+	jt_setup(64u << 20, 0);
+	T_ASSERT_EQ(kgc_jni_env(jt_vm, jt_t, &env), 0);
+	fns = *env;
+	vfns = *jt_vm;
+	n = sizeof(*fns) / sizeof(void *);
+	nv = sizeof(*vfns) / sizeof(void *);
+	T_ASSERT_EQ(n, 234);
+	T_ASSERT_EQ(nv, 8);
+	for (size_t i = 0; i < n; i++)
+		if (!((void *const *)fns)[i])
+			T_FAIL("JNIEnv slot %zu is NULL", i);
+	for (size_t i = 0; i < nv; i++)
+		if (!((void *const *)vfns)[i])
+			T_FAIL("JavaVM slot %zu is NULL", i);
+	T_ASSERT_EQ(offsetof(struct JNINativeInterface_, GetPrimitiveArrayCritical) / sizeof(void *),
+		    222);
+	T_ASSERT_EQ(fns->GetVersion(env), JNI_VERSION_10);
+
+	msg = dies(define_class, env);
+	T_ASSERT(strstr(msg, "JNI DefineClass: not implemented"));
+	printf("DefineClass: %s", msg);
+	T_ASSERT(strstr(dies(monitor_enter, env), "JNI MonitorEnter: not implemented"));
+	T_ASSERT(strstr(dies(get_module, env), "JNI GetModule: not implemented"));
+
+	/* the bridge's env hooks: a bad struct, then a second provider */
+	ops.enter = (void *(*)(void *, kgc_thread *, kgc_jclass, int, void **))1;
+	ops.leave = (int (*)(void *, kgc_thread *, void *, kgc_obj *, char **))1;
+	T_ASSERT_EQ(kgc_native_set_env_ops(jt_heap, &ops, NULL), -EINVAL);
+	ops.size = sizeof(ops);
+	ops.reserved[1] = 1;
+	T_ASSERT_EQ(kgc_native_set_env_ops(jt_heap, &ops, NULL), -EINVAL);
+	ops.reserved[1] = 0;
+	T_ASSERT_EQ(kgc_native_set_env_ops(jt_heap, &ops, NULL), -EBUSY);	/* the VM's are set */
+	T_ASSERT(strstr(kgc_last_error(), "already"));
+	jt_teardown();
+	printf("jni_table: ok\n");
+	return 0;
+}
