@@ -131,6 +131,8 @@ struct kgcj_env {
 	kgc_thread *t;
 	bool own_thread;		/* attached by AttachCurrentThread */
 	struct kgcj_chunk *top, *spare;
+	struct kgcj_chunk *grave;	/* checked mode: ended chunks kept unused a while */
+	uint32_t ngrave;
 	struct kgcj_mark *marks;
 	uint32_t nmarks, capmarks;
 	kgc_handle exc;			/* roots the pending exception */

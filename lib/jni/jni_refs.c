@@ -35,7 +35,7 @@ static void check_local(struct kgcj_env *e, jobject r, const char *fn)
 
 	if (c && (kgc_obj *)r - c->slots >= c->f.nslots)
 		kgcj_fatal(fn, "local reference %p used after its local frame ended", (void *)r);
-	if (!c && chunk_of(e->spare, r))
+	if (!c && (chunk_of(e->grave, r) || chunk_of(e->spare, r)))
 		kgcj_fatal(fn, "local reference %p used after its local frame ended "
 			   "(the native call or PushLocalFrame that made it returned)", (void *)r);
 }
@@ -109,6 +109,35 @@ int kgcj_mark_push(struct kgcj_env *e, uint32_t capacity, bool call)
 	return 0;
 }
 
+/*
+ * Checked mode keeps ended chunks out of use for the next GRAVE_CHUNKS
+ * ends, so that a local used after its frame points into one of them
+ * (not into a slot reused by a newer local) and is caught.
+ */
+#define GRAVE_CHUNKS 1024
+
+static void chunk_retire(struct kgcj_env *e, struct kgcj_chunk *c)
+{
+	if (!e->vm->checked) {
+		c->prev = e->spare;
+		e->spare = c;
+		return;
+	}
+	if (e->ngrave == GRAVE_CHUNKS) {	/* the oldest ones go back to use */
+		while (e->grave) {
+			struct kgcj_chunk *g = e->grave;
+
+			e->grave = g->prev;
+			g->prev = e->spare;
+			e->spare = g;
+		}
+		e->ngrave = 0;
+	}
+	c->prev = e->grave;
+	e->grave = c;
+	e->ngrave++;
+}
+
 /* Ends the top local frame: chunks above its start are popped and kept. */
 void kgcj_mark_pop(struct kgcj_env *e)
 {
@@ -120,8 +149,7 @@ void kgcj_mark_pop(struct kgcj_env *e)
 		e->top = c->prev;
 		if (c->pushed)
 			kgc_frame_pop(e->t, &c->f);
-		c->prev = e->spare;
-		e->spare = c;
+		chunk_retire(e, c);
 	}
 	if (e->top)
 		e->top->f.nslots = m.n;
@@ -145,6 +173,13 @@ void kgcj_locals_free(struct kgcj_env *e)
 		e->spare = c->prev;
 		free(c);
 	}
+	while (e->grave) {
+		struct kgcj_chunk *c = e->grave;
+
+		e->grave = c->prev;
+		free(c);
+	}
+	e->ngrave = 0;
 }
 
 /* ---------------------------------------------------------- local frames */
@@ -273,7 +308,8 @@ void kgcj_DeleteGlobalRef(JNIEnv *env, jobject ref)
 
 	if (!ref)
 		return;
-	if (is_weak(ref) || chunk_of(e->top, ref) || chunk_of(e->spare, ref)) {
+	if (is_weak(ref) || chunk_of(e->top, ref) || chunk_of(e->spare, ref) ||
+	    chunk_of(e->grave, ref)) {
 		if (e->vm->checked)
 			kgcj_fatal("DeleteGlobalRef", "%p is not a global reference", (void *)ref);
 		return;
@@ -329,7 +365,7 @@ jobjectRefType kgcj_GetObjectRefType(JNIEnv *env, jobject ref)
 
 	if (c)
 		return (kgc_obj *)ref - c->slots < c->f.nslots ? JNILocalRefType : JNIInvalidRefType;
-	if (chunk_of(e->spare, ref))
+	if (chunk_of(e->spare, ref) || chunk_of(e->grave, ref))
 		return JNIInvalidRefType;
 	/* argument handles are slots of the call's frame, on the stack */
 	if ((uintptr_t)ref >= e->stack_lo && (uintptr_t)ref < e->stack_hi)
