@@ -285,6 +285,8 @@ void *kgcj_GetPrimitiveArrayCritical(JNIEnv *env, jarray arr, jboolean *isCopy)
 			if (a && e->vm->checked)
 				kgcj_fatal("GetPrimitiveArrayCritical", "wrong array type: %s where "
 					   "a primitive array is expected", type_name(e, a));
+			kgcj_error("GetPrimitiveArrayCritical: %s", a ? "not a primitive array"
+				   : "null array");
 			a = NULL;
 		} else if ((uintptr_t)arr & 1) {
 			arr = kgcj_local(e, a);

@@ -433,7 +433,30 @@ static void throwable_message(JNIEnv *env, jobject self, const jvalue *args, jva
 	res->l = (*env)->GetObjectField(env, self, (jfieldID)ENV(env)->vm->f_exc_message);
 }
 
+/* toString(): "java.lang.IllegalStateException: message" */
+static void throwable_string(JNIEnv *env, jobject self, const jvalue *args, jvalue *res, void *d)
+{
+	struct kgcj_env *e = ENV(env);
+	jstring m = (*env)->GetObjectField(env, self, (jfieldID)e->vm->f_exc_message);
+	const char *mu = m ? (*env)->GetStringUTFChars(env, m, NULL) : NULL;
+	struct kgcj_class *c;
+	char buf[1024], *p;
+	bool n;
+
+	n = kgcj_in(e);
+	c = kgcj_class_of_obj(e->vm, kgcj_deref(e, self, "Throwable.toString"));
+	kgcj_out(e, n);
+	snprintf(buf, sizeof(buf), "%s%s%s", c ? c->name : "?", mu ? ": " : "", mu ? mu : "");
+	for (p = buf; *p && *p != ':'; p++)
+		if (*p == '/')
+			*p = '.';
+	if (mu)
+		(*env)->ReleaseStringUTFChars(env, m, mu);
+	res->l = (*env)->NewStringUTF(env, buf);
+}
+
 static const struct kgc_jni_method_def throwable_methods[] = {
+	{ .name = "toString", .sig = "()Ljava/lang/String;", .fn = throwable_string },
 	{ .name = "<init>", .sig = "()V", .fn = throwable_init0 },
 	{ .name = "<init>", .sig = "(Ljava/lang/String;)V", .fn = throwable_init },
 	{ .name = "getMessage", .sig = "()Ljava/lang/String;", .fn = throwable_message },
@@ -508,7 +531,7 @@ int kgcj_host_init(struct kgcj_vm *vm, kgc_thread *t)
 				 &vm->c_string);
 	if (!rc)
 		rc = core_define(vm, t, "java/lang/Throwable", NULL, throwable_fields, 1,
-				 throwable_methods, 3, 0,
+				 throwable_methods, 4, 0,
 				 &vm->c_throwable);
 	if (!rc)
 		rc = core_define(vm, t, "java/nio/Buffer", NULL, buffer_fields, 2, NULL, 0, 0,
