@@ -471,6 +471,7 @@ static const char *const core_classes[][2] = {
 	{ "java/lang/InstantiationException", "java/lang/Exception" },
 	{ "java/lang/IllegalArgumentException", "java/lang/RuntimeException" },
 	{ "java/lang/IllegalStateException", "java/lang/RuntimeException" },
+	{ "java/lang/IllegalMonitorStateException", "java/lang/RuntimeException" },
 	{ "java/lang/NullPointerException", "java/lang/RuntimeException" },
 	{ "java/lang/ArithmeticException", "java/lang/RuntimeException" },
 	{ "java/lang/ArrayStoreException", "java/lang/RuntimeException" },

@@ -53,6 +53,8 @@
 	KGCJ_PRIMS_ARRAYS(X) X(GetPrimitiveArrayCritical) X(ReleasePrimitiveArrayCritical) \
 	/* jni_loader.c */ \
 	X(RegisterNatives) X(UnregisterNatives) \
+	/* jni_monitor.c */ \
+	X(MonitorEnter) X(MonitorExit) \
 	/* jni_nio.c */ \
 	X(NewDirectByteBuffer) X(GetDirectBufferAddress) X(GetDirectBufferCapacity)
 

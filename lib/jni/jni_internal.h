@@ -18,6 +18,7 @@
  *   jni_calls.c    Call*Method, NewObject, field access (the host's IDs)
  *   jni_nio.c      direct byte buffers
  *   jni_loader.c   loading libraries, JNI_OnLoad, RegisterNatives
+ *   jni_monitor.c  MonitorEnter/MonitorExit (by identity hash)
  *   jni_check.c    errors, fatal errors, checked mode's bookkeeping
  */
 #ifndef KGC_JNI_INTERNAL_H
@@ -93,6 +94,8 @@ struct kgcj_vm {
 	struct kgcj_class *c_object, *c_class, *c_string, *c_throwable, *c_buffer;
 	struct kgcj_field *f_str_value, *f_exc_message, *f_buf_address, *f_buf_capacity;
 	struct kgcj_lib *libs;
+	pthread_mutex_t mon_lock;	/* monitors (jni_monitor.c) */
+	struct kgcj_monitor *monitors;
 	unsigned attached;		/* threads attached by AttachCurrentThread */
 };
 
@@ -238,6 +241,9 @@ static inline void kgcj_check(struct kgcj_env *e, const char *fn)
 		kgcj_check_exc(e, fn);
 	}
 }
+
+/* --- jni_monitor.c */
+void kgcj_monitors_free(struct kgcj_vm *vm);
 
 /* --- jni_loader.c */
 void kgcj_libs_unload(struct kgcj_vm *vm, kgc_thread *t);

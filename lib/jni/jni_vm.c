@@ -30,6 +30,7 @@ KGC_API int kgc_jni_vm_create(kgc_heap *heap, kgc_thread *t, JavaVM **out)
 	vm->heap = heap;
 	vm->checked = kgc_ext_heap_checked(heap);
 	pthread_mutex_init(&vm->lock, NULL);
+	pthread_mutex_init(&vm->mon_lock, NULL);
 	rc = kgc_native_set_env_ops(heap, &kgcj_env_ops, vm);
 	if (!rc)
 		rc = kgcj_host_init(vm, t);
@@ -63,6 +64,8 @@ KGC_API int kgc_jni_vm_destroy(JavaVM *jvm, kgc_thread *t)
 		kgcj_env_free(e);
 	}
 	kgcj_host_free(vm, t);
+	kgcj_monitors_free(vm);
+	pthread_mutex_destroy(&vm->mon_lock);
 	pthread_mutex_destroy(&vm->lock);
 	free(vm);
 	return 0;

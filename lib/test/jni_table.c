@@ -4,7 +4,7 @@
  * and no slot is NULL: every slot of JNINativeInterface_ (all 234, the
  * reserved ones too) and of JNIInvokeInterface_ holds a function;
  * GetPrimitiveArrayCritical sits in slot 222 as <jni.h> says; a function
- * libkgc-jni does not implement (DefineClass, MonitorEnter, GetModule)
+ * libkgc-jni does not implement (DefineClass, ToReflectedField, GetModule)
  * aborts with a message naming it instead of jumping to NULL; GetVersion
  * is JNI 10. kgc_native_set_env_ops refuses a bad size (-EINVAL) and a
  * second set (-EBUSY).
@@ -47,9 +47,9 @@ static void define_class(JNIEnv *env)
 	(*env)->DefineClass(env, "x/Y", NULL, (const jbyte *)"", 0);
 }
 
-static void monitor_enter(JNIEnv *env)
+static void to_reflected(JNIEnv *env)
 {
-	(*env)->MonitorEnter(env, NULL);
+	(*env)->ToReflectedField(env, NULL, NULL, JNI_FALSE);
 }
 
 static void get_module(JNIEnv *env)
@@ -87,7 +87,7 @@ int main(void)
 	msg = dies(define_class, env);
 	T_ASSERT(strstr(msg, "JNI DefineClass: not implemented"));
 	printf("DefineClass: %s", msg);
-	T_ASSERT(strstr(dies(monitor_enter, env), "JNI MonitorEnter: not implemented"));
+	T_ASSERT(strstr(dies(to_reflected, env), "JNI ToReflectedField: not implemented"));
 	T_ASSERT(strstr(dies(get_module, env), "JNI GetModule: not implemented"));
 
 	/* the bridge's env hooks: a bad struct, then a second provider */
