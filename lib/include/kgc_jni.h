@@ -51,6 +51,7 @@ int kgc_jni_vm_create(kgc_heap *heap, kgc_thread *t, JavaVM **out);
  * Runs JNI_OnUnload of the loaded libraries, frees classes and globals.
  * t: an attached thread of the heap (managed); no native may be running
  * and no thread attached by AttachCurrentThread may remain. 0 or -EBUSY.
+ * The heap's natives cannot be called afterwards (destroy the heap next).
  */
 int kgc_jni_vm_destroy(JavaVM *vm, kgc_thread *t);
 

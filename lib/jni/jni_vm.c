@@ -31,11 +31,13 @@ KGC_API int kgc_jni_vm_create(kgc_heap *heap, kgc_thread *t, JavaVM **out)
 	vm->checked = kgc_ext_heap_checked(heap);
 	pthread_mutex_init(&vm->lock, NULL);
 	pthread_mutex_init(&vm->mon_lock, NULL);
-	rc = kgc_native_set_env_ops(heap, &kgcj_env_ops, vm);
-	if (!rc)
-		rc = kgcj_host_init(vm, t);
+	rc = kgcj_host_init(vm, t);
+	if (!rc)	/* last: nothing to undo in the bridge */
+		rc = kgc_native_set_env_ops(heap, &kgcj_env_ops, vm);
 	if (rc) {
 		kgcj_host_free(vm, t);
+		pthread_mutex_destroy(&vm->mon_lock);
+		pthread_mutex_destroy(&vm->lock);
 		free(vm);
 		return rc;
 	}
