@@ -104,6 +104,31 @@ struct kgc_jni_class_def {
  * descriptor, unknown superclass, bad size/flags/reserved), -EEXIST, -ENOMEM. */
 int kgc_jni_class_define(JavaVM *vm, kgc_thread *t, const struct kgc_jni_class_def *def);
 
+/*
+ * The runtime's side of the host: callbacks the default host consults.
+ * load_class(ctx, vm, t, name): a class is named (FindClass, a superclass,
+ *   a native's owner) that is not defined: define it with
+ *   kgc_jni_class_define(vm, t, ...) and return 0, or return -ENOENT
+ *   (NoClassDefFoundError). t is managed; called at most once per name
+ *   that succeeds. NULL: classes are only what the program defined.
+ * invoke(ctx, env, cls, name, sig, self, args, result): a method defined
+ *   without a function and not KGC_JNI_NATIVE is called (Call<T>Method...):
+ *   the runtime runs it (its interpreter, its compiled code) like a host
+ *   method. NULL: such a call throws AbstractMethodError.
+ * size: sizeof(struct kgc_jni_host); reserved zero.
+ */
+struct kgc_jni_host {
+	uint32_t size;
+	uint32_t reserved0;
+	int (*load_class)(void *ctx, JavaVM *vm, kgc_thread *t, const char *name);
+	void (*invoke)(void *ctx, JNIEnv *env, const char *cls, const char *name, const char *sig,
+		       jobject self, const jvalue *args, jvalue *result);
+	uint64_t reserved[2];
+};
+
+/* Registers host (copied) before any native runs. 0 or -EINVAL. */
+int kgc_jni_set_host(JavaVM *vm, const struct kgc_jni_host *host, void *ctx);
+
 /* ------------------------------------------------------------------ loading */
 
 /*

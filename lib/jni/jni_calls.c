@@ -70,7 +70,7 @@ static jvalue call_a(JNIEnv *env, jobject self, jmethodID mid, enum call_kind k,
 	struct kgcj_method *m = (struct kgcj_method *)mid;
 	jvalue r = { 0 };
 	kgc_obj o;
-	bool n;
+	bool n, hosted;
 
 	if (e->vm->checked) {
 		kgcj_check(e, fn);
@@ -78,16 +78,22 @@ static jvalue call_a(JNIEnv *env, jobject self, jmethodID mid, enum call_kind k,
 	}
 	n = kgcj_in(e);
 	m = resolve(e, m, self, k, fn);
-	if (m && !m->fn && strcmp(m->name, "<init>"))
+	/* no C function: the runtime's invoke hook runs it (not natives, not a bare <init>) */
+	hosted = m && !m->fn && e->vm->host.invoke && !(m->flags & KGC_JNI_NATIVE);
+	if (m && !m->fn && !hosted && strcmp(m->name, "<init>"))
 		kgcj_throw(e, "java/lang/AbstractMethodError", "%s.%s%s has no implementation%s",
 			   m->cls->name, m->name, m->sig,
 			   m->flags & KGC_JNI_NATIVE ? " callable from native code" : "");
-	if (!m || !m->fn || kgcj_mark_push(e, 16, false)) {
+	if (!m || (!m->fn && !hosted) || kgcj_mark_push(e, 16, false)) {
 		kgcj_out(e, n);
 		return r;
 	}
 	kgcj_out(e, n);
-	m->fn(env, self, args, &r, m->data);
+	if (hosted)
+		e->vm->host.invoke(e->vm->host_ctx, env, m->cls->name, m->name, m->sig, self, args,
+				   &r);
+	else
+		m->fn(env, self, args, &r, m->data);
 	n = kgcj_in(e);
 	o = ret == 'L' ? kgcj_deref(e, r.l, fn) : NULL;
 	kgcj_mark_pop(e);

@@ -20,9 +20,11 @@ jclass kgcj_FindClass(JNIEnv *env, const char *name)
 	if (c)
 		return (jclass)c->mirror;
 	n = kgcj_in(e);
-	kgcj_throw(e, "java/lang/NoClassDefFoundError", "%s", name ? name : "(null)");
+	c = name ? kgcj_class_load(e->vm, e->t, name) : NULL;	/* the runtime's loader */
+	if (!c)
+		kgcj_throw(e, "java/lang/NoClassDefFoundError", "%s", name ? name : "(null)");
 	kgcj_out(e, n);
-	return NULL;
+	return c ? (jclass)c->mirror : NULL;
 }
 
 /* The class behind cls (managed), or NULL with NullPointerException thrown. */

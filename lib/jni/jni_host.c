@@ -105,6 +105,30 @@ struct kgcj_class *kgcj_class_find(struct kgcj_vm *vm, const char *name)
 	return NULL;
 }
 
+struct kgcj_class *kgcj_class_load(struct kgcj_vm *vm, kgc_thread *t, const char *name)
+{
+	struct kgcj_class *c = kgcj_class_find(vm, name);
+
+	if (c || !vm->host.load_class || vm->host.load_class(vm->host_ctx, (JavaVM *)vm, t, name))
+		return c;
+	return kgcj_class_find(vm, name);
+}
+
+KGC_API int kgc_jni_set_host(JavaVM *jvm, const struct kgc_jni_host *host, void *ctx)
+{
+	struct kgcj_vm *vm = VM(jvm);
+
+	if (!vm || !host || host->size != sizeof(*host) || host->reserved0 || host->reserved[0] ||
+	    host->reserved[1]) {
+		kgcj_error("kgc_jni_set_host: NULL vm or host, size %u (want %zu) or reserved not "
+			   "zero", host ? host->size : 0, sizeof(*host));
+		return -EINVAL;
+	}
+	vm->host = *host;
+	vm->host_ctx = ctx;
+	return 0;
+}
+
 struct kgcj_class *kgcj_class_of_obj(struct kgcj_vm *vm, kgc_obj o)
 {
 	kgc_type_id ty = kgc_obj_type(o);
@@ -340,7 +364,7 @@ static int class_define(struct kgcj_vm *vm, kgc_thread *t, const struct kgc_jni_
 	if (!c || !(c->name = strdup(def->name)))
 		goto fail;
 	if (def->super || (vm->c_object && strcmp(def->name, "java/lang/Object"))) {
-		c->super = kgcj_class_find(vm, def->super ? def->super : "java/lang/Object");
+		c->super = kgcj_class_load(vm, t, def->super ? def->super : "java/lang/Object");
 		if (!c->super) {
 			kgcj_error("kgc_jni_class_define: %s: unknown superclass %s", def->name,
 				   def->super);
@@ -398,7 +422,7 @@ struct kgcj_class *kgcj_class_of_owner(struct kgcj_vm *vm, kgc_thread *t, kgc_jc
 		if (__atomic_load_n(&c->owner, __ATOMIC_RELAXED) == owner)
 			return c;
 	d.name = kgc_native_class_name(owner);
-	c = kgcj_class_find(vm, d.name);
+	c = kgcj_class_load(vm, t, d.name);
 	/* a class only the natives name: the host did not define it */
 	if (!c && class_define(vm, t, &d, 0, &c) && !(c = kgcj_class_find(vm, d.name)))
 		return NULL;

@@ -94,6 +94,8 @@ struct kgcj_vm {
 	struct kgcj_class *c_object, *c_class, *c_string, *c_throwable, *c_buffer;
 	struct kgcj_field *f_str_value, *f_exc_message, *f_buf_address, *f_buf_capacity;
 	struct kgcj_lib *libs;
+	struct kgc_jni_host host;	/* the runtime's callbacks (kgc_jni_set_host) */
+	void *host_ctx;
 	pthread_mutex_t mon_lock;	/* monitors (jni_monitor.c) */
 	struct kgcj_monitor *monitors;
 	unsigned attached;		/* threads attached by AttachCurrentThread */
@@ -209,6 +211,8 @@ void kgcj_utf8_encode(const jchar *u, size_t n, char *out);
 
 /* --- jni_host.c */
 struct kgcj_class *kgcj_class_find(struct kgcj_vm *vm, const char *name);
+/* kgcj_class_find, else the runtime's load_class (t managed), else NULL. */
+struct kgcj_class *kgcj_class_load(struct kgcj_vm *vm, kgc_thread *t, const char *name);
 struct kgcj_class *kgcj_class_of_ref(struct kgcj_env *e, jclass c, const char *fn);
 struct kgcj_class *kgcj_class_of_obj(struct kgcj_vm *vm, kgc_obj o);
 /* The class for a bridge owner (defined empty if the host has none). */
