@@ -246,6 +246,21 @@ jobject kgcj_NewLocalRef(JNIEnv *env, jobject ref)
 	return r;
 }
 
+/*
+ * Deleted slots at the top of the top chunk are given back (not below the
+ * current local frame's start): a native that deletes its locals in the
+ * order it made them - a loop over array elements - runs in constant space.
+ */
+static void trim_top(struct kgcj_env *e)
+{
+	const struct kgcj_mark *m = &e->marks[e->nmarks - 1];
+	struct kgcj_chunk *c = e->top;
+	uint32_t floor = m->chunk == c ? m->n : 0;
+
+	while (c->f.nslots > floor && !c->slots[c->f.nslots - 1])
+		c->f.nslots--;
+}
+
 /* A local's slot is cleared (the object may die); other references are
  * left alone (classes from FindClass are deleted this way too). */
 void kgcj_DeleteLocalRef(JNIEnv *env, jobject ref)
@@ -264,6 +279,8 @@ void kgcj_DeleteLocalRef(JNIEnv *env, jobject ref)
 		if (e->vm->checked)
 			check_local(e, ref, "DeleteLocalRef");
 		*(kgc_obj *)ref = NULL;
+		if (c == e->top)
+			trim_top(e);
 	} else if (e->vm->checked) {
 		check_local(e, ref, "DeleteLocalRef");
 	}

@@ -4,7 +4,8 @@
  * native makes 5000 local references (far beyond the 16 per call) while
  * its own allocations collect; every one still names its string after.
  * PushLocalFrame/PopLocalFrame nest and pass a result out; GetObjectRefType
- * tells local, global and weak global apart; a global reference keeps its
+ * tells local, global and weak global apart; a local deleted after use gives
+ * its slot back (100000 made and deleted in turn use one slot); a global reference keeps its
  * object across native calls and full collections; a weak global one is
  * cleared once nothing else holds the object, and not while a global does.
  */
@@ -78,6 +79,21 @@ EXPORT jint Java_kgc_Refs_frames(JNIEnv *env, jclass c)
 	return 0;
 }
 
+/* a local deleted right after its use gives its slot back: 100000 in a row fit */
+EXPORT jint Java_kgc_Refs_reuse(JNIEnv *env, jclass c)
+{
+	jobject first = str(env, 1), l;
+
+	(*env)->DeleteLocalRef(env, first);
+	for (int i = 0; i < 100000; i++) {
+		l = str(env, i);
+		if (l != first || !is(env, l, i))
+			return i + 1;
+		(*env)->DeleteLocalRef(env, l);
+	}
+	return 0;
+}
+
 /* after full collections: the global and its weak alive, the other weak cleared */
 EXPORT jint Java_kgc_Refs_after(JNIEnv *env, jclass c)
 {
@@ -112,6 +128,7 @@ int main(void)
 	printf("5000 locals: %llu collections during the call\n",
 	       (unsigned long long)(s1.young_gcs - s0.young_gcs));
 	T_ASSERT(s1.young_gcs > s0.young_gcs);
+	T_ASSERT_EQ(jt_call_i(jt_method("kgc/Refs", "reuse", "()I", KGC_JNI_STATIC), NULL), 0);
 	T_ASSERT_EQ(jt_call_i(jt_method("kgc/Refs", "frames", "()I", KGC_JNI_STATIC), NULL), 0);
 	T_ASSERT_EQ(kgc_collect(jt_t, KGC_GC_FULL), 0);
 	T_ASSERT_EQ(kgc_collect(jt_t, KGC_GC_YOUNG), 0);
