@@ -9,8 +9,6 @@
  * runs in a child that must abort with that message; the same natives used
  * correctly run to the end in checked mode.
  */
-#include <signal.h>
-#include <sys/wait.h>
 #include "jni_test.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -118,34 +116,27 @@ static void run(const char *name, const char *sig, int with_array)
 		T_FAIL("%s: %d", name, rc);
 }
 
+struct misuse_call {
+	const char *name, *sig;
+	int with_array;
+};
+
+static void misuse_child(void *arg)
+{
+	const struct misuse_call *c = arg;
+
+	if (!strcmp(c->name, "useKept"))
+		run("keep", "()V", 0);
+	run(c->name, c->sig, c->with_array);
+}
+
 /* name runs in a child of a checked heap; it must abort with both strings in its message. */
 static void misuse(const char *name, const char *sig, int with_array, const char *fn,
 		   const char *what)
 {
-	static char buf[2048];
-	ssize_t n, got = 0;
-	int p[2], st;
-	pid_t pid;
+	struct misuse_call c = { name, sig, with_array };
+	const char *buf = jt_dies(misuse_child, &c, name);
 
-	T_ASSERT_EQ(pipe(p), 0);
-	fflush(stdout);
-	pid = fork();
-	T_ASSERT(pid >= 0);
-	if (!pid) {
-		dup2(p[1], 2);
-		if (!strcmp(name, "useKept"))
-			run("keep", "()V", 0);
-		run(name, sig, with_array);
-		_exit(0);
-	}
-	close(p[1]);
-	while ((n = read(p[0], buf + got, sizeof(buf) - 1 - (size_t)got)) > 0)
-		got += n;
-	buf[got] = 0;
-	close(p[0]);
-	T_ASSERT_EQ(waitpid(pid, &st, 0), pid);
-	if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGABRT)
-		T_FAIL("%s: no abort (status %#x): %s", name, st, buf);
 	if (!strstr(buf, fn) || !strstr(buf, what))
 		T_FAIL("%s: the message names neither '%s' nor '%s': %s", name, fn, what, buf);
 	printf("%-12s %s", name, buf);

@@ -8,7 +8,9 @@
 #define KGC_JNI_TEST_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <kgc_jni.h>
 #include "test.h"
@@ -67,6 +69,37 @@ static inline kgc_method *jt_method(const char *cls, const char *name, const cha
 static inline const char *jt_exc_class(void)
 {
 	return kgc_jni_class_name(jt_vm, kgc_native_exception(jt_t));
+}
+
+/*
+ * Runs fn(arg) in a child whose stderr is captured; fails unless the child
+ * dies of SIGABRT. Returns what it wrote (static, NUL-terminated).
+ */
+static inline const char *jt_dies(void (*fn)(void *), void *arg, const char *what)
+{
+	static char buf[2048];
+	ssize_t n, got = 0;
+	int p[2], st;
+	pid_t pid;
+
+	T_ASSERT_EQ(pipe(p), 0);
+	fflush(stdout);
+	pid = fork();
+	T_ASSERT(pid >= 0);
+	if (!pid) {
+		dup2(p[1], 2);
+		fn(arg);
+		_exit(0);
+	}
+	close(p[1]);
+	while ((n = read(p[0], buf + got, sizeof(buf) - 1 - (size_t)got)) > 0)
+		got += n;
+	buf[got] = 0;
+	close(p[0]);
+	T_ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGABRT)
+		T_FAIL("%s: the child did not abort (status %#x): %s", what, st, buf);
+	return buf;
 }
 
 /* ------------------------------------------- a thread allocating and collecting */
