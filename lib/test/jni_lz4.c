@@ -59,6 +59,8 @@ static void round_trip(kgc_obj *slots, size_t n, unsigned long long *seed, int h
 		T_FAIL("decompress_safe: %zu bytes differ from the input", n);
 	/* decompress_fast(src, srcBuf, srcOff, dest, destBuf, destOff, destLen): reads clen */
 	memset(kgc_array_data(slots[2]), 0, n);
+	/* the arrays may have moved since a[] was filled: raw values are reloaded from the roots */
+	a[0].l = slots[1];
 	a[3].l = slots[2]; a[4].l = NULL; a[5].i = 0; a[6].i = (int32_t)n;
 	got = jt_call_i(m_fast, a);
 	if (got != clen)
