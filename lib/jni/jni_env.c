@@ -108,11 +108,14 @@ static void *env_enter(void *ctx, kgc_thread *t, kgc_jclass owner, int is_static
 	if (!e || kgcj_mark_push(e, 16, true))
 		return NULL;
 	if (is_static) {
-		c = kgcj_class_of_owner(vm, t, owner);
+		/* classes live as long as the VM: the last one found is kept per thread */
+		c = owner == e->last_owner ? e->last_cls : kgcj_class_of_owner(vm, t, owner);
 		if (!c) {
 			kgcj_mark_pop(e);
 			return NULL;
 		}
+		e->last_owner = owner;
+		e->last_cls = c;
 		*cls = (void *)c->mirror;
 	}
 	return e;

@@ -146,6 +146,8 @@ struct kgcj_env {
 	uint32_t crit;			/* open critical regions */
 	struct kgcj_copy *copies;
 	uintptr_t stack_lo, stack_hi;	/* this thread's stack (ref kinds) */
+	kgc_jclass last_owner;		/* the last static native's owner and its class */
+	struct kgcj_class *last_cls;
 };
 
 #define ENV(e) ((struct kgcj_env *)(e))
