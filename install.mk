@@ -23,7 +23,7 @@ INSTALL      ?= install
 
 KGC_VERSION  := $(shell sed -n 's/^Version: *//p' lib/libkgc.pc.in)
 DKMS_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
-LIBS_SO      := libkgc libkgc-native
+LIBS_SO      := libkgc libkgc-native libkgc-jni
 HEADERS      := $(wildcard lib/include/*.h)
 MANPAGES     := $(wildcard man/*.[1-8])
 TOOLS        := $(if $(wildcard tools/Makefile),$(shell $(MAKE) -s --no-print-directory -C tools list))
@@ -34,7 +34,7 @@ DKMS_DEST    := $(D)$(DKMSDIR)/kgc-$(DKMS_VERSION)
 .PHONY: install uninstall install-build
 install-build: deps-build
 	$(MAKE) -C lib
-	$(MAKE) -C lib -B build/libkgc.pc build/libkgc-native.pc \
+	$(MAKE) -C lib -B build/libkgc.pc build/libkgc-native.pc build/libkgc-jni.pc \
 		PREFIX=$(PREFIX) LIBDIR=$(LIBDIR) INCLUDEDIR=$(INCLUDEDIR)
 	$(if $(TOOLS),$(MAKE) -C tools)
 

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages kgc needs, by what is about to run:
 #   deps.sh build   compile the libraries, tools, demos, examples, kgc.ko
+#                   (openjdk-17-jdk-headless: the JDK's <jni.h> for libkgc-jni)
 #   deps.sh check   build + the test rig: QEMU and what Debian's 6.12 kbuild
 #                   tools need inside it (dwarves, libelf1, libssl3), groff-base
-#                   (make check-install lints the man pages)   [the default]
+#                   (make check-install lints the man pages), Debian's JNI
+#                   libraries that libkgc-jni's tests run unmodified (the -jni
+#                   packages)   [the default]
 #   deps.sh bench   build + Boehm GC, gnuplot and a JDK (the HotSpot rows)
 #                   (--bench is the same)
 # Every top-level make target that compiles runs this first (Makefile), so a
@@ -16,9 +19,10 @@
 # its packages some other way, e.g. a distribution package's build chroot).
 set -euo pipefail
 
-build=(build-essential pkg-config libffi-dev liburing-dev)
-check=(qemu-system-x86 busybox-static cpio xz-utils kmod dwarves libelf1 libssl3 groff-base)
-bench=(libgc-dev gnuplot-nox openjdk-17-jdk-headless)
+build=(build-essential pkg-config libffi-dev liburing-dev openjdk-17-jdk-headless)
+check=(qemu-system-x86 busybox-static cpio xz-utils kmod dwarves libelf1 libssl3 groff-base
+       liblz4-jni libsnappy-jni libzstd-jni1 libxerial-sqlite-jdbc-jni)
+bench=(libgc-dev gnuplot-nox)
 
 case "${1:-check}" in
 build) pkgs=("${build[@]}") ;;

@@ -9,7 +9,7 @@
 #      statically (pkg-config --static) and one using <linux/kgc.h>;
 #   4. every installed man page renders without a warning (groff -ww -z);
 #   5. the functions named in the NAME sections of man/*.3 are exactly the
-#      exported kgc_* symbols of libkgc.so and libkgc-native.so (nm -D;
+#      exported kgc_* symbols of libkgc.so, libkgc-native.so and libkgc-jni.so (nm -D;
 #      kgc__* are the inline fast paths' helpers, not API), plus names the
 #      installed headers define as macros or static inline functions;
 #      every KGC_* option of lib/support/options.c's table has an entry in
@@ -30,7 +30,7 @@ mk install >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; fail "make inst
 lib=$root$prefix/lib inc=$root$prefix/include
 
 # 2. the files
-for l in libkgc libkgc-native; do
+for l in libkgc libkgc-native libkgc-jni; do
 	soname=$(readelf -d "$lib/$l.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 	[ "$soname" = "$l.so.0" ] || fail "$l.so: soname '$soname', want $l.so.0"
 	[ "$(readlink "$lib/$l.so")" = "$l.so.0" ] || fail "$l.so is not a symlink to $l.so.0"
@@ -38,7 +38,7 @@ for l in libkgc libkgc-native; do
 	[ -f "$lib/$l.a" ] || fail "no $l.a"
 	[ -f "$lib/pkgconfig/$l.pc" ] || fail "no $l.pc"
 done
-for f in include/kgc.h include/kgc_ext.h include/kgc_native.h include/linux/kgc.h bin/kgcstat \
+for f in include/kgc.h include/kgc_ext.h include/kgc_native.h include/kgc_jni.h include/linux/kgc.h bin/kgcstat \
 	 share/man/man7/kgc.7 share/man/man4/kgc.4 share/man/man1/kgcstat.1; do
 	[ -f "$root$prefix/$f" ] || fail "not installed: $prefix/$f"
 done
@@ -100,6 +100,35 @@ C
 [ -x "$tmp/src/mini" ] && { out=$(KGC_VERIFY=1 "$tmp/src/mini"); [ "$out" = "mini ok 1" ] || fail "static mini: $out"; }
 ok "static program with <kgc.h> and <linux/kgc.h> (pkg-config --static)"
 
+cat >"$tmp/src/jni.c" <<'C'
+#include <kgc_jni.h>
+#include <stdio.h>
+int main(void)
+{
+	struct kgc_options o; kgc_heap *h; kgc_thread *t; JavaVM *vm; JNIEnv *env;
+	jstring s;
+	if (kgc_options_init(&o) || kgc_options_set(&o, "KGC_BACKEND", "anon") ||
+	    kgc_heap_create(&o, &h) || kgc_thread_attach(h, "main", &t) ||
+	    kgc_jni_vm_create(h, t, &vm) || kgc_jni_env(vm, t, &env))
+		return printf("jni: %s\n", kgc_last_error()), 1;
+	if ((*env)->PushLocalFrame(env, 16)) return 1;
+	s = (*env)->NewStringUTF(env, "h\xc3\xa9llo");
+	printf("jni ok %d %d %x\n", (int)(*env)->GetStringLength(env, s),
+	       (int)(*env)->GetStringUTFLength(env, s), (unsigned)(*env)->GetVersion(env));
+	(*env)->PopLocalFrame(env, NULL);
+	kgc_jni_vm_destroy(vm, t);
+	kgc_thread_detach(t);
+	return kgc_heap_destroy(h);
+}
+C
+# the JDK's include directories are the system's, not the DESTDIR's (the sysroot prefix is undone)
+jh=$(pkg-config --variable=jni_home libkgc-jni)	# sysroot-prefixed
+jcf=$(pkg-config --cflags libkgc-jni | sed "s|$jh|${jh#"$root"}|g")
+(cd "$tmp/src" && cc -std=gnu11 -pthread $jcf jni.c -o jnitest \
+	$(pkg-config --libs libkgc-jni)) || fail "a JNI program does not build against the install (pkg-config libkgc-jni)"
+[ -x "$tmp/src/jnitest" ] && { out=$(LD_LIBRARY_PATH=$lib "$tmp/src/jnitest"); [ "$out" = "jni ok 5 6 a0000" ] || fail "jni program: $out"; }
+ok "JNI program (pkg-config libkgc-jni, the JDK's <jni.h>) against the shared libraries"
+
 # 4. man pages lint clean
 nman=0
 for m in "$root$prefix"/share/man/man*/*; do
@@ -122,7 +151,7 @@ for m in "$top"/man/*.3; do
 	names "$m" >>"$tmp/doc"
 done
 sort -u "$tmp/doc" -o "$tmp/doc"
-nm -D --defined-only "$lib/libkgc.so" "$lib/libkgc-native.so" | awk '{ sub(/@.*/, "", $3); print $3 }' |
+nm -D --defined-only "$lib/libkgc.so" "$lib/libkgc-native.so" "$lib/libkgc-jni.so" | awk '{ sub(/@.*/, "", $3); print $3 }' |
 	grep '^kgc_' | grep -v '^kgc__' | sort -u >"$tmp/sym"
 missing=$(comm -13 "$tmp/doc" "$tmp/sym")
 [ -z "$missing" ] || fail "exported but in no man/*.3 NAME section: $(echo $missing)"

@@ -240,6 +240,36 @@ union kgc_native_entry {
 
 int kgc_native_entry(kgc_method *m, enum kgc_native_shape shape, union kgc_native_entry *out);
 
+/*
+ * Env providers: a library layered on the bridge that gives regular natives
+ * another env (libkgc-jni: a binary-compatible JNIEnv) registers these
+ * callbacks on a heap before any method of it is created (else -EBUSY).
+ * Every regular native of the heap then runs as
+ *   ret = fn(enter(...), cls_or_receiver, args...)
+ * enter(ctx, t, owner, is_static, &cls): t managed, the call's argument
+ *   frame pushed; returns the env pointer the native receives (NULL: the
+ *   call fails with -ENOMEM, kgc_last_error set by enter) and, for a static
+ *   native, in *cls the reference passed as its class argument.
+ * leave(ctx, t, env, exc, &msg): t managed, after the native returned and
+ *   its result was read; pops what enter pushed. If the native left an
+ *   exception pending, stores it in *exc (a root slot), may set *msg
+ *   (malloc'd, the bridge frees it) and returns 1: kgc_native_call then
+ *   returns -EPROTO with it as kgc_native_exception. Else returns 0.
+ * Critical natives are not affected. size: sizeof(struct
+ * kgc_native_env_ops); reserved must be zero (-EINVAL otherwise).
+ */
+struct kgc_native_env_ops {
+	uint32_t size;
+	uint32_t reserved0;
+	void *(*enter)(void *ctx, kgc_thread *t, kgc_jclass owner, int is_static, void **cls);
+	int (*leave)(void *ctx, kgc_thread *t, void *env, kgc_obj *exc, char **msg);
+	uint64_t reserved[2];
+};
+
+/* 0, -EINVAL (NULL heap/ops/callback, bad size, reserved nonzero),
+ * -EBUSY (methods exist or ops already set), -ENOMEM. */
+int kgc_native_set_env_ops(kgc_heap *heap, const struct kgc_native_env_ops *ops, void *ctx);
+
 /* The exception pending on t after -EPROTO (a raw kgc_obj), or NULL. */
 kgc_obj kgc_native_exception(kgc_thread *t);
 /* Its ThrowNew message, or NULL. Valid until cleared. */

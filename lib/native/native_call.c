@@ -15,9 +15,14 @@
 
 /* --------------------------------------------------------- regular natives */
 
-/* 81 lines on purpose: the whole call sequence in one frame (the bench's (b)-(c) path). */
-int kgcn_invoke_regular(kgc_thread *t, struct kgc_method *m, kgc_obj recv,
-			  const union kgc_value *args, union kgc_value *res, void *fn)
+/*
+ * 90 lines on purpose: the whole call sequence in one frame (the bench's
+ * (b)-(c) path). Instantiated twice: the bridge's own env, and (hooked) the
+ * env an env provider returns (kgc_native_set_env_ops: libkgc-jni's JNIEnv).
+ */
+static inline __attribute__((always_inline)) int
+invoke_regular(kgc_thread *t, struct kgc_method *m, kgc_obj recv, const union kgc_value *args,
+	       union kgc_value *res, void *fn, const bool hooked)
 {
 	const unsigned np = m->sig.nparams, ret = m->sig.ret;
 	const uint32_t cap = m->nrefs + 1 + NATIVE_LOCAL_CAPACITY;
@@ -28,6 +33,8 @@ int kgcn_invoke_regular(kgc_thread *t, struct kgc_method *m, kgc_obj recv,
 	struct kgc_frame frame;
 	struct native_env env;
 	union rawret r = { 0 };
+	struct native_registry *reg = m->owner->reg;
+	void *envp = &env, *cls = (void *)m->owner;
 	int rc = 0;
 
 	if (!(m->flags & KGC_NATIVE_STATIC) && unlikely(!recv)) {
@@ -51,9 +58,17 @@ int kgcn_invoke_regular(kgc_thread *t, struct kgc_method *m, kgc_obj recv,
 	env.exc_msg = NULL;
 	env.exc_pending = false;
 	kgc_frame_push(t, &frame, slots, m->nrefs + 1, NULL);
+	if (hooked) {
+		envp = reg->env_ops.enter(reg->env_ctx, t, m->owner,
+					  !!(m->flags & KGC_NATIVE_STATIC), &cls);
+		if (unlikely(!envp)) {
+			kgc_frame_pop(t, &frame);
+			return -ENOMEM;
+		}
+	}
 
-	put_int(m, &c, 0, 0, (u64)(uintptr_t)&env);
-	put_int(m, &c, 1, 1, (m->flags & KGC_NATIVE_STATIC) ? (u64)(uintptr_t)m->owner
+	put_int(m, &c, 0, 0, (u64)(uintptr_t)envp);
+	put_int(m, &c, 1, 1, (m->flags & KGC_NATIVE_STATIC) ? (u64)(uintptr_t)cls
 							     : (u64)(uintptr_t)&slots[0]);
 	for (unsigned i = 0; i < np; i++) {
 		const struct native_plan_op *op = &m->ops[i];
@@ -87,6 +102,8 @@ int kgcn_invoke_regular(kgc_thread *t, struct kgc_method *m, kgc_obj recv,
 			store_prim(ret, &r, res);
 		}
 	}
+	if (hooked && reg->env_ops.leave(reg->env_ctx, t, envp, &slots[env.exc_slot], &env.exc_msg))
+		env.exc_pending = true;
 	if (unlikely(env.exc_pending)) {
 		/* still rooted by the frame while the handle is made */
 		kgcn_exception_set(t, slots[env.exc_slot], env.exc_msg);
@@ -97,6 +114,18 @@ int kgcn_invoke_regular(kgc_thread *t, struct kgc_method *m, kgc_obj recv,
 	kgcn_env_pop_locals(&env);
 	kgc_frame_pop(t, &frame);
 	return rc;
+}
+
+int kgcn_invoke_regular(kgc_thread *t, struct kgc_method *m, kgc_obj recv,
+			const union kgc_value *args, union kgc_value *res, void *fn)
+{
+	return invoke_regular(t, m, recv, args, res, fn, false);
+}
+
+int kgcn_invoke_env(kgc_thread *t, struct kgc_method *m, kgc_obj recv,
+		    const union kgc_value *args, union kgc_value *res, void *fn)
+{
+	return invoke_regular(t, m, recv, args, res, fn, true);
 }
 
 /* ------------------------------------------------------------------- entry */

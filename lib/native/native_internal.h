@@ -197,6 +197,10 @@ struct native_registry {
 	struct native_library *libs, **libs_tail;
 	struct kgc_method **buckets;
 	size_t nbuckets, nmethods;
+	/* kgc_native_set_env_ops: set before any method exists, then read-only */
+	struct kgc_native_env_ops env_ops;
+	void *env_ctx;
+	bool has_env_ops;
 };
 
 /* Set kgc_last_error for the native bridge (printf-style). */

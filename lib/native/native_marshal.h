@@ -162,6 +162,9 @@ static inline void call_any(struct kgc_method *m, void *fn, struct cargs *c, uni
  * critical and the specialised critical shapes (native_crit.c). */
 int kgcn_invoke_regular(kgc_thread *t, struct kgc_method *m, kgc_obj recv,
 			const union kgc_value *args, union kgc_value *res, void *fn);
+/* The regular invoker when the heap has env ops (kgc_native_set_env_ops). */
+int kgcn_invoke_env(kgc_thread *t, struct kgc_method *m, kgc_obj recv,
+		    const union kgc_value *args, union kgc_value *res, void *fn);
 int kgcn_invoke_critical(kgc_thread *t, struct kgc_method *m, kgc_obj recv,
 			 const union kgc_value *args, union kgc_value *res, void *fn);
 int kgcn_invoke_crit_a1_i32(kgc_thread *t, struct kgc_method *m, kgc_obj recv,

@@ -122,6 +122,15 @@ static void choose_invoker(struct kgc_method *m)
 	m->shape = m->sig.fingerprint ? m->sig.fingerprint | ((uint64_t)m->flags << 60) : 0;
 	m->invoke = (m->flags & KGC_NATIVE_CRITICAL) ? kgcn_invoke_critical : kgcn_invoke_regular;
 	m->ekind = entry_kind_of(m);
+	if (m->owner->reg->has_env_ops && !(m->flags & KGC_NATIVE_CRITICAL)) {
+		/* another env: every call through the hooked invoker */
+		m->invoke = kgcn_invoke_env;
+		if (m->ekind == EK_REG_V)
+			m->ekind = EK_V_GENERIC;
+		else if (m->ekind == EK_REG_L_I)
+			m->ekind = EK_L_I_GENERIC;
+		return;
+	}
 	if (m->call_kind != NC_FFI)
 		for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); i++)
 			if (m->shape == special[i].shape) {

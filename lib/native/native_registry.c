@@ -554,6 +554,41 @@ KGC_API int kgc_native_load_library(kgc_heap *heap, const char *path)
 	return 0;
 }
 
+KGC_API int kgc_native_set_env_ops(kgc_heap *heap, const struct kgc_native_env_ops *ops,
+				   void *ctx)
+{
+	struct native_registry *r;
+	int rc = 0;
+
+	if (!heap || !ops || !ops->enter || !ops->leave) {
+		kgcn_error("kgc_native_set_env_ops: NULL %s",
+			   !heap ? "heap" : !ops ? "ops" : "enter or leave callback");
+		return -EINVAL;
+	}
+	if (ops->size != sizeof(*ops) || ops->reserved0 || ops->reserved[0] || ops->reserved[1]) {
+		kgcn_error("kgc_native_set_env_ops: size %u (want %zu) or reserved fields not zero",
+			   ops->size, sizeof(*ops));
+		return -EINVAL;
+	}
+	r = registry_get(heap, true);
+	if (!r) {
+		kgcn_error("kgc_native_set_env_ops: out of memory");
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&r->lock);
+	if (r->has_env_ops || r->nmethods) {
+		kgcn_error("kgc_native_set_env_ops: %s", r->has_env_ops ? "env ops already set"
+					: "the heap has native methods already");
+		rc = -EBUSY;
+	} else {
+		r->env_ops = *ops;
+		r->env_ctx = ctx;
+		r->has_env_ops = true;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return rc;
+}
+
 /* Tests: registries alive (one per heap that used the bridge). */
 unsigned kgcn_registry_count(void)
 {

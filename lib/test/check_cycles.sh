@@ -2,7 +2,7 @@
 # Calls between the files of libkgc, read from the objects with nm (make
 # check-deps, so every make check-one):
 #   - no two files of libkgc (lib/<layer>/*.c), nor two of libkgc-native
-#     (lib/native/*.c), call each other (A uses a symbol B defines and B one
+#     (lib/native/*.c), nor two of libkgc-jni (lib/jni/*.c), call each other (A uses a symbol B defines and B one
 #     A defines) unless ARCHITECTURE.md lists the pair as "`a.c` <-> `b.c`"
 #     under "Calls between files", and every pair listed there still exists;
 #   - the young pause's files (young.h) call nothing of the concurrent cycle
@@ -31,11 +31,11 @@ tables() {
 }
 : >"$tmp/edges"
 # libkgc: every layer folder of lib/ (file names are unique across them)
-for lib_dir in "$obj/*:$lib" "$obj/native:$lib/native"; do
+for lib_dir in "$obj/*:$lib" "$obj/native:$lib/native" "$obj/jni:$lib/jni"; do
 	: >"$tmp/def"; : >"$tmp/undef"
 	if [ "${lib_dir#*:}" = "$lib" ]; then
 		for d in "$obj"/*/; do
-			[ "$(basename "$d")" = native ] || tables "${d%/}" "$lib"
+			case $(basename "$d") in native|jni) ;; *) tables "${d%/}" "$lib" ;; esac
 		done
 	else
 		tables "${lib_dir%%:*}" "${lib_dir#*:}"

@@ -5,9 +5,11 @@
 #   libkgc-native   NEEDED libkgc.so.0, libffi (libdl, or libc's dlopen on
 #                   glibc >= 2.34); exports kgc_native_* only;
 #                   its sources include no collector internals
+#   libkgc-jni      NEEDED libkgc-native.so.0 and libkgc.so.0; exports
+#                   kgc_jni_* only; includes no internals of the other two
 #   static link   every global in libkgc.a carries kgc_ (API, kgc__ inline
 #                   helpers) or kgci_ (internal), in libkgc-native.a kgc_ or
-#                   kgcn_: nothing clashes with a program's own fatal() or log_line()
+#                   kgcn_, in libkgc-jni.a kgc_ or kgcj_: nothing clashes with a program's own fatal() or log_line()
 #   a program linked against both shared libraries (test/so/native_so.c)
 #                   registers and calls natives and destroys its heap.
 # usage: check_deps.sh BUILD_DIR "CC CFLAGS LDFLAGS"
@@ -17,7 +19,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 fail=0
 bad() { echo "check-deps: FAIL: $*"; fail=1; }
 
-for f in libkgc.so libkgc-native.so libkgc.a; do
+for f in libkgc.so libkgc-native.so libkgc.a libkgc-jni.so libkgc-jni.a; do
 	[ -f "$b/$f" ] || { echo "check-deps: FAIL: $b/$f missing"; exit 1; }
 done
 
@@ -41,6 +43,21 @@ u=$(unprefixed "$b/libkgc.a" 'kgc_|kgci_')
 [ -n "$u" ] && bad "libkgc.a defines globals without a kgc prefix: $(echo $u)"
 u=$(unprefixed "$b/libkgc-native.a" 'kgc_|kgcn_')
 [ -n "$u" ] && bad "libkgc-native.a defines globals without a kgc prefix: $(echo $u)"
+
+u=$(unprefixed "$b/libkgc-jni.a" 'kgc_|kgcj_')
+[ -n "$u" ] && bad "libkgc-jni.a defines globals without a kgc prefix: $(echo $u)"
+
+# libkgc-jni: layered on libkgc-native (NEEDED), exports kgc_jni_* only,
+# includes neither collector nor bridge internals
+jni_needed=$(needed "$b/libkgc-jni.so")
+echo "check-deps: libkgc-jni.so NEEDED: $(echo $jni_needed)"
+for lib in libkgc-native.so.0 libkgc.so.0; do
+	echo "$jni_needed" | grep -q "^$lib" || bad "libkgc-jni.so does not need $lib"
+done
+exp=$(nm -D --defined-only "$b/libkgc-jni.so" | awk '{print $NF}' | grep -v '^kgc_jni_' | grep -v '^KGC_JNI_')
+[ -n "$exp" ] && bad "libkgc-jni.so exports $(echo $exp)"
+inc=$(grep -ln '^#include.*\(gc_internal\|crit_fast\|native_internal\)\.h' "$here"/../jni/*.[ch])
+[ -n "$inc" ] && bad "libkgc-jni includes internals of libkgc or libkgc-native: $inc"
 
 nat_needed=$(needed "$b/libkgc-native.so")
 echo "check-deps: libkgc-native.so NEEDED: $(echo $nat_needed)"

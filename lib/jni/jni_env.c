@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * jni_env.c - the JNIEnv of each kgc thread (its data in kgcj_ext's thread
+ * slot, freed by kgc_thread_detach) and the bridge's env hooks that give
+ * every regular native of the heap its thread's JNIEnv: a local frame per
+ * call, the class argument of static natives, the pending exception handed
+ * back to kgc_native_call.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jni_internal.h"
+
+/* The env of this OS thread (GetEnv), set when a thread gets its env. */
+static __thread struct kgcj_env *cur_env;
+
+struct kgcj_env *kgcj_env_current(void)
+{
+	return cur_env;
+}
+
+static void env_detach_hook(kgc_thread *t, void *data)
+{
+	kgcj_env_free(data);
+}
+
+const struct kgc_ext kgcj_ext = {
+	.name = "libkgc-jni",
+	.thread_detach = env_detach_hook,
+};
+
+static void stack_range(struct kgcj_env *e)
+{
+	pthread_attr_t a;
+	void *lo;
+	size_t sz;
+
+	if (pthread_getattr_np(pthread_self(), &a))
+		return;
+	if (!pthread_attr_getstack(&a, &lo, &sz)) {
+		e->stack_lo = (uintptr_t)lo;
+		e->stack_hi = (uintptr_t)lo + sz;
+	}
+	pthread_attr_destroy(&a);
+}
+
+/* t's env (managed state), created on first use; NULL + kgc_last_error. */
+struct kgcj_env *kgcj_env_get(struct kgcj_vm *vm, kgc_thread *t)
+{
+	struct kgcj_env *e = kgc_ext_thread_get(t, &kgcj_ext);
+
+	if (likely(e)) {
+		cur_env = e;
+		return e;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		kgcj_error("libkgc-jni: out of memory for a JNIEnv");
+		return NULL;
+	}
+	e->fns = &kgcj_env_fns;
+	e->vm = vm;
+	e->t = t;
+	e->exc = kgc_handle_new(t, NULL);
+	if (!e->exc || kgcj_mark_push(e, 16, true) || kgc_ext_thread_set(t, &kgcj_ext, e)) {
+		if (e->exc)
+			kgc_handle_free(t, e->exc);
+		free(e->marks);
+		free(e);
+		kgcj_error("libkgc-jni: cannot create the JNIEnv of a thread");
+		return NULL;
+	}
+	stack_range(e);
+	cur_env = e;
+	return e;
+}
+
+/* From kgc_thread_detach (t managed, still attached). */
+void kgcj_env_free(struct kgcj_env *e)
+{
+	while (e->copies) {
+		struct kgcj_copy *c = e->copies;
+
+		e->copies = c->next;
+		free(c->elems);
+		free(c);
+	}
+	kgcj_locals_free(e);
+	kgc_handle_free(e->t, e->exc);
+	free(e->exc_msg);
+	free(e->marks);
+	if (cur_env == e)
+		cur_env = NULL;
+	free(e);
+}
+
+/* ------------------------------------------------ the bridge's env hooks */
+
+static void *env_enter(void *ctx, kgc_thread *t, kgc_jclass owner, int is_static, void **cls)
+{
+	struct kgcj_vm *vm = ctx;
+	struct kgcj_env *e = kgcj_env_get(vm, t);
+	struct kgcj_class *c;
+
+	if (!e || kgcj_mark_push(e, 16, true))
+		return NULL;
+	if (is_static) {
+		/* classes live as long as the VM: the last one found is kept per thread */
+		c = owner == e->last_owner ? e->last_cls : kgcj_class_of_owner(vm, t, owner);
+		if (!c) {
+			kgcj_mark_pop(e);
+			return NULL;
+		}
+		e->last_owner = owner;
+		e->last_cls = c;
+		*cls = (void *)c->mirror;
+	}
+	return e;
+}
+
+static int env_leave(void *ctx, kgc_thread *t, void *env, kgc_obj *exc, char **msg)
+{
+	struct kgcj_env *e = env;
+
+	if (unlikely(e->crit) && e->vm->checked)
+		kgcj_fatal("(native return)", "the native returned with %u critical region(s) open",
+			   e->crit);
+	kgcj_mark_pop(e);
+	if (likely(!e->exc_pending))
+		return 0;
+	*exc = kgc_handle_get(e->exc);
+	kgc_handle_set(e->exc, NULL);
+	e->exc_pending = false;
+	*msg = e->exc_msg;
+	e->exc_msg = NULL;
+	return 1;
+}
+
+const struct kgc_native_env_ops kgcj_env_ops = {
+	.size = sizeof(struct kgc_native_env_ops),
+	.enter = env_enter,
+	.leave = env_leave,
+};
