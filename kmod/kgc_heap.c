@@ -148,7 +148,13 @@ int kgc_heap_create(struct kgc_heap *heap, struct kgc_heap_create *arg)
 			   GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!regions)
 		goto unlock;
-	table = vmalloc_user(table_size);
+	/*
+	 * Charged to the creator's memcg like every allocation a user can
+	 * make in bulk (vmalloc_user() is not). Zeroed whole pages: the
+	 * table is mapped to user space (kgc_table_fault()).
+	 */
+	table = __vmalloc(table_size,
+			  GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NOWARN);
 	if (!table)
 		goto free_regions;
 	if (kgc_watch_alloc(heap, arg->nr_regions))

@@ -71,7 +71,7 @@ struct kgc_heap {
 	pgoff_t table_pgoff;
 
 	struct kgc_region *regions;	/* nr_regions */
-	struct kgc_region_rec *table;	/* vmalloc_user(), mapped shared */
+	struct kgc_region_rec *table;	/* vmalloc, memcg-charged, mapped */
 
 	struct dentry *dentry;
 

@@ -24,7 +24,7 @@
 
 #include "kgc_internal.h"
 
-/* The table is vmalloc_user() memory; it lives until the heap is freed. */
+/* The table is vmalloc memory; it lives until the heap is freed. */
 static vm_fault_t kgc_table_fault(struct vm_fault *vmf)
 {
 	struct kgc_heap *heap = vmf->vma->vm_private_data;
