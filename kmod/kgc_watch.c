@@ -171,8 +171,11 @@ __poll_t kgc_poll(struct file *file, poll_table *wait)
 {
 	struct kgc_heap *heap = file->private_data;
 
-	if (!kgc_heap_created(heap))
-		return 0;
+	/*
+	 * The wait queue exists from open: an epoll set or a poll() that
+	 * starts before HEAP_CREATE waits on it too, and learns of the
+	 * first watch to fire. nr_fired stays 0 until then.
+	 */
 	poll_wait(file, &heap->watch_wq, wait);
 	return atomic_read(&heap->nr_fired) ?
 	       EPOLLIN | EPOLLPRI | EPOLLRDNORM : 0;

@@ -5,7 +5,9 @@
  */
 #include <liburing.h>
 #include <poll.h>
+#include <pthread.h>
 #include <dirent.h>
+#include <sys/epoll.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -219,6 +221,84 @@ TEST_F(watch, validation)
 	ASSERT_EQ(-ENODEV, watch(fd2, KGC_WATCH_FIRED, 0, 1, &bm, NULL));
 	ASSERT_EQ(0, poll_in(fd2, 0));
 	close(fd2);
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* Creates a heap on @fd and arms region 0, which has no pins: it fires. */
+static int create_and_fire(int fd)
+{
+	uint64_t bm = 1;
+	int ret = kgc_create(fd, REGION, NR_REGIONS, NULL);
+
+	return ret ? ret : watch(fd, KGC_WATCH_ARM, 0, NR_REGIONS, &bm, NULL);
+}
+
+/*
+ * An epoll set that holds the fd from before HEAP_CREATE learns of a watch
+ * firing afterwards (v2's poll returned before poll_wait() without a heap:
+ * epoll never queued on the fd and never woke).
+ */
+TEST(epoll_added_before_create_wakes)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLPRI };
+	int fd = kgc_open(), ep;
+
+	if (fd < 0)
+		SKIP(return, "cannot open " KGC_DEV ": %s", strerror(errno));
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_GE(ep, 0);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev));
+	ASSERT_EQ(0, epoll_wait(ep, &ev, 1, 0));
+	ASSERT_EQ(0, create_and_fire(fd));
+	memset(&ev, 0, sizeof(ev));
+	ASSERT_EQ(1, epoll_wait(ep, &ev, 1, 5000));
+	ASSERT_EQ(EPOLLIN | EPOLLPRI, ev.events & (EPOLLIN | EPOLLPRI));
+	close(ep);
+	close(fd);
+}
+
+struct poller {
+	int fd;
+	short revents;
+	long long ms;	/* how long poll() took */
+};
+
+static void *poll_thread(void *arg)
+{
+	struct poller *p = arg;
+	long long t0 = now_ms();
+
+	p->revents = poll_in(p->fd, 20000);
+	p->ms = now_ms() - t0;
+	return NULL;
+}
+
+/*
+ * A poll() asleep since before HEAP_CREATE wakes when the watch fires, not
+ * at its timeout (20 s; v2 returned only then).
+ */
+TEST(poll_started_before_create_wakes)
+{
+	struct poller p = { .fd = kgc_open() };
+	pthread_t t;
+
+	if (p.fd < 0)
+		SKIP(return, "cannot open " KGC_DEV ": %s", strerror(errno));
+	ASSERT_EQ(0, pthread_create(&t, NULL, poll_thread, &p));
+	usleep(300 * 1000);	/* let it go to sleep in poll() */
+	ASSERT_EQ(0, create_and_fire(p.fd));
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	TH_LOG("poll returned %#x after %lld ms", p.revents, p.ms);
+	ASSERT_EQ(POLLIN | POLLPRI, p.revents);
+	ASSERT_LT(p.ms, 10000);
+	close(p.fd);
 }
 
 static int tr_write(const char *file, const char *val)

@@ -246,7 +246,9 @@ struct kgc_dev_stats {
  *           written (FIRED: the fired bits were collected all the same).
  *   EINTR   fatal signal while waiting for the heap's lock.
  * poll (not an ioctl): EPOLLIN | EPOLLPRI | EPOLLRDNORM while fired
- * watches wait to be collected; 0 otherwise (also before HEAP_CREATE).
+ * watches wait to be collected; 0 otherwise (also before HEAP_CREATE: a
+ * poll() or an epoll set that waits on the fd from then on wakes when
+ * the first watch fires).
  * mmap (not an ioctl): ENODEV before HEAP_CREATE; EINVAL for a private
  * mapping, a heap range not inside [0, heap_size) or a table mapping other
  * than exactly [table_offset, table_offset + table_size). The mappings
