@@ -110,10 +110,12 @@ static void kgc_shm_mount(void)
 
 	if (!IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE))
 		return;
-	type = get_fs_type("tmpfs");	/* built in: no module reference */
+	type = get_fs_type("tmpfs");
 	if (!type)
 		return;
 	mnt = vfs_kern_mount(type, SB_KERNMOUNT, "kgc_heap_shm", opts);
+	/* put_filesystem(), which is not exported; the mount holds its own. */
+	module_put(type->owner);
 	if (IS_ERR(mnt)) {
 		pr_warn("no huge tmpfs mount (%ld): heaps use small pages\n",
 			PTR_ERR(mnt));
