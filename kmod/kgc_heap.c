@@ -4,8 +4,8 @@
  * detection.
  *
  * The heap's memory is a shmem file of heap_size bytes, one per heap, on
- * a private tmpfs mount with huge=within_size when regions are at least a
- * PMD (2 MiB) in size, else on the kernel's internal shm mount. mmap puts
+ * a private tmpfs mount: huge=within_size when regions are at least a PMD
+ * (2 MiB) in size, else huge=never (kgc_main.c). mmap puts
  * that file into the VMA (vma_set_file()), so shmem's own fault path
  * serves the heap: huge folios, swap, reclaim, migration and compaction,
  * NUMA policy (mbind) and memcg charging to the mapping's owner all come
@@ -110,6 +110,7 @@ int kgc_heap_create(struct kgc_heap *heap, struct kgc_heap_create *arg)
 	struct kgc_region_rec *table;
 	struct kgc_region *regions;
 	unsigned long region_pages;
+	struct vfsmount *mnt;
 	unsigned int shift;
 	struct file *shm;
 	size_t table_size;
@@ -133,8 +134,9 @@ int kgc_heap_create(struct kgc_heap *heap, struct kgc_heap_create *arg)
 	region_pages = 1UL << (shift - PAGE_SHIFT);
 	table_size = PAGE_ALIGN((size_t)arg->nr_regions *
 				sizeof(struct kgc_region_rec));
-	/* A huge folio never straddles two regions. */
+	/* A huge folio never straddles two regions (kgc_shm_mnt_small). */
 	huge = kgc_shm_mnt_huge && shift >= HPAGE_PMD_SHIFT;
+	mnt = huge ? kgc_shm_mnt_huge : kgc_shm_mnt_small;
 
 	if (mutex_lock_killable(&heap->lock))
 		return -EINTR;
@@ -159,9 +161,9 @@ int kgc_heap_create(struct kgc_heap *heap, struct kgc_heap_create *arg)
 		goto free_regions;
 	if (kgc_watch_alloc(heap, arg->nr_regions))
 		goto free_table;
-	if (huge)
-		shm = shmem_file_setup_with_mnt(kgc_shm_mnt_huge, "kgc-heap",
-						size, VM_NORESERVE);
+	if (mnt)
+		shm = shmem_file_setup_with_mnt(mnt, "kgc-heap", size,
+						VM_NORESERVE);
 	else
 		shm = shmem_file_setup("kgc-heap", size, VM_NORESERVE);
 	if (IS_ERR(shm)) {

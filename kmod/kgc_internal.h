@@ -66,7 +66,7 @@ struct kgc_heap {
 	unsigned long region_pages;
 	unsigned long nr_pages;
 	u64 heap_size;
-	bool huge;			/* shm on the huge=within_size mount */
+	bool huge;			/* on kgc_shm_mnt_huge, else no THP */
 	size_t table_size;
 	pgoff_t table_pgoff;
 
@@ -95,6 +95,7 @@ struct kgc_heap {
 /* kgc_main.c */
 extern unsigned int kgc_max_heap_mb;
 extern struct vfsmount *kgc_shm_mnt_huge;
+extern struct vfsmount *kgc_shm_mnt_small;
 extern unsigned int kgc_watch_interval_ms;
 
 /* kgc_heap.c */

@@ -9,7 +9,9 @@
  * stays on the /dev/kgc file.
  *
  * Both kinds of VMA are VM_DONTCOPY (a fork child does not inherit them)
- * and VM_DONTDUMP, and nothing else: no VM_SPECIAL flag and no .open or
+ * and VM_DONTDUMP, heap mappings of regions smaller than a PMD also
+ * VM_NOHUGEPAGE (shmem's faults, khugepaged and MADV_COLLAPSE then leave
+ * them small folios), and nothing else: no VM_SPECIAL flag and no .open or
  * .close op, so split VMAs merge back (mprotect round trips, partial
  * munmap + remap), mremap may grow them like a file mapping (past the heap
  * or the table an access raises SIGBUS) and mlock works.
@@ -76,6 +78,9 @@ int kgc_mmap(struct file *file, struct vm_area_struct *vma)
 		ret = heap->shm->f_op->mmap(heap->shm, vma);
 		if (ret)
 			return ret;
+		/* Regions below a PMD: no huge folio from faults or collapse. */
+		if (!heap->huge)
+			vm_flags_set(vma, VM_NOHUGEPAGE);
 	} else {
 		return -EINVAL;
 	}

@@ -3,7 +3,9 @@
  * kgc kselftests: heap memory is a shmem file mm manages as its own -
  * PMD-aligned mappings and huge folios, memcg charging to the mapping's
  * owner (not to a process_vm_readv reader), swap under a memcg limit with
- * data intact while kernel-pinned pages stay resident and correct.
+ * data intact while kernel-pinned pages stay resident and correct; heaps
+ * of regions smaller than a PMD never get a huge folio (one would straddle
+ * regions), whatever shmem_enabled says or MADV_COLLAPSE asks.
  */
 #include <liburing.h>
 #include <sys/mount.h>
@@ -18,6 +20,10 @@
 #define PMD		(2 * MiB)
 #define CG_MNT		"/tmp/kgc_shmem_cg"
 #define RAMDISK		"/dev/ram0"
+#define SHMEM_ENABLED	"/sys/kernel/mm/transparent_hugepage/shmem_enabled"
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE	25
+#endif
 
 static int file_write(const char *path, const char *val)
 {
@@ -194,6 +200,179 @@ TEST(small_regions_stay_small)
 	ASSERT_NE(MAP_FAILED, p);
 	memset(p, 1, 8 * MiB);
 	ASSERT_EQ(0, smaps_kb(p, "ShmemPmdMapped") > 0 ? 1 : 0);
+	munmap(p, 8 * MiB);
+	close(fd);
+}
+
+/*
+ * Maps @len of heap @fd at a PMD-aligned address (heaps of small regions
+ * get no alignment from mmap(NULL, ...)), the way a process that wants
+ * huge folios would.
+ */
+static char *map_pmd_aligned(int fd, size_t len)
+{
+	char *res, *a, *p;
+
+	res = mmap(NULL, len + PMD, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (res == MAP_FAILED)
+		return MAP_FAILED;
+	a = (char *)(((unsigned long)res + PMD - 1) & ~(PMD - 1));
+	p = mmap(a, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+	if (a > res)
+		munmap(res, a - res);
+	munmap(a + len, res + PMD - a);
+	return p;
+}
+
+/* NULL when MADV_COLLAPSE gives a PMD-aligned memfd mapping a huge folio. */
+static const char *collapse_usable(void)
+{
+	static char why[96];
+	int fd = memfd_create("kgc-probe", MFD_CLOEXEC);
+	long pmd_kb;
+	char *p;
+
+	if (fd < 0 || ftruncate(fd, PMD))
+		return "no memfd";
+	p = map_pmd_aligned(fd, PMD);
+	close(fd);
+	if (p == MAP_FAILED)
+		return "cannot map a memfd";
+	memset(p, 1, PMD);
+	if (madvise(p, PMD, MADV_COLLAPSE)) {
+		snprintf(why, sizeof(why), "MADV_COLLAPSE of a memfd: %s",
+			 strerror(errno));
+		munmap(p, PMD);
+		return why;
+	}
+	p[0] = 2;
+	pmd_kb = smaps_kb(p, "ShmemPmdMapped");
+	munmap(p, PMD);
+	return pmd_kb > 0 ? NULL : "MADV_COLLAPSE of a memfd gave no PMD mapping";
+}
+
+/* Registers one page at @addr (and one at @addr2 unless NULL) with io_uring. */
+static int pin_pages(struct io_uring *ring, void *addr, void *addr2)
+{
+	struct iovec iov[2] = {
+		{ .iov_base = addr, .iov_len = 4096 },
+		{ .iov_base = addr2, .iov_len = 4096 },
+	};
+	int ret = io_uring_queue_init(4, ring, 0);
+
+	if (ret)
+		return ret;
+	ret = io_uring_register_buffers(ring, iov, addr2 ? 2 : 1);
+	if (ret)
+		io_uring_queue_exit(ring);
+	return ret;
+}
+
+static void unpin_pages(struct io_uring *ring)
+{
+	io_uring_unregister_buffers(ring);
+	io_uring_queue_exit(ring);
+}
+
+/*
+ * 1 MiB regions mapped PMD-aligned, then MADV_COLLAPSE: refused (the
+ * mappings are VM_NOHUGEPAGE), so a pin of a page of region 1 pins region
+ * 1 only and region 0 can be released. v2 collapsed regions 0 and 1 into
+ * one huge folio: PIN_QUERY reported both, UNCOMMIT of region 0 -EBUSY.
+ */
+TEST(small_regions_refuse_collapse)
+{
+	struct io_uring ring;
+	const char *why;
+	uint32_t busy;
+	char *p;
+	int fd = kgc_open(), ret;
+
+	if (fd < 0)
+		SKIP(return, "cannot open " KGC_DEV ": %s", strerror(errno));
+	why = collapse_usable();
+	if (why)
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, kgc_create(fd, MiB, 4, NULL));
+	p = map_pmd_aligned(fd, 4 * MiB);
+	ASSERT_NE(MAP_FAILED, p);
+	memset(p, 0x5a, 4 * MiB);
+	ret = madvise(p, 4 * MiB, MADV_COLLAPSE) ? -errno : 0;
+	memset(p, 0x5b, 4 * MiB);
+	TH_LOG("MADV_COLLAPSE: %d, ShmemPmdMapped %ld kB", ret,
+	       smaps_kb(p, "ShmemPmdMapped"));
+	ASSERT_EQ(0, smaps_kb(p, "ShmemPmdMapped"));
+	ASSERT_EQ(0, pin_pages(&ring, p + MiB + 4096, NULL));
+	ASSERT_EQ(1 << 1, kgc_pinned(fd, 0, 4));
+	ASSERT_EQ(0, kgc_uncommit(fd, 0, 1, NULL));
+	ASSERT_EQ(-EBUSY, kgc_uncommit(fd, 1, 1, &busy));
+	ASSERT_EQ(1, busy);
+	ASSERT_EQ(0x5b, p[MiB + 4096]);
+	unpin_pages(&ring);
+	ASSERT_EQ(-EINVAL, ret);
+	munmap(p, 4 * MiB);
+	close(fd);
+}
+
+/* Saves shmem_enabled and puts it back: tests that change it. */
+FIXTURE(thp_knob) {
+	char saved[32];
+};
+
+FIXTURE_SETUP(thp_knob)
+{
+	char buf[128], *a, *b;
+
+	self->saved[0] = 0;
+	if (access(KGC_DEV, R_OK | W_OK))
+		SKIP(return, "cannot open " KGC_DEV ": %s", strerror(errno));
+	if (geteuid())
+		SKIP(return, "needs root (shmem_enabled)");
+	if (file_read(SHMEM_ENABLED, buf, sizeof(buf)))
+		SKIP(return, "no THP in this kernel");
+	a = strchr(buf, '[');
+	b = a ? strchr(a, ']') : NULL;
+	ASSERT_NE(NULL, b);
+	*b = 0;
+	snprintf(self->saved, sizeof(self->saved), "%s", a + 1);
+}
+
+FIXTURE_TEARDOWN(thp_knob)
+{
+	if (self->saved[0])
+		file_write(SHMEM_ENABLED, self->saved);
+}
+
+/*
+ * shmem_enabled=always: a heap of 1 MiB regions mapped PMD-aligned still
+ * gets small folios, from faults (regions 0-3) and from COMMIT_POPULATE
+ * (regions 4-7, no mapping involved); a pinned page pins its region only.
+ */
+TEST_F(thp_knob, small_regions_stay_small_under_always)
+{
+	struct io_uring ring;
+	uint32_t busy;
+	char *p;
+	int fd;
+
+	ASSERT_EQ(0, file_write(SHMEM_ENABLED, "always"));
+	fd = kgc_open();
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, kgc_create(fd, MiB, 8, NULL));
+	ASSERT_EQ(0, kgc_commit(fd, 4, 4, KGC_COMMIT_POPULATE));
+	p = map_pmd_aligned(fd, 8 * MiB);
+	ASSERT_NE(MAP_FAILED, p);
+	memset(p, 0x6c, 8 * MiB);
+	TH_LOG("ShmemPmdMapped %ld kB", smaps_kb(p, "ShmemPmdMapped"));
+	ASSERT_EQ(0, smaps_kb(p, "ShmemPmdMapped"));
+	ASSERT_EQ(0, pin_pages(&ring, p + MiB + 8192, p + 5 * MiB));
+	ASSERT_EQ(1 << 1 | 1 << 5, kgc_pinned(fd, 0, 8));
+	ASSERT_EQ(0, kgc_uncommit(fd, 0, 1, NULL));
+	ASSERT_EQ(0, kgc_uncommit(fd, 4, 1, NULL));
+	ASSERT_EQ(-EBUSY, kgc_uncommit(fd, 5, 3, &busy));
+	ASSERT_EQ(5, busy);
+	ASSERT_EQ(0x6c, p[5 * MiB]);
+	unpin_pages(&ring);
 	munmap(p, 8 * MiB);
 	close(fd);
 }

@@ -36,11 +36,14 @@
 #define KGC_FEAT_PIN_SELECT	(1ULL << 5)	/* KGC_PIN_QUERY_SELECT */
 /*
  * The heap is a shmem file mm manages: huge folios for regions of 2 MiB
- * and up (mmap(NULL, ...) returns a 2 MiB-aligned address), swap and
- * reclaim, migration, mbind, memcg charging to the mapping's owner. The
- * table's committed_pages/kernel_pins are refreshed by COMMIT, UNCOMMIT,
- * PIN_QUERY (its regions) and the debugfs dump, not at each fault, and
- * kgc_dev_stats.faults stays 0 (faults are shmem's).
+ * and up (mmap(NULL, ...) returns a 2 MiB-aligned address), never for
+ * smaller regions (their mappings are VM_NOHUGEPAGE: MADV_COLLAPSE fails
+ * with EINVAL; a process that undoes that with MADV_HUGEPAGE may get a
+ * huge folio over two regions, and a kernel pin in it then pins both),
+ * swap and reclaim, migration, mbind, memcg charging to the mapping's
+ * owner. The table's committed_pages/kernel_pins are refreshed by
+ * COMMIT, UNCOMMIT, PIN_QUERY (its regions) and the debugfs dump, not at
+ * each fault, and kgc_dev_stats.faults stays 0 (faults are shmem's).
  */
 #define KGC_FEAT_SHMEM		(1ULL << 6)
 #define KGC_FEAT_PIN_WATCH	(1ULL << 7)	/* KGC_IOC_PIN_WATCH, poll */
@@ -64,8 +67,8 @@ struct kgc_info {
 	__u64 table_offset;	/* KGC_TABLE_OFFSET */
 	/*
 	 * log2 of the smallest region size whose heaps get huge folios
-	 * (21 on x86-64: PMD-sized regions and up; a huge folio never
-	 * straddles two regions), 0 when heaps get small pages only.
+	 * (21 on x86-64: PMD-sized regions and up; smaller regions never
+	 * get one, see KGC_FEAT_SHMEM), 0 when heaps get small pages only.
 	 */
 	__u32 huge_region_shift;
 	__u32 reserved0;	/* output: zero */
