@@ -69,6 +69,37 @@ long kgc_pages_held(void)
 	return n;
 }
 
+/*
+ * log2 of the smallest region size whose heaps get huge folios now, 0 when
+ * none do (shmem_enabled=deny, THP unsupported, no huge mount). Asks shmem
+ * itself rather than copying its rules: the first folio of a PMD-sized
+ * file on the huge mount is huge or not. Costs one transient huge page
+ * (charged to the caller, which may also make the answer 0 at its limit).
+ */
+unsigned int kgc_huge_region_shift(void)
+{
+	unsigned int shift = 0;
+	struct folio *folio;
+	struct file *probe;
+
+	if (!kgc_shm_mnt_huge)
+		return 0;
+	probe = shmem_file_setup_with_mnt(kgc_shm_mnt_huge, "kgc-probe",
+					  HPAGE_PMD_SIZE, VM_NORESERVE);
+	if (IS_ERR(probe))
+		return 0;
+	folio = shmem_read_folio_gfp(probe->f_mapping, 0,
+				     mapping_gfp_mask(probe->f_mapping) |
+				     __GFP_NORETRY | __GFP_NOWARN);
+	if (!IS_ERR(folio)) {
+		if (folio_test_pmd_mappable(folio))
+			shift = HPAGE_PMD_SHIFT;
+		folio_put(folio);
+	}
+	fput(probe);
+	return shift;
+}
+
 struct kgc_heap *kgc_heap_alloc(void)
 {
 	struct kgc_heap *heap;

@@ -111,6 +111,7 @@ int kgc_heap_pin_query(struct kgc_heap *heap, u32 first, u32 count,
 u32 kgc_region_kernel_pins(struct kgc_heap *heap, u32 region);
 u32 kgc_region_refresh(struct kgc_heap *heap, u32 region);
 u64 kgc_max_heap_bytes(void);
+unsigned int kgc_huge_region_shift(void);
 
 static inline bool kgc_heap_created(struct kgc_heap *heap)
 {

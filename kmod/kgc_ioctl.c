@@ -47,7 +47,7 @@ static int kgc_ioctl_info(struct kgc_info *info)
 				  U32_MAX);
 	info->region_rec_size = sizeof(struct kgc_region_rec);
 	info->table_offset = KGC_TABLE_OFFSET;
-	info->huge_region_shift = kgc_shm_mnt_huge ? HPAGE_PMD_SHIFT : 0;
+	info->huge_region_shift = kgc_huge_region_shift();
 	return 0;
 }
 

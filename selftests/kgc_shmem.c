@@ -5,7 +5,8 @@
  * owner (not to a process_vm_readv reader), swap under a memcg limit with
  * data intact while kernel-pinned pages stay resident and correct; heaps
  * of regions smaller than a PMD never get a huge folio (one would straddle
- * regions), whatever shmem_enabled says or MADV_COLLAPSE asks.
+ * regions), whatever shmem_enabled says or MADV_COLLAPSE asks; INFO's
+ * huge_region_shift tells the truth under shmem_enabled=deny.
  */
 #include <liburing.h>
 #include <sys/mount.h>
@@ -374,6 +375,39 @@ TEST_F(thp_knob, small_regions_stay_small_under_always)
 	ASSERT_EQ(0x6c, p[5 * MiB]);
 	unpin_pages(&ring);
 	munmap(p, 8 * MiB);
+	close(fd);
+}
+
+/*
+ * shmem_enabled=deny: no heap gets huge folios, and INFO says so
+ * (huge_region_shift 0; v2 said 21). Back to the saved setting, INFO
+ * reports PMD-sized regions again (unless that setting was deny).
+ */
+TEST_F(thp_knob, info_huge_region_shift_under_deny)
+{
+	struct kgc_info info;
+	char why[64];
+	char *p;
+	int fd = kgc_open();
+
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, file_write(SHMEM_ENABLED, "deny"));
+	ASSERT_EQ(0, kgc_ioctl(fd, KGC_IOC_INFO, &info));
+	ASSERT_EQ(0, info.huge_region_shift);
+	ASSERT_EQ(0, kgc_create(fd, PMD, 4, NULL));
+	p = kgc_map(fd, 4 * PMD, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	memset(p, 1, 4 * PMD);
+	ASSERT_EQ(0, smaps_kb(p, "ShmemPmdMapped"));
+	munmap(p, 4 * PMD);
+
+	ASSERT_EQ(0, file_write(SHMEM_ENABLED, self->saved));
+	ASSERT_EQ(0, kgc_ioctl(fd, KGC_IOC_INFO, &info));
+	if (thp_shmem_usable(why, sizeof(why))) {
+		ASSERT_EQ(__builtin_ctzl(PMD), info.huge_region_shift);
+	} else {
+		ASSERT_EQ(0, info.huge_region_shift);
+	}
 	close(fd);
 }
 

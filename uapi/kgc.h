@@ -68,7 +68,10 @@ struct kgc_info {
 	/*
 	 * log2 of the smallest region size whose heaps get huge folios
 	 * (21 on x86-64: PMD-sized regions and up; smaller regions never
-	 * get one, see KGC_FEAT_SHMEM), 0 when heaps get small pages only.
+	 * get one, see KGC_FEAT_SHMEM), 0 when heaps get small pages only
+	 * (shmem_enabled=deny, no THP): the module asks shmem at each INFO
+	 * whether a file on its huge mount gets a huge folio, so 0 also
+	 * when no huge page could be had for the caller just then.
 	 */
 	__u32 huge_region_shift;
 	__u32 reserved0;	/* output: zero */
