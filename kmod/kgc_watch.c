@@ -109,14 +109,38 @@ void kgc_watch_free(struct kgc_heap *heap)
 }
 
 /*
+ * FIRED stopped by a fatal signal: its caller dies without the bits it
+ * took, so they go back to the heap for the fd's other holders. @bitmap
+ * holds what was taken from regions [first, first + n).
+ */
+static bool kgc_watch_unfire(struct kgc_heap *heap, u32 first, u32 n,
+			     const u64 *bitmap)
+{
+	bool any = false;
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		if (!(bitmap[i / 64] & (1ULL << (i % 64))))
+			continue;
+		if (!test_and_set_bit(first + i, heap->watch_fired))
+			atomic_inc(&heap->nr_fired);
+		any = true;
+	}
+	return any;
+}
+
+/*
  * KGC_IOC_PIN_WATCH on [first, first + count) (validated by the caller):
  * ARM/DISARM read @bitmap, FIRED fills it (zeroed by the caller).
+ * -EINTR when a fatal signal stops the walk: ARM/DISARM keep what they
+ * did so far, FIRED gives back every bit it took.
  */
 int kgc_heap_pin_watch(struct kgc_heap *heap, struct kgc_pin_watch *w,
 		       u64 *bitmap)
 {
 	u32 i, r;
 	bool fired = false;
+	int ret = 0;
 	u64 bits;
 
 	if (mutex_lock_killable(&heap->lock))
@@ -151,11 +175,15 @@ int kgc_heap_pin_watch(struct kgc_heap *heap, struct kgc_pin_watch *w,
 			break;
 		}
 		if ((i % 1024) == 1023) {
-			if (fatal_signal_pending(current))
+			if (fatal_signal_pending(current)) {
+				ret = -EINTR;
 				break;
+			}
 			cond_resched();
 		}
 	}
+	if (ret && w->op == KGC_WATCH_FIRED)
+		fired = kgc_watch_unfire(heap, w->first, i + 1, bitmap);
 	if (w->op == KGC_WATCH_ARM)
 		kgc_watch_schedule(heap);
 	else if (!heap->nr_armed)
@@ -164,7 +192,7 @@ int kgc_heap_pin_watch(struct kgc_heap *heap, struct kgc_pin_watch *w,
 	mutex_unlock(&heap->lock);
 	if (fired)
 		kgc_watch_wake(heap);
-	return 0;
+	return ret;
 }
 
 __poll_t kgc_poll(struct file *file, poll_table *wait)

@@ -250,7 +250,10 @@ struct kgc_dev_stats {
  *   ENOMEM  no memory for the kernel-side bitmap.
  *   EFAULT  bitmap_ptr cannot be read (ARM, DISARM: nothing changed) or
  *           written (FIRED: the fired bits were collected all the same).
- *   EINTR   fatal signal while waiting for the heap's lock.
+ *   EINTR   fatal signal while waiting for the heap's lock, or during the
+ *           walk of a large range: ARM and DISARM keep what they did to a
+ *           first part of the range; FIRED gives back every fired bit it
+ *           had taken (the fd's other holders still collect them).
  * poll (not an ioctl): EPOLLIN | EPOLLPRI | EPOLLRDNORM while fired
  * watches wait to be collected; 0 otherwise (also before HEAP_CREATE: a
  * poll() or an epoll set that waits on the fd from then on wakes when
