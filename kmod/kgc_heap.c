@@ -259,16 +259,38 @@ static int kgc_check_range(struct kgc_heap *heap, u32 first, u32 count)
 }
 
 /*
+ * A reference on @folio, just loaded by @xas under RCU, if it is still the
+ * page cache's folio at that index (the page cache's own lookups do the
+ * same, see find_get_entry()); false when it was being freed or replaced.
+ */
+static bool kgc_folio_get(struct xa_state *xas, struct folio *folio)
+{
+	if (!folio_try_get(folio))
+		return false;
+	if (unlikely(folio != xas_reload(xas))) {
+		folio_put(folio);
+		return false;
+	}
+	return true;
+}
+
+/*
  * Walks the folios of region @r in the page cache: @pages resident pages,
  * @pins of them in folios the kernel holds pinned (folio_maybe_dma_pinned():
  * FOLL_PIN by io_uring, O_DIRECT, RDMA...). A pinned huge folio counts all
  * its pages in the region. Swapped-out entries are not resident.
  *
- * An RCU walk of the page cache without taking folio references: a huge
- * folio costs one step, an empty region one lookup. A folio freed under
- * the walk can only skew the counts for this refresh ("maybe pinned", as
- * any pin check racing with the pinner); a pin that was taken before the
- * caller's check is always seen.
+ * An RCU walk: a huge folio costs one step, an empty region one lookup.
+ * Each folio is looked at under a reference taken with kgc_folio_get():
+ * without one, a folio freed and reused under the walk (reclaim,
+ * migration) could show a stranger's order and pin count, and a large
+ * stranger's order made the walk skip slots, a pinned folio's among them.
+ * Under the reference the folio can be neither freed nor split. A pinned
+ * folio never leaves the page cache (migration, reclaim, collapse and
+ * split all fail on the pin's references, and UNCOMMIT, the only
+ * truncation, is excluded by heap->lock), so a pin taken before the
+ * caller's check is always seen. The reference makes a folio with 1023
+ * plain references look "maybe pinned", as folio_maybe_dma_pinned() says.
  */
 static void kgc_region_scan(struct kgc_heap *heap, u32 r, u32 *pages,
 			    u32 *pins)
@@ -277,29 +299,28 @@ static void kgc_region_scan(struct kgc_heap *heap, u32 r, u32 *pages,
 	pgoff_t start = (pgoff_t)r * heap->region_pages;
 	pgoff_t end = start + heap->region_pages - 1;	/* inclusive */
 	XA_STATE(xas, &mapping->i_pages, start);
-	pgoff_t lo, hi, index;
 	struct folio *folio;
-	u32 np = 0, pp = 0, n;
+	u32 np = 0, pp = 0;
+	pgoff_t lo, hi;
 
 	rcu_read_lock();
 	xas_for_each(&xas, folio, end) {
 		if (xas_retry(&xas, folio) || xa_is_value(folio))
 			continue;
-		index = READ_ONCE(folio->index);
-		n = folio_nr_pages(folio);
-		lo = max(index, start);
-		hi = min(index + n - 1, end);
-		if (lo > hi || lo != xas.xa_index) {
-			lo = xas.xa_index;	/* changing under us */
-			hi = lo;
+		if (!kgc_folio_get(&xas, folio)) {
+			xas_reset(&xas);	/* look at this index again */
+			continue;
 		}
+		lo = max(folio->index, start);
+		hi = min(folio_next_index(folio) - 1, end);
 		np += hi - lo + 1;
 		if (folio_maybe_dma_pinned(folio))
 			pp += hi - lo + 1;
-		if (hi > xas.xa_index && hi < end)
-			xas_set(&xas, hi + 1);	/* past the folio's tail */
-		else if (hi >= end)
+		folio_put(folio);
+		if (hi >= end)
 			break;
+		if (hi > xas.xa_index)
+			xas_set(&xas, hi + 1);	/* past the folio's tail */
 		if (need_resched()) {
 			xas_pause(&xas);
 			rcu_read_unlock();
