@@ -391,15 +391,31 @@ static int kgc_region_populate(struct kgc_heap *heap, u32 r)
 }
 
 /*
+ * Records populated region @r's pages in the table. Not "all of them": an
+ * UNCOMMIT may have punched the region while it was being populated. A
+ * scan under heap->lock, after the populate: a racing UNCOMMIT's punch and
+ * its clearing of the counts are then both before the scan or both after.
+ */
+static int kgc_commit_recount(struct kgc_heap *heap, u32 r)
+{
+	if (mutex_lock_killable(&heap->lock))
+		return -EINTR;
+	kgc_region_refresh(heap, r);
+	mutex_unlock(&heap->lock);
+	return 0;
+}
+
+/*
  * COMMIT marks the regions committed; with KGC_COMMIT_POPULATE it also
  * allocates every missing page. On -ENOMEM or -EINTR the pages allocated
  * so far stay committed (and accounted): nothing leaks, and UNCOMMIT or
  * close releases them.
  *
- * No heap->lock: populating is what a fault does, so a populate of the
- * whole heap never holds up the other ioctls. A racing UNCOMMIT of the
- * same regions behaves as it does against faults: what it released is
- * gone, what was added after stays committed.
+ * No heap->lock while populating: that is what a fault does, so a
+ * populate of the whole heap never holds up the other ioctls. A racing
+ * UNCOMMIT of the same regions behaves as it does against faults: what it
+ * released is gone, what was added after stays committed. Each populated
+ * region's count is then taken under heap->lock (kgc_commit_recount()).
  */
 int kgc_heap_commit(struct kgc_heap *heap, struct kgc_region_range *arg)
 {
@@ -422,13 +438,10 @@ int kgc_heap_commit(struct kgc_heap *heap, struct kgc_region_range *arg)
 
 		if (arg->flags & KGC_COMMIT_POPULATE) {
 			ret = kgc_region_populate(heap, r);
+			if (!ret)
+				ret = kgc_commit_recount(heap, r);
 			if (ret)
 				return ret;
-			/* Counts only: a populate sees no pins. */
-			spin_lock(&heap->slot_lock);
-			heap->regions[r].nr_pages = heap->region_pages;
-			kgc_table_sync(heap, r);
-			spin_unlock(&heap->slot_lock);
 		}
 	}
 	atomic64_inc(&heap->commits);

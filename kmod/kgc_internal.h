@@ -9,8 +9,9 @@
  *                      of one heap, and each region of a debugfs dump.
  *                      Always taken killable (-EINTR); long walks under
  *                      it cond_resched() and stop on a fatal signal.
- *                      COMMIT (and its POPULATE) does not take it: it only
- *                      adds pages, under slot_lock. Never held across
+ *                      COMMIT does not take it while it populates (it
+ *                      only adds pages), only to count each populated
+ *                      region's pages afterwards. Never held across
  *                      copy_{from,to}_user, so no heap->lock -> mmap_lock
  *                      edge exists.
  *       i_rwsem of the heap's shmem inode (vfs_fallocate() in uncommit)

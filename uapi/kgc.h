@@ -221,8 +221,11 @@ struct kgc_dev_stats {
  *           count == 0 or [first, first + count) not inside the heap.
  *   ENOMEM, EINTR  (POPULATE) out of memory / fatal signal: the pages
  *           allocated so far stay committed (UNCOMMIT or close frees them).
- *           COMMIT takes no heap lock: a long POPULATE does not delay the
- *           heap's other ioctls, nor they it.
+ *           COMMIT holds no heap lock while it allocates: a long POPULATE
+ *           does not delay the heap's other ioctls, nor they it (it
+ *           waits for them only to count each populated region's pages).
+ *           With POPULATE, EINTR also when the wait for that count is
+ *           ended by a fatal signal.
  * KGC_IOC_REGION_UNCOMMIT
  *   ENODEV  before HEAP_CREATE.
  *   EINVAL  flags or reserved[] nonzero; count == 0 or range not inside
