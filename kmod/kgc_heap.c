@@ -277,8 +277,9 @@ static bool kgc_folio_get(struct xa_state *xas, struct folio *folio)
 /*
  * Walks the folios of region @r in the page cache: @pages resident pages,
  * @pins of them in folios the kernel holds pinned (folio_maybe_dma_pinned():
- * FOLL_PIN by io_uring, O_DIRECT, RDMA...). A pinned huge folio counts all
- * its pages in the region. Swapped-out entries are not resident.
+ * FOLL_PIN by io_uring, O_DIRECT, RDMA...), the first at @first_pin in the
+ * region (set only if @pins). A pinned huge folio counts all its pages in
+ * the region. Swapped-out entries are not resident.
  *
  * An RCU walk: a huge folio costs one step, an empty region one lookup.
  * Each folio is looked at under a reference taken with kgc_folio_get():
@@ -293,7 +294,7 @@ static bool kgc_folio_get(struct xa_state *xas, struct folio *folio)
  * plain references look "maybe pinned", as folio_maybe_dma_pinned() says.
  */
 static void kgc_region_scan(struct kgc_heap *heap, u32 r, u32 *pages,
-			    u32 *pins)
+			    u32 *pins, u32 *first_pin)
 {
 	struct address_space *mapping = heap->shm->f_mapping;
 	pgoff_t start = (pgoff_t)r * heap->region_pages;
@@ -314,8 +315,11 @@ static void kgc_region_scan(struct kgc_heap *heap, u32 r, u32 *pages,
 		lo = max(folio->index, start);
 		hi = min(folio_next_index(folio) - 1, end);
 		np += hi - lo + 1;
-		if (folio_maybe_dma_pinned(folio))
+		if (folio_maybe_dma_pinned(folio)) {
+			if (!pp)
+				*first_pin = lo - start;
 			pp += hi - lo + 1;
+		}
 		folio_put(folio);
 		if (hi >= end)
 			break;
@@ -340,12 +344,13 @@ static void kgc_region_scan(struct kgc_heap *heap, u32 r, u32 *pages,
 u32 kgc_region_refresh(struct kgc_heap *heap, u32 r)
 {
 	struct kgc_region *reg = &heap->regions[r];
-	u32 pages, pins;
+	u32 pages, pins, first_pin = 0;
 
-	kgc_region_scan(heap, r, &pages, &pins);
+	kgc_region_scan(heap, r, &pages, &pins, &first_pin);
 	spin_lock(&heap->slot_lock);
 	reg->nr_pages = pages;
 	reg->kernel_pins = pins;
+	reg->pin_hint = first_pin;
 	if (pages)
 		reg->flags |= KGC_RF_COMMITTED;
 	if (pins)
@@ -355,6 +360,33 @@ u32 kgc_region_refresh(struct kgc_heap *heap, u32 r)
 	kgc_table_sync(heap, r);
 	spin_unlock(&heap->slot_lock);
 	return pins;
+}
+
+/*
+ * Whether the folio at region @r's pin hint (its first pinned page at the
+ * last refresh) is still pinned: one lookup, which spares the watch's
+ * rechecks a walk of the region while its pin lasts. False says nothing
+ * of the region's other pages. Caller holds heap->lock.
+ */
+bool kgc_region_hint_pinned(struct kgc_heap *heap, u32 r)
+{
+	pgoff_t index = (pgoff_t)r * heap->region_pages +
+			heap->regions[r].pin_hint;
+	XA_STATE(xas, &heap->shm->f_mapping->i_pages, index);
+	struct folio *folio;
+	bool pinned = false;
+
+	lockdep_assert_held(&heap->lock);
+	rcu_read_lock();
+	do {
+		folio = xas_load(&xas);
+	} while (xas_retry(&xas, folio));
+	if (folio && !xa_is_value(folio) && kgc_folio_get(&xas, folio)) {
+		pinned = folio_maybe_dma_pinned(folio);
+		folio_put(folio);
+	}
+	rcu_read_unlock();
+	return pinned;
 }
 
 /* Kernel pins of region @r, for debugfs (heap->lock held). */

@@ -50,6 +50,7 @@ struct kgc_region {
 	u32 nr_pages;		/* resident pages seen at the last refresh */
 	u32 flags;		/* KGC_RF_* */
 	u32 kernel_pins;	/* pinned pages seen at the last refresh */
+	u32 pin_hint;		/* its first pinned page then, if any */
 };
 
 struct kgc_heap {
@@ -111,6 +112,7 @@ int kgc_heap_pin_query(struct kgc_heap *heap, u32 first, u32 count,
 		       const u64 *select, u64 *bitmap, u32 *nr_pinned);
 u32 kgc_region_kernel_pins(struct kgc_heap *heap, u32 region);
 u32 kgc_region_refresh(struct kgc_heap *heap, u32 region);
+bool kgc_region_hint_pinned(struct kgc_heap *heap, u32 region);
 u64 kgc_max_heap_bytes(void);
 unsigned int kgc_huge_region_shift(void);
 

@@ -10,6 +10,17 @@
  * KGC_WATCH_BATCH of them per run (a cursor goes round). With no watch
  * armed the work is not queued: no timer, no wakeup.
  *
+ * The recheck runs on system_wq: its CPU time is charged to no cgroup.
+ * That is kept small rather than moved: a recheck of a region whose pin
+ * lasts is one page-cache lookup (the page found pinned last time, see
+ * kgc_region_hint_pinned()); only a region whose pinned page was unpinned
+ * is walked again, once per folio, and then usually fires. So a heap costs
+ * at most KGC_WATCH_BATCH lookups per watch_interval_ms (root's, >= 10 ms,
+ * 100 by default) plus one walk per region per pin dropped, and a region
+ * only stays armed while its owner keeps a kernel pin in it (io_uring
+ * fixed buffers are charged to RLIMIT_MEMLOCK). ARM itself walks in the
+ * caller's context.
+ *
  * heap->lock guards watch_armed, watch_fired, nr_armed and the cursor;
  * nr_fired is atomic so that poll needs no lock.
  */
@@ -64,7 +75,8 @@ static void kgc_watch_work(struct work_struct *work)
 		if (r >= heap->nr_regions)
 			break;
 		cursor = r + 1;
-		if (!kgc_region_refresh(heap, r)) {
+		if (!kgc_region_hint_pinned(heap, r) &&
+		    !kgc_region_refresh(heap, r)) {
 			kgc_watch_fire(heap, r);
 			fired = true;
 		}
