@@ -223,7 +223,7 @@ int kgc_heap_create(struct kgc_heap *heap, struct kgc_heap_create *arg)
 	kgc_debugfs_heap_add(heap);
 
 	arg->heap_size = size;
-	arg->table_offset = KGC_TABLE_OFFSET;
+	arg->table_offset = kgc_table_offset();
 	arg->table_size = table_size;
 	return 0;
 

@@ -123,6 +123,7 @@ static inline bool kgc_heap_created(struct kgc_heap *heap)
 }
 
 /* kgc_mmap.c */
+u64 kgc_table_offset(void);
 int kgc_mmap(struct file *file, struct vm_area_struct *vma);
 unsigned long kgc_get_unmapped_area(struct file *file, unsigned long addr,
 				    unsigned long len, unsigned long pgoff,

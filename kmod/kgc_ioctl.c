@@ -46,7 +46,7 @@ static int kgc_ioctl_info(struct kgc_info *info)
 	info->max_regions = min_t(u64, max_bytes >> KGC_REGION_SHIFT_MIN,
 				  U32_MAX);
 	info->region_rec_size = sizeof(struct kgc_region_rec);
-	info->table_offset = KGC_TABLE_OFFSET;
+	info->table_offset = kgc_table_offset();
 	info->huge_region_shift = kgc_huge_region_shift();
 	return 0;
 }

@@ -246,6 +246,11 @@ static int __init kgc_init(void)
 	BUILD_BUG_ON(sizeof(struct kgc_pin_watch) != KGC_PIN_WATCH_SIZE);
 	BUILD_BUG_ON(KGC_TABLE_OFFSET & ~PAGE_MASK);
 	BUILD_BUG_ON(((u64)KGC_MAX_HEAP_MB_LIMIT << 20) >= KGC_TABLE_OFFSET);
+	BUILD_BUG_ON(((u64)KGC_MAX_HEAP_MB_LIMIT << 20) >=
+		     KGC_TABLE_OFFSET_COMPAT);
+	BUILD_BUG_ON(KGC_TABLE_OFFSET_COMPAT >= KGC_TABLE_OFFSET);
+	/* 32-bit mmap2() takes the offset in 4 KiB units, 32 bits of them. */
+	BUILD_BUG_ON((KGC_TABLE_OFFSET_COMPAT >> 12) > U32_MAX);
 
 	if (dev_mode & ~0666) {
 		pr_err("dev_mode %#o: only read/write bits allowed\n", dev_mode);

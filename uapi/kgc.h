@@ -5,8 +5,9 @@
  * One open fd of /dev/kgc is one heap. KGC_IOC_HEAP_CREATE sizes it once; then
  *   mmap(NULL, heap_size, PROT_READ|PROT_WRITE, MAP_SHARED, fd, 0)
  * maps the heap (pages fault in zero-filled on first touch) and
- *   mmap(NULL, table_size, PROT_READ|PROT_WRITE, MAP_SHARED, fd, KGC_TABLE_OFFSET)
- * maps the region table: one struct kgc_region_rec per region, shared with the
+ *   mmap(NULL, table_size, PROT_READ|PROT_WRITE, MAP_SHARED, fd, table_offset)
+ * (KGC_TABLE_OFFSET; KGC_TABLE_OFFSET_COMPAT for a 32-bit process) maps the
+ * region table: one struct kgc_region_rec per region, shared with the
  * module. Userspace owns user_pins (atomic add/sub, no syscall); every other
  * field is written by the module only.
  *
@@ -54,6 +55,12 @@
 
 /* mmap offset of the region table (page aligned, far above any heap). */
 #define KGC_TABLE_OFFSET	(1ULL << 46)
+/*
+ * The same table for 32-bit processes, whose mmap2() cannot reach offsets
+ * of 2^44 and up: INFO and HEAP_CREATE report it as table_offset to a
+ * 32-bit caller. mmap accepts the table at either offset, from anyone.
+ */
+#define KGC_TABLE_OFFSET_COMPAT	(1ULL << 40)
 
 struct kgc_info {
 	__u32 api_version;	/* KGC_API_VERSION */
@@ -64,7 +71,7 @@ struct kgc_info {
 	__u64 max_heap_bytes;	/* module parameter max_heap_mb */
 	__u32 max_regions;
 	__u32 region_rec_size;	/* sizeof(struct kgc_region_rec) */
-	__u64 table_offset;	/* KGC_TABLE_OFFSET */
+	__u64 table_offset;	/* KGC_TABLE_OFFSET (_COMPAT: 32-bit) */
 	/*
 	 * log2 of the smallest region size whose heaps get huge folios
 	 * (21 on x86-64: PMD-sized regions and up; smaller regions never
@@ -84,7 +91,7 @@ struct kgc_heap_create {
 	__u32 nr_regions;
 	__u32 flags;		/* must be 0 */
 	__u64 heap_size;	/* out: region_size * nr_regions */
-	__u64 table_offset;	/* out: KGC_TABLE_OFFSET */
+	__u64 table_offset;	/* out: as kgc_info.table_offset */
 	__u64 table_size;	/* out: page-rounded nr_regions * rec size */
 	__u64 reserved[3];	/* must be 0 */
 };
