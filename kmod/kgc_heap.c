@@ -165,7 +165,7 @@ int kgc_heap_create(struct kgc_heap *heap, struct kgc_heap_create *arg)
 	region_pages = 1UL << (shift - PAGE_SHIFT);
 	table_size = PAGE_ALIGN((size_t)arg->nr_regions *
 				sizeof(struct kgc_region_rec));
-	/* A huge folio never straddles two regions (kgc_shm_mnt_small). */
+	/* No huge folio over two regions: kgc_shm_mnt_small, VM_NOHUGEPAGE. */
 	huge = kgc_shm_mnt_huge && shift >= HPAGE_PMD_SHIFT;
 	mnt = huge ? kgc_shm_mnt_huge : kgc_shm_mnt_small;
 

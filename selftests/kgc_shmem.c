@@ -315,6 +315,53 @@ TEST(small_regions_refuse_collapse)
 	close(fd);
 }
 
+/*
+ * What is left, as documented: a process that lifts VM_NOHUGEPAGE itself
+ * (MADV_HUGEPAGE) can collapse two 1 MiB regions into one huge folio. Its
+ * pins then count for both regions (PIN_QUERY, UNCOMMIT's EBUSY), so no
+ * pinned page is released; unpinned, UNCOMMIT of one region releases that
+ * region only (the folio is split) and the other keeps its data.
+ */
+TEST(small_regions_lifted_by_the_process_pin_conservatively)
+{
+	struct io_uring ring;
+	const char *why;
+	uint32_t busy;
+	char *p;
+	int fd = kgc_open(), ret;
+
+	if (fd < 0)
+		SKIP(return, "cannot open " KGC_DEV ": %s", strerror(errno));
+	why = collapse_usable();
+	if (why)
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, kgc_create(fd, MiB, 4, NULL));
+	p = map_pmd_aligned(fd, 4 * MiB);
+	ASSERT_NE(MAP_FAILED, p);
+	memset(p, 0x7e, 4 * MiB);
+	ASSERT_EQ(0, madvise(p, 4 * MiB, MADV_HUGEPAGE));
+	ret = madvise(p, 2 * MiB, MADV_COLLAPSE) ? -errno : 0;
+	if (ret) {
+		munmap(p, 4 * MiB);
+		close(fd);
+		SKIP(return, "MADV_COLLAPSE after MADV_HUGEPAGE: %s", strerror(-ret));
+	}
+	p[0] = 0x7f;
+	TH_LOG("ShmemPmdMapped %ld kB", smaps_kb(p, "ShmemPmdMapped"));
+	ASSERT_EQ(0, pin_pages(&ring, p + MiB + 4096, NULL));
+	ASSERT_EQ(1 << 0 | 1 << 1, kgc_pinned(fd, 0, 4));
+	ASSERT_EQ(-EBUSY, kgc_uncommit(fd, 0, 1, &busy));
+	ASSERT_EQ(0, busy);
+	unpin_pages(&ring);
+	ASSERT_EQ(0, kgc_pinned(fd, 0, 4));
+	ASSERT_EQ(0, kgc_uncommit(fd, 0, 1, NULL));
+	ASSERT_TRUE(all_zero(p, MiB));
+	ASSERT_EQ(0x7e, p[MiB]);
+	ASSERT_EQ(0x7e, p[2 * MiB - 1]);
+	munmap(p, 4 * MiB);
+	close(fd);
+}
+
 /* Saves shmem_enabled and puts it back: tests that change it. */
 FIXTURE(thp_knob) {
 	char saved[32];
