@@ -276,43 +276,69 @@ static void unpin_pages(struct io_uring *ring)
 }
 
 /*
- * 1 MiB regions mapped PMD-aligned, then MADV_COLLAPSE: refused (the
- * mappings are VM_NOHUGEPAGE), so a pin of a page of region 1 pins region
- * 1 only and region 0 can be released. v2 collapsed regions 0 and 1 into
- * one huge folio: PIN_QUERY reported both, UNCOMMIT of region 0 -EBUSY.
+ * A heap of four 1 MiB regions mapped PMD-aligned, filled with 0x5a, where
+ * MADV_COLLAPSE works for a memfd; unpinned and unmapped at the end.
  */
-TEST(small_regions_refuse_collapse)
-{
-	struct io_uring ring;
-	const char *why;
-	uint32_t busy;
+FIXTURE(small_heap) {
+	int fd;
 	char *p;
-	int fd = kgc_open(), ret;
+	int pinned;
+	struct io_uring ring;
+};
 
-	if (fd < 0)
+FIXTURE_SETUP(small_heap)
+{
+	const char *why;
+
+	self->p = MAP_FAILED;
+	self->pinned = 0;
+	self->fd = kgc_open();
+	if (self->fd < 0)
 		SKIP(return, "cannot open " KGC_DEV ": %s", strerror(errno));
 	why = collapse_usable();
 	if (why)
 		SKIP(return, "%s", why);
-	ASSERT_EQ(0, kgc_create(fd, MiB, 4, NULL));
-	p = map_pmd_aligned(fd, 4 * MiB);
-	ASSERT_NE(MAP_FAILED, p);
-	memset(p, 0x5a, 4 * MiB);
+	ASSERT_EQ(0, kgc_create(self->fd, MiB, 4, NULL));
+	self->p = map_pmd_aligned(self->fd, 4 * MiB);
+	ASSERT_NE(MAP_FAILED, self->p);
+	memset(self->p, 0x5a, 4 * MiB);
+}
+
+FIXTURE_TEARDOWN(small_heap)
+{
+	if (self->pinned)
+		unpin_pages(&self->ring);
+	if (self->p != MAP_FAILED)
+		munmap(self->p, 4 * MiB);
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+/*
+ * MADV_COLLAPSE is refused (the mappings are VM_NOHUGEPAGE), so a pin of
+ * a page of region 1 pins region 1 only and region 0 can be released. v2
+ * collapsed regions 0 and 1 into one huge folio: PIN_QUERY reported both,
+ * UNCOMMIT of region 0 -EBUSY.
+ */
+TEST_F(small_heap, small_regions_refuse_collapse)
+{
+	char *p = self->p;
+	uint32_t busy;
+	int ret;
+
 	ret = madvise(p, 4 * MiB, MADV_COLLAPSE) ? -errno : 0;
 	memset(p, 0x5b, 4 * MiB);
 	TH_LOG("MADV_COLLAPSE: %d, ShmemPmdMapped %ld kB", ret,
 	       smaps_kb(p, "ShmemPmdMapped"));
 	ASSERT_EQ(0, smaps_kb(p, "ShmemPmdMapped"));
-	ASSERT_EQ(0, pin_pages(&ring, p + MiB + 4096, NULL));
-	ASSERT_EQ(1 << 1, kgc_pinned(fd, 0, 4));
-	ASSERT_EQ(0, kgc_uncommit(fd, 0, 1, NULL));
-	ASSERT_EQ(-EBUSY, kgc_uncommit(fd, 1, 1, &busy));
+	ASSERT_EQ(0, pin_pages(&self->ring, p + MiB + 4096, NULL));
+	self->pinned = 1;
+	ASSERT_EQ(1 << 1, kgc_pinned(self->fd, 0, 4));
+	ASSERT_EQ(0, kgc_uncommit(self->fd, 0, 1, NULL));
+	ASSERT_EQ(-EBUSY, kgc_uncommit(self->fd, 1, 1, &busy));
 	ASSERT_EQ(1, busy);
 	ASSERT_EQ(0x5b, p[MiB + 4096]);
-	unpin_pages(&ring);
 	ASSERT_EQ(-EINVAL, ret);
-	munmap(p, 4 * MiB);
-	close(fd);
 }
 
 /*
@@ -322,44 +348,29 @@ TEST(small_regions_refuse_collapse)
  * pinned page is released; unpinned, UNCOMMIT of one region releases that
  * region only (the folio is split) and the other keeps its data.
  */
-TEST(small_regions_lifted_by_the_process_pin_conservatively)
+TEST_F(small_heap, lifted_by_the_process_pins_conservatively)
 {
-	struct io_uring ring;
-	const char *why;
+	char *p = self->p;
 	uint32_t busy;
-	char *p;
-	int fd = kgc_open(), ret;
 
-	if (fd < 0)
-		SKIP(return, "cannot open " KGC_DEV ": %s", strerror(errno));
-	why = collapse_usable();
-	if (why)
-		SKIP(return, "%s", why);
-	ASSERT_EQ(0, kgc_create(fd, MiB, 4, NULL));
-	p = map_pmd_aligned(fd, 4 * MiB);
-	ASSERT_NE(MAP_FAILED, p);
-	memset(p, 0x7e, 4 * MiB);
 	ASSERT_EQ(0, madvise(p, 4 * MiB, MADV_HUGEPAGE));
-	ret = madvise(p, 2 * MiB, MADV_COLLAPSE) ? -errno : 0;
-	if (ret) {
-		munmap(p, 4 * MiB);
-		close(fd);
-		SKIP(return, "MADV_COLLAPSE after MADV_HUGEPAGE: %s", strerror(-ret));
-	}
-	p[0] = 0x7f;
+	if (madvise(p, 2 * MiB, MADV_COLLAPSE))
+		SKIP(return, "MADV_COLLAPSE after MADV_HUGEPAGE: %s",
+		     strerror(errno));
+	p[0] = 0x5b;
 	TH_LOG("ShmemPmdMapped %ld kB", smaps_kb(p, "ShmemPmdMapped"));
-	ASSERT_EQ(0, pin_pages(&ring, p + MiB + 4096, NULL));
-	ASSERT_EQ(1 << 0 | 1 << 1, kgc_pinned(fd, 0, 4));
-	ASSERT_EQ(-EBUSY, kgc_uncommit(fd, 0, 1, &busy));
+	ASSERT_EQ(0, pin_pages(&self->ring, p + MiB + 4096, NULL));
+	self->pinned = 1;
+	ASSERT_EQ(1 << 0 | 1 << 1, kgc_pinned(self->fd, 0, 4));
+	ASSERT_EQ(-EBUSY, kgc_uncommit(self->fd, 0, 1, &busy));
 	ASSERT_EQ(0, busy);
-	unpin_pages(&ring);
-	ASSERT_EQ(0, kgc_pinned(fd, 0, 4));
-	ASSERT_EQ(0, kgc_uncommit(fd, 0, 1, NULL));
+	unpin_pages(&self->ring);
+	self->pinned = 0;
+	ASSERT_EQ(0, kgc_pinned(self->fd, 0, 4));
+	ASSERT_EQ(0, kgc_uncommit(self->fd, 0, 1, NULL));
 	ASSERT_TRUE(all_zero(p, MiB));
-	ASSERT_EQ(0x7e, p[MiB]);
-	ASSERT_EQ(0x7e, p[2 * MiB - 1]);
-	munmap(p, 4 * MiB);
-	close(fd);
+	ASSERT_EQ(0x5a, p[MiB]);
+	ASSERT_EQ(0x5a, p[2 * MiB - 1]);
 }
 
 /* Saves shmem_enabled and puts it back: tests that change it. */
