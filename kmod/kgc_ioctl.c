@@ -9,7 +9,8 @@
  *   -EINVAL  nonzero flags/reserved fields, bad sizes, bad region ranges
  *   -ENODEV  COMMIT, UNCOMMIT or PIN_QUERY before HEAP_CREATE (as mmap)
  *   -EBADF   HEAP_CREATE, COMMIT, UNCOMMIT on an fd not open for writing
- *   -EINTR   fatal signal while waiting for the heap lock or populating
+ *   -EINTR   fatal signal while waiting for the heap lock, populating or
+ *            walking a PIN_WATCH range
  * HEAP_CREATE: -EEXIST on a second create, -E2BIG over max_heap_mb.
  * UNCOMMIT: -EBUSY with busy_region set (the struct is copied out).
  */
