@@ -4,8 +4,8 @@
  * detection.
  *
  * The heap's memory is a shmem file of heap_size bytes, one per heap, on
- * a private tmpfs mount with huge=within_size when regions are at least a
- * PMD (2 MiB) in size, else on the kernel's internal shm mount. mmap puts
+ * a private tmpfs mount: huge=within_size when regions are at least a PMD
+ * (2 MiB) in size, else huge=never (kgc_main.c). mmap puts
  * that file into the VMA (vma_set_file()), so shmem's own fault path
  * serves the heap: huge folios, swap, reclaim, migration and compaction,
  * NUMA policy (mbind) and memcg charging to the mapping's owner all come
@@ -69,6 +69,37 @@ long kgc_pages_held(void)
 	return n;
 }
 
+/*
+ * log2 of the smallest region size whose heaps get huge folios now, 0 when
+ * none do (shmem_enabled=deny, THP unsupported, no huge mount). Asks shmem
+ * itself rather than copying its rules: the first folio of a PMD-sized
+ * file on the huge mount is huge or not. Costs one transient huge page
+ * (charged to the caller, which may also make the answer 0 at its limit).
+ */
+unsigned int kgc_huge_region_shift(void)
+{
+	unsigned int shift = 0;
+	struct folio *folio;
+	struct file *probe;
+
+	if (!kgc_shm_mnt_huge)
+		return 0;
+	probe = shmem_file_setup_with_mnt(kgc_shm_mnt_huge, "kgc-probe",
+					  HPAGE_PMD_SIZE, VM_NORESERVE);
+	if (IS_ERR(probe))
+		return 0;
+	folio = shmem_read_folio_gfp(probe->f_mapping, 0,
+				     mapping_gfp_mask(probe->f_mapping) |
+				     __GFP_NORETRY | __GFP_NOWARN);
+	if (!IS_ERR(folio)) {
+		if (folio_test_pmd_mappable(folio))
+			shift = HPAGE_PMD_SHIFT;
+		folio_put(folio);
+	}
+	fput(probe);
+	return shift;
+}
+
 struct kgc_heap *kgc_heap_alloc(void)
 {
 	struct kgc_heap *heap;
@@ -110,6 +141,7 @@ int kgc_heap_create(struct kgc_heap *heap, struct kgc_heap_create *arg)
 	struct kgc_region_rec *table;
 	struct kgc_region *regions;
 	unsigned long region_pages;
+	struct vfsmount *mnt;
 	unsigned int shift;
 	struct file *shm;
 	size_t table_size;
@@ -133,8 +165,9 @@ int kgc_heap_create(struct kgc_heap *heap, struct kgc_heap_create *arg)
 	region_pages = 1UL << (shift - PAGE_SHIFT);
 	table_size = PAGE_ALIGN((size_t)arg->nr_regions *
 				sizeof(struct kgc_region_rec));
-	/* A huge folio never straddles two regions. */
+	/* No huge folio over two regions: kgc_shm_mnt_small, VM_NOHUGEPAGE. */
 	huge = kgc_shm_mnt_huge && shift >= HPAGE_PMD_SHIFT;
+	mnt = huge ? kgc_shm_mnt_huge : kgc_shm_mnt_small;
 
 	if (mutex_lock_killable(&heap->lock))
 		return -EINTR;
@@ -148,14 +181,20 @@ int kgc_heap_create(struct kgc_heap *heap, struct kgc_heap_create *arg)
 			   GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!regions)
 		goto unlock;
-	table = vmalloc_user(table_size);
+	/*
+	 * Charged to the creator's memcg like every allocation a user can
+	 * make in bulk (vmalloc_user() is not). Zeroed whole pages: the
+	 * table is mapped to user space (kgc_table_fault()).
+	 */
+	table = __vmalloc(table_size,
+			  GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NOWARN);
 	if (!table)
 		goto free_regions;
 	if (kgc_watch_alloc(heap, arg->nr_regions))
 		goto free_table;
-	if (huge)
-		shm = shmem_file_setup_with_mnt(kgc_shm_mnt_huge, "kgc-heap",
-						size, VM_NORESERVE);
+	if (mnt)
+		shm = shmem_file_setup_with_mnt(mnt, "kgc-heap", size,
+						VM_NORESERVE);
 	else
 		shm = shmem_file_setup("kgc-heap", size, VM_NORESERVE);
 	if (IS_ERR(shm)) {
@@ -184,7 +223,7 @@ int kgc_heap_create(struct kgc_heap *heap, struct kgc_heap_create *arg)
 	kgc_debugfs_heap_add(heap);
 
 	arg->heap_size = size;
-	arg->table_offset = KGC_TABLE_OFFSET;
+	arg->table_offset = kgc_table_offset();
 	arg->table_size = table_size;
 	return 0;
 
@@ -220,47 +259,72 @@ static int kgc_check_range(struct kgc_heap *heap, u32 first, u32 count)
 }
 
 /*
+ * A reference on @folio, just loaded by @xas under RCU, if it is still the
+ * page cache's folio at that index (the page cache's own lookups do the
+ * same, see find_get_entry()); false when it was being freed or replaced.
+ */
+static bool kgc_folio_get(struct xa_state *xas, struct folio *folio)
+{
+	if (!folio_try_get(folio))
+		return false;
+	if (unlikely(folio != xas_reload(xas))) {
+		folio_put(folio);
+		return false;
+	}
+	return true;
+}
+
+/*
  * Walks the folios of region @r in the page cache: @pages resident pages,
  * @pins of them in folios the kernel holds pinned (folio_maybe_dma_pinned():
- * FOLL_PIN by io_uring, O_DIRECT, RDMA...). A pinned huge folio counts all
- * its pages in the region. Swapped-out entries are not resident.
+ * FOLL_PIN by io_uring, O_DIRECT, RDMA...), the first at @first_pin in the
+ * region (set only if @pins). A pinned huge folio counts all its pages in
+ * the region. Swapped-out entries are not resident.
  *
- * An RCU walk of the page cache without taking folio references: a huge
- * folio costs one step, an empty region one lookup. A folio freed under
- * the walk can only skew the counts for this refresh ("maybe pinned", as
- * any pin check racing with the pinner); a pin that was taken before the
- * caller's check is always seen.
+ * An RCU walk: a huge folio costs one step, an empty region one lookup.
+ * Each folio is looked at under a reference taken with kgc_folio_get():
+ * without one, a folio freed and reused under the walk (reclaim,
+ * migration) could show a stranger's order and pin count, and a large
+ * stranger's order made the walk skip slots, a pinned folio's among them.
+ * Under the reference the folio can be neither freed nor split. A pinned
+ * folio never leaves the page cache (migration, reclaim, collapse and
+ * split all fail on the pin's references, and UNCOMMIT, the only
+ * truncation, is excluded by heap->lock), so a pin taken before the
+ * caller's check is always seen. The reference makes a folio with 1023
+ * plain references look "maybe pinned", as folio_maybe_dma_pinned() says.
  */
 static void kgc_region_scan(struct kgc_heap *heap, u32 r, u32 *pages,
-			    u32 *pins)
+			    u32 *pins, u32 *first_pin)
 {
 	struct address_space *mapping = heap->shm->f_mapping;
 	pgoff_t start = (pgoff_t)r * heap->region_pages;
 	pgoff_t end = start + heap->region_pages - 1;	/* inclusive */
 	XA_STATE(xas, &mapping->i_pages, start);
-	pgoff_t lo, hi, index;
 	struct folio *folio;
-	u32 np = 0, pp = 0, n;
+	u32 np = 0, pp = 0;
+	pgoff_t lo, hi;
 
 	rcu_read_lock();
 	xas_for_each(&xas, folio, end) {
 		if (xas_retry(&xas, folio) || xa_is_value(folio))
 			continue;
-		index = READ_ONCE(folio->index);
-		n = folio_nr_pages(folio);
-		lo = max(index, start);
-		hi = min(index + n - 1, end);
-		if (lo > hi || lo != xas.xa_index) {
-			lo = xas.xa_index;	/* changing under us */
-			hi = lo;
+		if (!kgc_folio_get(&xas, folio)) {
+			xas_reset(&xas);	/* look at this index again */
+			continue;
 		}
+		lo = max(folio->index, start);
+		hi = min(folio_next_index(folio) - 1, end);
 		np += hi - lo + 1;
-		if (folio_maybe_dma_pinned(folio))
+		if (folio_maybe_dma_pinned(folio)) {
+			if (!pp)
+				*first_pin = lo - start;
 			pp += hi - lo + 1;
-		if (hi > xas.xa_index && hi < end)
-			xas_set(&xas, hi + 1);	/* past the folio's tail */
-		else if (hi >= end)
+		}
+		folio_put(folio);
+		if (hi >= end)
 			break;
+		if (hi > xas.xa_index)
+			xas_set(&xas, hi + 1);	/* past the folio's tail */
 		if (need_resched()) {
 			xas_pause(&xas);
 			rcu_read_unlock();
@@ -280,12 +344,13 @@ static void kgc_region_scan(struct kgc_heap *heap, u32 r, u32 *pages,
 u32 kgc_region_refresh(struct kgc_heap *heap, u32 r)
 {
 	struct kgc_region *reg = &heap->regions[r];
-	u32 pages, pins;
+	u32 pages, pins, first_pin = 0;
 
-	kgc_region_scan(heap, r, &pages, &pins);
+	kgc_region_scan(heap, r, &pages, &pins, &first_pin);
 	spin_lock(&heap->slot_lock);
 	reg->nr_pages = pages;
 	reg->kernel_pins = pins;
+	reg->pin_hint = first_pin;
 	if (pages)
 		reg->flags |= KGC_RF_COMMITTED;
 	if (pins)
@@ -295,6 +360,33 @@ u32 kgc_region_refresh(struct kgc_heap *heap, u32 r)
 	kgc_table_sync(heap, r);
 	spin_unlock(&heap->slot_lock);
 	return pins;
+}
+
+/*
+ * Whether the folio at region @r's pin hint (its first pinned page at the
+ * last refresh) is still pinned: one lookup, which spares the watch's
+ * rechecks a walk of the region while its pin lasts. False says nothing
+ * of the region's other pages. Caller holds heap->lock.
+ */
+bool kgc_region_hint_pinned(struct kgc_heap *heap, u32 r)
+{
+	pgoff_t index = (pgoff_t)r * heap->region_pages +
+			heap->regions[r].pin_hint;
+	XA_STATE(xas, &heap->shm->f_mapping->i_pages, index);
+	struct folio *folio;
+	bool pinned = false;
+
+	lockdep_assert_held(&heap->lock);
+	rcu_read_lock();
+	do {
+		folio = xas_load(&xas);
+	} while (xas_retry(&xas, folio));
+	if (folio && !xa_is_value(folio) && kgc_folio_get(&xas, folio)) {
+		pinned = folio_maybe_dma_pinned(folio);
+		folio_put(folio);
+	}
+	rcu_read_unlock();
+	return pinned;
 }
 
 /* Kernel pins of region @r, for debugfs (heap->lock held). */
@@ -331,15 +423,31 @@ static int kgc_region_populate(struct kgc_heap *heap, u32 r)
 }
 
 /*
+ * Records populated region @r's pages in the table. Not "all of them": an
+ * UNCOMMIT may have punched the region while it was being populated. A
+ * scan under heap->lock, after the populate: a racing UNCOMMIT's punch and
+ * its clearing of the counts are then both before the scan or both after.
+ */
+static int kgc_commit_recount(struct kgc_heap *heap, u32 r)
+{
+	if (mutex_lock_killable(&heap->lock))
+		return -EINTR;
+	kgc_region_refresh(heap, r);
+	mutex_unlock(&heap->lock);
+	return 0;
+}
+
+/*
  * COMMIT marks the regions committed; with KGC_COMMIT_POPULATE it also
  * allocates every missing page. On -ENOMEM or -EINTR the pages allocated
  * so far stay committed (and accounted): nothing leaks, and UNCOMMIT or
  * close releases them.
  *
- * No heap->lock: populating is what a fault does, so a populate of the
- * whole heap never holds up the other ioctls. A racing UNCOMMIT of the
- * same regions behaves as it does against faults: what it released is
- * gone, what was added after stays committed.
+ * No heap->lock while populating: that is what a fault does, so a
+ * populate of the whole heap never holds up the other ioctls. A racing
+ * UNCOMMIT of the same regions behaves as it does against faults: what it
+ * released is gone, what was added after stays committed. Each populated
+ * region's count is then taken under heap->lock (kgc_commit_recount()).
  */
 int kgc_heap_commit(struct kgc_heap *heap, struct kgc_region_range *arg)
 {
@@ -362,13 +470,10 @@ int kgc_heap_commit(struct kgc_heap *heap, struct kgc_region_range *arg)
 
 		if (arg->flags & KGC_COMMIT_POPULATE) {
 			ret = kgc_region_populate(heap, r);
+			if (!ret)
+				ret = kgc_commit_recount(heap, r);
 			if (ret)
 				return ret;
-			/* Counts only: a populate sees no pins. */
-			spin_lock(&heap->slot_lock);
-			heap->regions[r].nr_pages = heap->region_pages;
-			kgc_table_sync(heap, r);
-			spin_unlock(&heap->slot_lock);
 		}
 	}
 	atomic64_inc(&heap->commits);

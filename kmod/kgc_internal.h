@@ -9,8 +9,9 @@
  *                      of one heap, and each region of a debugfs dump.
  *                      Always taken killable (-EINTR); long walks under
  *                      it cond_resched() and stop on a fatal signal.
- *                      COMMIT (and its POPULATE) does not take it: it only
- *                      adds pages, under slot_lock. Never held across
+ *                      COMMIT does not take it while it populates (it
+ *                      only adds pages), only to count each populated
+ *                      region's pages afterwards. Never held across
  *                      copy_{from,to}_user, so no heap->lock -> mmap_lock
  *                      edge exists.
  *       i_rwsem of the heap's shmem inode (vfs_fallocate() in uncommit)
@@ -49,6 +50,7 @@ struct kgc_region {
 	u32 nr_pages;		/* resident pages seen at the last refresh */
 	u32 flags;		/* KGC_RF_* */
 	u32 kernel_pins;	/* pinned pages seen at the last refresh */
+	u32 pin_hint;		/* its first pinned page then, if any */
 };
 
 struct kgc_heap {
@@ -66,12 +68,12 @@ struct kgc_heap {
 	unsigned long region_pages;
 	unsigned long nr_pages;
 	u64 heap_size;
-	bool huge;			/* shm on the huge=within_size mount */
+	bool huge;			/* on kgc_shm_mnt_huge, else no THP */
 	size_t table_size;
 	pgoff_t table_pgoff;
 
 	struct kgc_region *regions;	/* nr_regions */
-	struct kgc_region_rec *table;	/* vmalloc_user(), mapped shared */
+	struct kgc_region_rec *table;	/* vmalloc, memcg-charged, mapped */
 
 	struct dentry *dentry;
 
@@ -95,6 +97,7 @@ struct kgc_heap {
 /* kgc_main.c */
 extern unsigned int kgc_max_heap_mb;
 extern struct vfsmount *kgc_shm_mnt_huge;
+extern struct vfsmount *kgc_shm_mnt_small;
 extern unsigned int kgc_watch_interval_ms;
 
 /* kgc_heap.c */
@@ -109,7 +112,9 @@ int kgc_heap_pin_query(struct kgc_heap *heap, u32 first, u32 count,
 		       const u64 *select, u64 *bitmap, u32 *nr_pinned);
 u32 kgc_region_kernel_pins(struct kgc_heap *heap, u32 region);
 u32 kgc_region_refresh(struct kgc_heap *heap, u32 region);
+bool kgc_region_hint_pinned(struct kgc_heap *heap, u32 region);
 u64 kgc_max_heap_bytes(void);
+unsigned int kgc_huge_region_shift(void);
 
 static inline bool kgc_heap_created(struct kgc_heap *heap)
 {
@@ -118,6 +123,7 @@ static inline bool kgc_heap_created(struct kgc_heap *heap)
 }
 
 /* kgc_mmap.c */
+u64 kgc_table_offset(void);
 int kgc_mmap(struct file *file, struct vm_area_struct *vma);
 unsigned long kgc_get_unmapped_area(struct file *file, unsigned long addr,
 				    unsigned long len, unsigned long pgoff,

@@ -9,7 +9,8 @@
  *   -EINVAL  nonzero flags/reserved fields, bad sizes, bad region ranges
  *   -ENODEV  COMMIT, UNCOMMIT or PIN_QUERY before HEAP_CREATE (as mmap)
  *   -EBADF   HEAP_CREATE, COMMIT, UNCOMMIT on an fd not open for writing
- *   -EINTR   fatal signal while waiting for the heap lock or populating
+ *   -EINTR   fatal signal while waiting for the heap lock, populating or
+ *            walking a PIN_WATCH range
  * HEAP_CREATE: -EEXIST on a second create, -E2BIG over max_heap_mb.
  * UNCOMMIT: -EBUSY with busy_region set (the struct is copied out).
  */
@@ -46,8 +47,8 @@ static int kgc_ioctl_info(struct kgc_info *info)
 	info->max_regions = min_t(u64, max_bytes >> KGC_REGION_SHIFT_MIN,
 				  U32_MAX);
 	info->region_rec_size = sizeof(struct kgc_region_rec);
-	info->table_offset = KGC_TABLE_OFFSET;
-	info->huge_region_shift = kgc_shm_mnt_huge ? HPAGE_PMD_SHIFT : 0;
+	info->table_offset = kgc_table_offset();
+	info->huge_region_shift = kgc_huge_region_shift();
 	return 0;
 }
 

@@ -95,31 +95,65 @@ MODULE_PARM_DESC(pages_held, "Pages all heaps hold now (read-only, root only; se
 static struct vfsmount *kgc_mnt;
 
 /*
- * Private tmpfs for heaps of PMD-sized regions: huge=within_size gives
- * them huge folios whatever shmem_enabled says (unless "deny"). NULL when
- * it cannot be mounted: those heaps then use the kernel's shm mount.
+ * Private tmpfs mounts for the heaps' shmem files; both NULL without THP
+ * (heaps then live on the kernel's shm mount, and no folio is huge):
+ *
+ * kgc_shm_mnt_huge, huge=within_size: heaps of PMD-sized regions and up,
+ * which get huge folios whatever shmem_enabled says (unless "deny"). NULL
+ * when it cannot be mounted: those heaps then use kgc_shm_mnt_small.
+ *
+ * kgc_shm_mnt_small, huge=never: smaller regions, where a huge folio would
+ * straddle two regions. shmem_enabled=always, within_size or advise set
+ * the kernel's shm mount, not this one, so neither faults (their mappings
+ * are VM_NOHUGEPAGE as well) nor COMMIT_POPULATE, which allocates without
+ * a mapping, get a huge folio.
  */
 struct vfsmount *kgc_shm_mnt_huge;
+struct vfsmount *kgc_shm_mnt_small;
 
-static void kgc_shm_mount(void)
+static struct vfsmount *kgc_tmpfs_mount(struct file_system_type *type,
+					const char *huge)
 {
-	/* Parsed in place: must be writable. */
-	char opts[] = "huge=within_size";
+	char opts[32];	/* parsed in place: must be writable */
+
+	snprintf(opts, sizeof(opts), "huge=%s", huge);
+	return vfs_kern_mount(type, SB_KERNMOUNT, "kgc_heap_shm", opts);
+}
+
+static int kgc_shm_mount(void)
+{
 	struct file_system_type *type;
 	struct vfsmount *mnt;
 
 	if (!IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE))
-		return;
-	type = get_fs_type("tmpfs");	/* built in: no module reference */
+		return 0;
+	type = get_fs_type("tmpfs");
 	if (!type)
-		return;
-	mnt = vfs_kern_mount(type, SB_KERNMOUNT, "kgc_heap_shm", opts);
+		return 0;
+	mnt = kgc_tmpfs_mount(type, "never");
+	if (IS_ERR(mnt))
+		goto put;
+	kgc_shm_mnt_small = mnt;
+	mnt = kgc_tmpfs_mount(type, "within_size");
 	if (IS_ERR(mnt)) {
 		pr_warn("no huge tmpfs mount (%ld): heaps use small pages\n",
 			PTR_ERR(mnt));
-		return;
+		mnt = NULL;
 	}
 	kgc_shm_mnt_huge = mnt;
+put:
+	/* put_filesystem(), which is not exported; a mount holds its own. */
+	module_put(type->owner);
+	return PTR_ERR_OR_ZERO(mnt);
+}
+
+static void kgc_shm_unmount(void)
+{
+	/* Files still mapped keep the mounts alive until they go. */
+	if (kgc_shm_mnt_huge)
+		kern_unmount(kgc_shm_mnt_huge);
+	if (kgc_shm_mnt_small)
+		kern_unmount(kgc_shm_mnt_small);
 }
 
 static int kgc_init_fs_context(struct fs_context *fc)
@@ -212,6 +246,11 @@ static int __init kgc_init(void)
 	BUILD_BUG_ON(sizeof(struct kgc_pin_watch) != KGC_PIN_WATCH_SIZE);
 	BUILD_BUG_ON(KGC_TABLE_OFFSET & ~PAGE_MASK);
 	BUILD_BUG_ON(((u64)KGC_MAX_HEAP_MB_LIMIT << 20) >= KGC_TABLE_OFFSET);
+	BUILD_BUG_ON(((u64)KGC_MAX_HEAP_MB_LIMIT << 20) >=
+		     KGC_TABLE_OFFSET_COMPAT);
+	BUILD_BUG_ON(KGC_TABLE_OFFSET_COMPAT >= KGC_TABLE_OFFSET);
+	/* 32-bit mmap2() takes the offset in 4 KiB units, 32 bits of them. */
+	BUILD_BUG_ON((KGC_TABLE_OFFSET_COMPAT >> 12) > U32_MAX);
 
 	if (dev_mode & ~0666) {
 		pr_err("dev_mode %#o: only read/write bits allowed\n", dev_mode);
@@ -223,7 +262,9 @@ static int __init kgc_init(void)
 	if (IS_ERR(kgc_mnt))
 		return PTR_ERR(kgc_mnt);
 
-	kgc_shm_mount();
+	ret = kgc_shm_mount();
+	if (ret)
+		goto unmount;
 	kgc_debugfs_init();
 
 	ret = misc_register(&kgc_misc);
@@ -233,8 +274,8 @@ static int __init kgc_init(void)
 
 remove_debugfs:
 	kgc_debugfs_exit();
-	if (kgc_shm_mnt_huge)
-		kern_unmount(kgc_shm_mnt_huge);
+	kgc_shm_unmount();
+unmount:
 	kern_unmount(kgc_mnt);
 	return ret;
 }
@@ -243,9 +284,7 @@ static void __exit kgc_exit(void)
 {
 	misc_deregister(&kgc_misc);
 	kgc_debugfs_exit();
-	/* Files still mapped keep the mount alive until they go. */
-	if (kgc_shm_mnt_huge)
-		kern_unmount(kgc_shm_mnt_huge);
+	kgc_shm_unmount();
 	kern_unmount(kgc_mnt);
 }
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kgc mmap: the heap mapping (offset 0 .. heap_size) and the region table
- * mapping (exactly [KGC_TABLE_OFFSET, KGC_TABLE_OFFSET + table_size)).
+ * mapping (exactly [KGC_TABLE_OFFSET, KGC_TABLE_OFFSET + table_size), or
+ * the same at KGC_TABLE_OFFSET_COMPAT, in reach of 32-bit mmap2()).
  *
  * A heap mapping becomes a mapping of the heap's shmem file
  * (vma_set_file() + shmem's own mmap), so its faults, huge pages, swap,
@@ -9,7 +10,9 @@
  * stays on the /dev/kgc file.
  *
  * Both kinds of VMA are VM_DONTCOPY (a fork child does not inherit them)
- * and VM_DONTDUMP, and nothing else: no VM_SPECIAL flag and no .open or
+ * and VM_DONTDUMP, heap mappings of regions smaller than a PMD also
+ * VM_NOHUGEPAGE (shmem's faults, khugepaged and MADV_COLLAPSE then leave
+ * them small folios), and nothing else: no VM_SPECIAL flag and no .open or
  * .close op, so split VMAs merge back (mprotect round trips, partial
  * munmap + remap), mremap may grow them like a file mapping (past the heap
  * or the table an access raises SIGBUS) and mlock works.
@@ -17,6 +20,7 @@
  * get_unmapped_area: heap mappings of PMD-sized regions get a PMD-aligned
  * address (thp_get_unmapped_area()), so huge folios can be PMD-mapped.
  */
+#include <linux/compat.h>
 #include <linux/mm.h>
 #include <linux/pagemap.h>
 #include <linux/sched/mm.h>
@@ -24,17 +28,34 @@
 
 #include "kgc_internal.h"
 
-/* The table is vmalloc_user() memory; it lives until the heap is freed. */
+#define KGC_TABLE_PGOFF_COMPAT	(KGC_TABLE_OFFSET_COMPAT >> PAGE_SHIFT)
+
+/* The table's mmap offset for the calling process (uapi/kgc.h). */
+u64 kgc_table_offset(void)
+{
+	return in_compat_syscall() ? KGC_TABLE_OFFSET_COMPAT : KGC_TABLE_OFFSET;
+}
+
+/* Page @pgoff of the file as a page of the table, -1 if it is none. */
+static long kgc_table_page(struct kgc_heap *heap, pgoff_t pgoff)
+{
+	pgoff_t pages = heap->table_size >> PAGE_SHIFT;
+
+	if (pgoff - heap->table_pgoff < pages)
+		return pgoff - heap->table_pgoff;
+	if (pgoff - KGC_TABLE_PGOFF_COMPAT < pages)
+		return pgoff - KGC_TABLE_PGOFF_COMPAT;
+	return -1;
+}
+
+/* The table is vmalloc memory; it lives until the heap is freed. */
 static vm_fault_t kgc_table_fault(struct vm_fault *vmf)
 {
 	struct kgc_heap *heap = vmf->vma->vm_private_data;
-	unsigned long off;
+	long off = kgc_table_page(heap, vmf->pgoff);
 	struct page *page;
 
-	if (vmf->pgoff < heap->table_pgoff)
-		return VM_FAULT_SIGBUS;
-	off = vmf->pgoff - heap->table_pgoff;
-	if (off >= heap->table_size >> PAGE_SHIFT)
+	if (off < 0)
 		return VM_FAULT_SIGBUS;
 
 	page = vmalloc_to_page((char *)heap->table + (off << PAGE_SHIFT));
@@ -65,7 +86,8 @@ int kgc_mmap(struct file *file, struct vm_area_struct *vma)
 	if (!(vma->vm_flags & VM_MAYSHARE))
 		return -EINVAL;
 
-	if (vma->vm_pgoff == heap->table_pgoff) {
+	if (vma->vm_pgoff == heap->table_pgoff ||
+	    vma->vm_pgoff == KGC_TABLE_PGOFF_COMPAT) {
 		if (npages != heap->table_size >> PAGE_SHIFT)
 			return -EINVAL;
 		vma->vm_ops = &kgc_table_vm_ops;
@@ -76,6 +98,9 @@ int kgc_mmap(struct file *file, struct vm_area_struct *vma)
 		ret = heap->shm->f_op->mmap(heap->shm, vma);
 		if (ret)
 			return ret;
+		/* Regions below a PMD: no huge folio from faults or collapse. */
+		if (!heap->huge)
+			vm_flags_set(vma, VM_NOHUGEPAGE);
 	} else {
 		return -EINVAL;
 	}

@@ -10,6 +10,17 @@
  * KGC_WATCH_BATCH of them per run (a cursor goes round). With no watch
  * armed the work is not queued: no timer, no wakeup.
  *
+ * The recheck runs on system_wq: its CPU time is charged to no cgroup.
+ * That is kept small rather than moved: a recheck of a region whose pin
+ * lasts is one page-cache lookup (the page found pinned last time, see
+ * kgc_region_hint_pinned()); only a region whose pinned page was unpinned
+ * is walked again, once per folio, and then usually fires. So a heap costs
+ * at most KGC_WATCH_BATCH lookups per watch_interval_ms (root's, >= 10 ms,
+ * 100 by default) plus one walk per region per pin dropped, and a region
+ * only stays armed while its owner keeps a kernel pin in it (io_uring
+ * fixed buffers are charged to RLIMIT_MEMLOCK). ARM itself walks in the
+ * caller's context.
+ *
  * heap->lock guards watch_armed, watch_fired, nr_armed and the cursor;
  * nr_fired is atomic so that poll needs no lock.
  */
@@ -64,7 +75,8 @@ static void kgc_watch_work(struct work_struct *work)
 		if (r >= heap->nr_regions)
 			break;
 		cursor = r + 1;
-		if (!kgc_region_refresh(heap, r)) {
+		if (!kgc_region_hint_pinned(heap, r) &&
+		    !kgc_region_refresh(heap, r)) {
 			kgc_watch_fire(heap, r);
 			fired = true;
 		}
@@ -109,14 +121,38 @@ void kgc_watch_free(struct kgc_heap *heap)
 }
 
 /*
+ * FIRED stopped by a fatal signal: its caller dies without the bits it
+ * took, so they go back to the heap for the fd's other holders. @bitmap
+ * holds what was taken from regions [first, first + n).
+ */
+static bool kgc_watch_unfire(struct kgc_heap *heap, u32 first, u32 n,
+			     const u64 *bitmap)
+{
+	bool any = false;
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		if (!(bitmap[i / 64] & (1ULL << (i % 64))))
+			continue;
+		if (!test_and_set_bit(first + i, heap->watch_fired))
+			atomic_inc(&heap->nr_fired);
+		any = true;
+	}
+	return any;
+}
+
+/*
  * KGC_IOC_PIN_WATCH on [first, first + count) (validated by the caller):
  * ARM/DISARM read @bitmap, FIRED fills it (zeroed by the caller).
+ * -EINTR when a fatal signal stops the walk: ARM/DISARM keep what they
+ * did so far, FIRED gives back every bit it took.
  */
 int kgc_heap_pin_watch(struct kgc_heap *heap, struct kgc_pin_watch *w,
 		       u64 *bitmap)
 {
 	u32 i, r;
 	bool fired = false;
+	int ret = 0;
 	u64 bits;
 
 	if (mutex_lock_killable(&heap->lock))
@@ -151,11 +187,15 @@ int kgc_heap_pin_watch(struct kgc_heap *heap, struct kgc_pin_watch *w,
 			break;
 		}
 		if ((i % 1024) == 1023) {
-			if (fatal_signal_pending(current))
+			if (fatal_signal_pending(current)) {
+				ret = -EINTR;
 				break;
+			}
 			cond_resched();
 		}
 	}
+	if (ret && w->op == KGC_WATCH_FIRED)
+		fired = kgc_watch_unfire(heap, w->first, i + 1, bitmap);
 	if (w->op == KGC_WATCH_ARM)
 		kgc_watch_schedule(heap);
 	else if (!heap->nr_armed)
@@ -164,15 +204,18 @@ int kgc_heap_pin_watch(struct kgc_heap *heap, struct kgc_pin_watch *w,
 	mutex_unlock(&heap->lock);
 	if (fired)
 		kgc_watch_wake(heap);
-	return 0;
+	return ret;
 }
 
 __poll_t kgc_poll(struct file *file, poll_table *wait)
 {
 	struct kgc_heap *heap = file->private_data;
 
-	if (!kgc_heap_created(heap))
-		return 0;
+	/*
+	 * The wait queue exists from open: an epoll set or a poll() that
+	 * starts before HEAP_CREATE waits on it too, and learns of the
+	 * first watch to fire. nr_fired stays 0 until then.
+	 */
 	poll_wait(file, &heap->watch_wq, wait);
 	return atomic_read(&heap->nr_fired) ?
 	       EPOLLIN | EPOLLPRI | EPOLLRDNORM : 0;

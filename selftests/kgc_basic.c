@@ -166,6 +166,34 @@ TEST_F(dev, mmap_bad_range_einval)
 	ASSERT_EQ(EINVAL, errno);
 }
 
+/*
+ * The table also maps at KGC_TABLE_OFFSET_COMPAT (what 32-bit processes
+ * are told, selftests/compat32): the same pages, the same size rule.
+ */
+TEST_F(dev, table_maps_at_compat_offset_too)
+{
+	struct kgc_region_rec *t, *t32;
+	struct kgc_heap_create hc;
+	long pg = sysconf(_SC_PAGESIZE);
+
+	ASSERT_EQ(0, kgc_create(self->fd, MiB, 2, &hc));
+	t = kgc_map(self->fd, hc.table_size, KGC_TABLE_OFFSET);
+	ASSERT_NE(MAP_FAILED, t);
+	t32 = kgc_map(self->fd, hc.table_size, KGC_TABLE_OFFSET_COMPAT);
+	ASSERT_NE(MAP_FAILED, t32);
+	t32[1].user_pins = 7;
+	ASSERT_EQ(7, t[1].user_pins);
+	t[1].user_pins = 0;
+	ASSERT_EQ(0, t32[1].user_pins);
+	ASSERT_EQ(MAP_FAILED, kgc_map(self->fd, 2 * hc.table_size,
+				      KGC_TABLE_OFFSET_COMPAT));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(MAP_FAILED, kgc_map(self->fd, pg, KGC_TABLE_OFFSET_COMPAT + pg));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, munmap(t, hc.table_size));
+	ASSERT_EQ(0, munmap(t32, hc.table_size));
+}
+
 TEST_F(dev, mmap_subrange_ok)
 {
 	long pg = sysconf(_SC_PAGESIZE);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kgc kselftests: a long COMMIT_POPULATE does not hold up the heap's other
- * ioctls (v1 held heap->lock, unkillably, across the whole populate), and
- * a fatal signal ends a populate promptly.
+ * ioctls (v1 held heap->lock, unkillably, across the whole populate), a
+ * fatal signal ends a populate promptly, and a populate racing an UNCOMMIT
+ * of the same region leaves the table's page count true.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -90,6 +91,63 @@ TEST(populate_is_killable)
 	ASSERT_EQ(0, close(fd));
 	if (held0 >= 0)
 		ASSERT_EQ(held0, kgc_pages_held());
+}
+
+struct racer {
+	int fd;
+	int go;		/* both threads spin on it, then race */
+	int ret;
+};
+
+static void *uncommit_racer(void *arg)
+{
+	struct racer *r = arg;
+
+	while (!__atomic_load_n(&r->go, __ATOMIC_ACQUIRE))
+		;
+	r->ret = kgc_uncommit(r->fd, 0, 1, NULL);
+	return NULL;
+}
+
+/*
+ * COMMIT_POPULATE and UNCOMMIT of one region, started together, 100 times:
+ * afterwards the table's committed_pages equals the region's pages (the
+ * heap's, STATS). v2 stored "all pages" after populating, without a lock:
+ * an UNCOMMIT that punched the region in the middle left it wrong.
+ */
+TEST(populate_racing_uncommit_keeps_table_true)
+{
+	struct racer r = { .fd = kgc_open() };
+	struct kgc_region_rec *table;
+	struct kgc_heap_create hc;
+	int i, wrong = 0, ret;
+	int64_t pages;
+	pthread_t th;
+
+	if (r.fd < 0)
+		SKIP(return, "cannot open " KGC_DEV ": %s", strerror(errno));
+	ASSERT_EQ(0, kgc_create(r.fd, MiB, 1, &hc));
+	table = kgc_map(r.fd, hc.table_size, hc.table_offset);
+	ASSERT_NE(MAP_FAILED, table);
+	for (i = 0; i < 100; i++) {
+		r.go = 0;
+		ASSERT_EQ(0, pthread_create(&th, NULL, uncommit_racer, &r));
+		__atomic_store_n(&r.go, 1, __ATOMIC_RELEASE);
+		ret = kgc_commit(r.fd, 0, 1, KGC_COMMIT_POPULATE);
+		ASSERT_EQ(0, pthread_join(th, NULL));
+		ASSERT_EQ(0, ret);
+		ASSERT_EQ(0, r.ret);
+		pages = kgc_heap_pages(r.fd);
+		if (table[0].committed_pages != pages) {
+			if (!wrong++)
+				TH_LOG("round %d: table says %u pages, the region has %lld",
+				       i, table[0].committed_pages, (long long)pages);
+		}
+	}
+	TH_LOG("%d of 100 rounds left the table wrong", wrong);
+	ASSERT_EQ(0, wrong);
+	munmap(table, hc.table_size);
+	ASSERT_EQ(0, close(r.fd));
 }
 
 TEST_HARNESS_MAIN

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kgc kselftests: heap pages are charged to the faulting task's memory
- * cgroup (__GFP_ACCOUNT), and COMMIT_POPULATE over the cgroup's limit fails
+ * kgc kselftests: heap pages are shmem pages, charged to the memory cgroup
+ * of the task that maps (and faults) them; the module's own allocations a
+ * user can cause in bulk - the region table above all - are charged to the
+ * creator's cgroup too; COMMIT_POPULATE over the cgroup's limit fails
  * cleanly with -ENOMEM (no OOM kill, no leak).
  */
 #include <sys/mount.h>
@@ -43,6 +45,27 @@ static long long cg_read(const char *dir, const char *file)
 	if (read(fd, buf, sizeof(buf) - 1) > 0)
 		v = strtoll(buf, NULL, 10);
 	close(fd);
+	return v;
+}
+
+/* The value of @key in @dir/memory.stat, or -1 when it has none. */
+static long long cg_stat(const char *dir, const char *key)
+{
+	char path[256], line[128];
+	long long v = -1;
+	size_t n = strlen(key);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/memory.stat", dir);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n) && line[n] == ' ') {
+			v = strtoll(line + n + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
 	return v;
 }
 
@@ -180,6 +203,48 @@ TEST_F(memcg, populate_over_limit_fails_cleanly_enomem)
 	self->mem[0] = 1;
 	ASSERT_EQ(1, kgc_heap_pages(self->fd));
 	munmap(table, self->pg);
+}
+
+/*
+ * The region table (32 bytes a region, vmalloc'ed, mapped shared) is the
+ * module's largest allocation per heap: 128 KiB for 4096 regions. Each
+ * heap's table is charged to the creator's cgroup (v2 did not: 16 heaps
+ * left 2 MiB of vmalloc uncharged) and uncharged when the heap goes.
+ */
+TEST_F(memcg, region_table_is_charged)
+{
+	enum { NR_HEAPS = 16 };
+	long long cur0, cur1, cur2, vm0, vm1;
+	struct kgc_heap_create hc;
+	struct kgc_info info;
+	int fds[NR_HEAPS], i;
+	uint32_t nr;
+	size_t table;
+
+	ASSERT_EQ(0, kgc_ioctl(self->fd, KGC_IOC_INFO, &info));
+	nr = info.max_heap_bytes / REGION < 4096 ? info.max_heap_bytes / REGION : 4096;
+	table = (nr * sizeof(struct kgc_region_rec) + self->pg - 1) & ~(self->pg - 1);
+	cur0 = cg_read(self->dir, "memory.current");
+	vm0 = cg_stat(self->dir, "vmalloc");
+	ASSERT_GE(cur0, 0);
+	for (i = 0; i < NR_HEAPS; i++) {
+		fds[i] = kgc_open();
+		ASSERT_GE(fds[i], 0);
+		ASSERT_EQ(0, kgc_create(fds[i], REGION, nr, &hc));
+		ASSERT_EQ(table, hc.table_size);
+	}
+	cur1 = cg_read(self->dir, "memory.current");
+	vm1 = cg_stat(self->dir, "vmalloc");
+	for (i = 0; i < NR_HEAPS; i++)
+		close(fds[i]);
+	cur2 = cg_read(self->dir, "memory.current");
+	TH_LOG("%d heaps of %u regions (table %zu KiB): memory.current +%lld KiB, vmalloc +%lld KiB; after close -%lld KiB",
+	       NR_HEAPS, nr, table >> 10, (cur1 - cur0) >> 10,
+	       vm0 < 0 ? -1 : (vm1 - vm0) >> 10, (cur1 - cur2) >> 10);
+	ASSERT_GE(cur1 - cur0, (long long)(NR_HEAPS * table));
+	if (vm0 >= 0)
+		ASSERT_GE(vm1 - vm0, (long long)(NR_HEAPS * table));
+	ASSERT_GE(cur1 - cur2, (long long)(NR_HEAPS * table));
 }
 
 TEST_HARNESS_MAIN

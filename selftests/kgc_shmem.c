@@ -3,7 +3,10 @@
  * kgc kselftests: heap memory is a shmem file mm manages as its own -
  * PMD-aligned mappings and huge folios, memcg charging to the mapping's
  * owner (not to a process_vm_readv reader), swap under a memcg limit with
- * data intact while kernel-pinned pages stay resident and correct.
+ * data intact while kernel-pinned pages stay resident and correct; heaps
+ * of regions smaller than a PMD never get a huge folio (one would straddle
+ * regions), whatever shmem_enabled says or MADV_COLLAPSE asks; INFO's
+ * huge_region_shift tells the truth under shmem_enabled=deny.
  */
 #include <liburing.h>
 #include <sys/mount.h>
@@ -18,6 +21,10 @@
 #define PMD		(2 * MiB)
 #define CG_MNT		"/tmp/kgc_shmem_cg"
 #define RAMDISK		"/dev/ram0"
+#define SHMEM_ENABLED	"/sys/kernel/mm/transparent_hugepage/shmem_enabled"
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE	25
+#endif
 
 static int file_write(const char *path, const char *val)
 {
@@ -195,6 +202,270 @@ TEST(small_regions_stay_small)
 	memset(p, 1, 8 * MiB);
 	ASSERT_EQ(0, smaps_kb(p, "ShmemPmdMapped") > 0 ? 1 : 0);
 	munmap(p, 8 * MiB);
+	close(fd);
+}
+
+/*
+ * Maps @len of heap @fd at a PMD-aligned address (heaps of small regions
+ * get no alignment from mmap(NULL, ...)), the way a process that wants
+ * huge folios would.
+ */
+static char *map_pmd_aligned(int fd, size_t len)
+{
+	char *res, *a, *p;
+
+	res = mmap(NULL, len + PMD, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (res == MAP_FAILED)
+		return MAP_FAILED;
+	a = (char *)(((unsigned long)res + PMD - 1) & ~(PMD - 1));
+	p = mmap(a, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+	if (a > res)
+		munmap(res, a - res);
+	munmap(a + len, res + PMD - a);
+	return p;
+}
+
+/* NULL when MADV_COLLAPSE gives a PMD-aligned memfd mapping a huge folio. */
+static const char *collapse_usable(void)
+{
+	static char why[96];
+	int fd = memfd_create("kgc-probe", MFD_CLOEXEC);
+	long pmd_kb;
+	char *p;
+
+	if (fd < 0 || ftruncate(fd, PMD))
+		return "no memfd";
+	p = map_pmd_aligned(fd, PMD);
+	close(fd);
+	if (p == MAP_FAILED)
+		return "cannot map a memfd";
+	memset(p, 1, PMD);
+	if (madvise(p, PMD, MADV_COLLAPSE)) {
+		snprintf(why, sizeof(why), "MADV_COLLAPSE of a memfd: %s",
+			 strerror(errno));
+		munmap(p, PMD);
+		return why;
+	}
+	p[0] = 2;
+	pmd_kb = smaps_kb(p, "ShmemPmdMapped");
+	munmap(p, PMD);
+	return pmd_kb > 0 ? NULL : "MADV_COLLAPSE of a memfd gave no PMD mapping";
+}
+
+/* Registers one page at @addr (and one at @addr2 unless NULL) with io_uring. */
+static int pin_pages(struct io_uring *ring, void *addr, void *addr2)
+{
+	struct iovec iov[2] = {
+		{ .iov_base = addr, .iov_len = 4096 },
+		{ .iov_base = addr2, .iov_len = 4096 },
+	};
+	int ret = io_uring_queue_init(4, ring, 0);
+
+	if (ret)
+		return ret;
+	ret = io_uring_register_buffers(ring, iov, addr2 ? 2 : 1);
+	if (ret)
+		io_uring_queue_exit(ring);
+	return ret;
+}
+
+static void unpin_pages(struct io_uring *ring)
+{
+	io_uring_unregister_buffers(ring);
+	io_uring_queue_exit(ring);
+}
+
+/*
+ * A heap of four 1 MiB regions mapped PMD-aligned, filled with 0x5a, where
+ * MADV_COLLAPSE works for a memfd; unpinned and unmapped at the end.
+ */
+FIXTURE(small_heap) {
+	int fd;
+	char *p;
+	int pinned;
+	struct io_uring ring;
+};
+
+FIXTURE_SETUP(small_heap)
+{
+	const char *why;
+
+	self->p = MAP_FAILED;
+	self->pinned = 0;
+	self->fd = kgc_open();
+	if (self->fd < 0)
+		SKIP(return, "cannot open " KGC_DEV ": %s", strerror(errno));
+	why = collapse_usable();
+	if (why)
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, kgc_create(self->fd, MiB, 4, NULL));
+	self->p = map_pmd_aligned(self->fd, 4 * MiB);
+	ASSERT_NE(MAP_FAILED, self->p);
+	memset(self->p, 0x5a, 4 * MiB);
+}
+
+FIXTURE_TEARDOWN(small_heap)
+{
+	if (self->pinned)
+		unpin_pages(&self->ring);
+	if (self->p != MAP_FAILED)
+		munmap(self->p, 4 * MiB);
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+/*
+ * MADV_COLLAPSE is refused (the mappings are VM_NOHUGEPAGE), so a pin of
+ * a page of region 1 pins region 1 only and region 0 can be released. v2
+ * collapsed regions 0 and 1 into one huge folio: PIN_QUERY reported both,
+ * UNCOMMIT of region 0 -EBUSY.
+ */
+TEST_F(small_heap, small_regions_refuse_collapse)
+{
+	char *p = self->p;
+	uint32_t busy;
+	int ret;
+
+	ret = madvise(p, 4 * MiB, MADV_COLLAPSE) ? -errno : 0;
+	memset(p, 0x5b, 4 * MiB);
+	TH_LOG("MADV_COLLAPSE: %d, ShmemPmdMapped %ld kB", ret,
+	       smaps_kb(p, "ShmemPmdMapped"));
+	ASSERT_EQ(0, smaps_kb(p, "ShmemPmdMapped"));
+	ASSERT_EQ(0, pin_pages(&self->ring, p + MiB + 4096, NULL));
+	self->pinned = 1;
+	ASSERT_EQ(1 << 1, kgc_pinned(self->fd, 0, 4));
+	ASSERT_EQ(0, kgc_uncommit(self->fd, 0, 1, NULL));
+	ASSERT_EQ(-EBUSY, kgc_uncommit(self->fd, 1, 1, &busy));
+	ASSERT_EQ(1, busy);
+	ASSERT_EQ(0x5b, p[MiB + 4096]);
+	ASSERT_EQ(-EINVAL, ret);
+}
+
+/*
+ * What is left, as documented: a process that lifts VM_NOHUGEPAGE itself
+ * (MADV_HUGEPAGE) can collapse two 1 MiB regions into one huge folio. Its
+ * pins then count for both regions (PIN_QUERY, UNCOMMIT's EBUSY), so no
+ * pinned page is released; unpinned, UNCOMMIT of one region releases that
+ * region only (the folio is split) and the other keeps its data.
+ */
+TEST_F(small_heap, lifted_by_the_process_pins_conservatively)
+{
+	char *p = self->p;
+	uint32_t busy;
+
+	ASSERT_EQ(0, madvise(p, 4 * MiB, MADV_HUGEPAGE));
+	if (madvise(p, 2 * MiB, MADV_COLLAPSE))
+		SKIP(return, "MADV_COLLAPSE after MADV_HUGEPAGE: %s",
+		     strerror(errno));
+	p[0] = 0x5b;
+	TH_LOG("ShmemPmdMapped %ld kB", smaps_kb(p, "ShmemPmdMapped"));
+	ASSERT_EQ(0, pin_pages(&self->ring, p + MiB + 4096, NULL));
+	self->pinned = 1;
+	ASSERT_EQ(1 << 0 | 1 << 1, kgc_pinned(self->fd, 0, 4));
+	ASSERT_EQ(-EBUSY, kgc_uncommit(self->fd, 0, 1, &busy));
+	ASSERT_EQ(0, busy);
+	unpin_pages(&self->ring);
+	self->pinned = 0;
+	ASSERT_EQ(0, kgc_pinned(self->fd, 0, 4));
+	ASSERT_EQ(0, kgc_uncommit(self->fd, 0, 1, NULL));
+	ASSERT_TRUE(all_zero(p, MiB));
+	ASSERT_EQ(0x5a, p[MiB]);
+	ASSERT_EQ(0x5a, p[2 * MiB - 1]);
+}
+
+/* Saves shmem_enabled and puts it back: tests that change it. */
+FIXTURE(thp_knob) {
+	char saved[32];
+};
+
+FIXTURE_SETUP(thp_knob)
+{
+	char buf[128], *a, *b;
+
+	self->saved[0] = 0;
+	if (access(KGC_DEV, R_OK | W_OK))
+		SKIP(return, "cannot open " KGC_DEV ": %s", strerror(errno));
+	if (geteuid())
+		SKIP(return, "needs root (shmem_enabled)");
+	if (file_read(SHMEM_ENABLED, buf, sizeof(buf)))
+		SKIP(return, "no THP in this kernel");
+	a = strchr(buf, '[');
+	b = a ? strchr(a, ']') : NULL;
+	ASSERT_NE(NULL, b);
+	*b = 0;
+	snprintf(self->saved, sizeof(self->saved), "%s", a + 1);
+}
+
+FIXTURE_TEARDOWN(thp_knob)
+{
+	if (self->saved[0])
+		file_write(SHMEM_ENABLED, self->saved);
+}
+
+/*
+ * shmem_enabled=always: a heap of 1 MiB regions mapped PMD-aligned still
+ * gets small folios, from faults (regions 0-3) and from COMMIT_POPULATE
+ * (regions 4-7, no mapping involved); a pinned page pins its region only.
+ */
+TEST_F(thp_knob, small_regions_stay_small_under_always)
+{
+	struct io_uring ring;
+	uint32_t busy;
+	char *p;
+	int fd;
+
+	ASSERT_EQ(0, file_write(SHMEM_ENABLED, "always"));
+	fd = kgc_open();
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, kgc_create(fd, MiB, 8, NULL));
+	ASSERT_EQ(0, kgc_commit(fd, 4, 4, KGC_COMMIT_POPULATE));
+	p = map_pmd_aligned(fd, 8 * MiB);
+	ASSERT_NE(MAP_FAILED, p);
+	memset(p, 0x6c, 8 * MiB);
+	TH_LOG("ShmemPmdMapped %ld kB", smaps_kb(p, "ShmemPmdMapped"));
+	ASSERT_EQ(0, smaps_kb(p, "ShmemPmdMapped"));
+	ASSERT_EQ(0, pin_pages(&ring, p + MiB + 8192, p + 5 * MiB));
+	ASSERT_EQ(1 << 1 | 1 << 5, kgc_pinned(fd, 0, 8));
+	ASSERT_EQ(0, kgc_uncommit(fd, 0, 1, NULL));
+	ASSERT_EQ(0, kgc_uncommit(fd, 4, 1, NULL));
+	ASSERT_EQ(-EBUSY, kgc_uncommit(fd, 5, 3, &busy));
+	ASSERT_EQ(5, busy);
+	ASSERT_EQ(0x6c, p[5 * MiB]);
+	unpin_pages(&ring);
+	munmap(p, 8 * MiB);
+	close(fd);
+}
+
+/*
+ * shmem_enabled=deny: no heap gets huge folios, and INFO says so
+ * (huge_region_shift 0; v2 said 21). Back to the saved setting, INFO
+ * reports PMD-sized regions again (unless that setting was deny).
+ */
+TEST_F(thp_knob, info_huge_region_shift_under_deny)
+{
+	struct kgc_info info;
+	char why[64];
+	char *p;
+	int fd = kgc_open();
+
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, file_write(SHMEM_ENABLED, "deny"));
+	ASSERT_EQ(0, kgc_ioctl(fd, KGC_IOC_INFO, &info));
+	ASSERT_EQ(0, info.huge_region_shift);
+	ASSERT_EQ(0, kgc_create(fd, PMD, 4, NULL));
+	p = kgc_map(fd, 4 * PMD, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	memset(p, 1, 4 * PMD);
+	ASSERT_EQ(0, smaps_kb(p, "ShmemPmdMapped"));
+	munmap(p, 4 * PMD);
+
+	ASSERT_EQ(0, file_write(SHMEM_ENABLED, self->saved));
+	ASSERT_EQ(0, kgc_ioctl(fd, KGC_IOC_INFO, &info));
+	if (thp_shmem_usable(why, sizeof(why))) {
+		ASSERT_EQ(__builtin_ctzl(PMD), info.huge_region_shift);
+	} else {
+		ASSERT_EQ(0, info.huge_region_shift);
+	}
 	close(fd);
 }
 

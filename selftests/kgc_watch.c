@@ -5,9 +5,13 @@
  */
 #include <liburing.h>
 #include <poll.h>
+#include <pthread.h>
 #include <dirent.h>
+#include <sys/epoll.h>
 #include <sys/mount.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "kselftest_harness.h"
@@ -219,6 +223,186 @@ TEST_F(watch, validation)
 	ASSERT_EQ(-ENODEV, watch(fd2, KGC_WATCH_FIRED, 0, 1, &bm, NULL));
 	ASSERT_EQ(0, poll_in(fd2, 0));
 	close(fd2);
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* Creates a heap on @fd and arms region 0, which has no pins: it fires. */
+static int create_and_fire(int fd)
+{
+	uint64_t bm = 1;
+	int ret = kgc_create(fd, REGION, NR_REGIONS, NULL);
+
+	return ret ? ret : watch(fd, KGC_WATCH_ARM, 0, NR_REGIONS, &bm, NULL);
+}
+
+/*
+ * An epoll set that holds the fd from before HEAP_CREATE learns of a watch
+ * firing afterwards (v2's poll returned before poll_wait() without a heap:
+ * epoll never queued on the fd and never woke).
+ */
+TEST(epoll_added_before_create_wakes)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLPRI };
+	int fd = kgc_open(), ep;
+
+	if (fd < 0)
+		SKIP(return, "cannot open " KGC_DEV ": %s", strerror(errno));
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_GE(ep, 0);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev));
+	ASSERT_EQ(0, epoll_wait(ep, &ev, 1, 0));
+	ASSERT_EQ(0, create_and_fire(fd));
+	memset(&ev, 0, sizeof(ev));
+	ASSERT_EQ(1, epoll_wait(ep, &ev, 1, 5000));
+	ASSERT_EQ(EPOLLIN | EPOLLPRI, ev.events & (EPOLLIN | EPOLLPRI));
+	close(ep);
+	close(fd);
+}
+
+struct poller {
+	int fd;
+	short revents;
+	long long ms;	/* how long poll() took */
+};
+
+static void *poll_thread(void *arg)
+{
+	struct poller *p = arg;
+	long long t0 = now_ms();
+
+	p->revents = poll_in(p->fd, 20000);
+	p->ms = now_ms() - t0;
+	return NULL;
+}
+
+/*
+ * A poll() asleep since before HEAP_CREATE wakes when the watch fires, not
+ * at its timeout (20 s; v2 returned only then).
+ */
+TEST(poll_started_before_create_wakes)
+{
+	struct poller p = { .fd = kgc_open() };
+	pthread_t t;
+
+	if (p.fd < 0)
+		SKIP(return, "cannot open " KGC_DEV ": %s", strerror(errno));
+	ASSERT_EQ(0, pthread_create(&t, NULL, poll_thread, &p));
+	usleep(300 * 1000);	/* let it go to sleep in poll() */
+	ASSERT_EQ(0, create_and_fire(p.fd));
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	TH_LOG("poll returned %#x after %lld ms", p.revents, p.ms);
+	ASSERT_EQ(POLLIN | POLLPRI, p.revents);
+	ASSERT_LT(p.ms, 10000);
+	close(p.fd);
+}
+
+#define MAX_HEAP_MB	"/sys/module/kgc/parameters/max_heap_mb"
+
+/* FIRED over [0, n): the number of regions collected, or -errno. */
+static long collect(int fd, uint32_t n, uint64_t *bm)
+{
+	long c = 0;
+	uint32_t i;
+	int ret;
+
+	memset(bm, 0, (n + 63) / 64 * 8);
+	ret = watch(fd, KGC_WATCH_FIRED, 0, n, bm, NULL);
+	if (ret)
+		return ret;
+	for (i = 0; i < (n + 63) / 64; i++)
+		c += __builtin_popcountll(bm[i]);
+	return c;
+}
+
+static long long now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
+
+/*
+ * A collector killed in the middle of FIRED loses nothing: the fired bits
+ * it had taken go back (v2 stopped part-way and returned 0 to a dying task,
+ * so the fd's other holders never saw those regions fire). Each trial arms
+ * every region of a 65536-region heap (all fire at once: no pins), forks a
+ * child that collects them, SIGKILLs it at a delay spread over the length
+ * of a collection, then collects in the parent: all or nothing.
+ */
+TEST(fired_bits_survive_a_killed_collector)
+{
+	const uint32_t n = 65536;
+	long long t0, t_fired, until;
+	int fd, trials, all = 0, none = 0, sync[2], status;
+	char old[32] = "", c;
+	uint64_t *bm;
+	long got;
+	pid_t pid;
+
+	if (geteuid())
+		SKIP(return, "needs root (max_heap_mb)");
+	fd = open(MAX_HEAP_MB, O_RDONLY);
+	if (fd < 0)
+		SKIP(return, MAX_HEAP_MB ": %s", strerror(errno));
+	ASSERT_LT(0, read(fd, old, sizeof(old) - 1));
+	close(fd);
+	ASSERT_EQ(0, kgc_write_file(MAX_HEAP_MB, "65536"));
+	fd = kgc_open();
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, kgc_create(fd, MiB, n, NULL));
+	ASSERT_EQ(0, kgc_write_file(MAX_HEAP_MB, old));
+	bm = malloc(n / 8);
+	ASSERT_NE(NULL, bm);
+
+	memset(bm, 0xff, n / 8);
+	ASSERT_EQ(0, watch(fd, KGC_WATCH_ARM, 0, n, bm, NULL));
+	t0 = now_us();
+	ASSERT_EQ(n, collect(fd, n, bm));
+	t_fired = now_us() - t0;
+	for (trials = 0; trials < 40; trials++) {
+		memset(bm, 0xff, n / 8);
+		ASSERT_EQ(0, watch(fd, KGC_WATCH_ARM, 0, n, bm, NULL));
+		ASSERT_EQ(0, pipe(sync));
+		pid = fork();
+		ASSERT_GE(pid, 0);
+		if (pid == 0) {
+			close(sync[0]);
+			if (write(sync[1], "x", 1) != 1)
+				_exit(1);
+			collect(fd, n, bm);
+			pause();
+			_exit(0);
+		}
+		close(sync[1]);
+		ASSERT_EQ(1, read(sync[0], &c, 1));
+		until = now_us() + t_fired * (trials % 20) / 10;
+		while (now_us() < until)
+			;
+		kill(pid, SIGKILL);
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		close(sync[0]);
+		got = collect(fd, n, bm);
+		if (got != 0 && got != n)
+			TH_LOG("trial %d: killed %lld us in, %ld of %u fired bits left",
+			       trials, t_fired * (trials % 20) / 10, got, n);
+		ASSERT_TRUE(got == 0 || got == n);
+		if (got)
+			all++;
+		else
+			none++;
+	}
+	TH_LOG("collection takes %lld us; %d trials: %d collectors killed before taking the bits (all left), %d after (none left)",
+	       t_fired, trials, all, none);
+	free(bm);
+	close(fd);
 }
 
 static int tr_write(const char *file, const char *val)

@@ -5,8 +5,9 @@
  * One open fd of /dev/kgc is one heap. KGC_IOC_HEAP_CREATE sizes it once; then
  *   mmap(NULL, heap_size, PROT_READ|PROT_WRITE, MAP_SHARED, fd, 0)
  * maps the heap (pages fault in zero-filled on first touch) and
- *   mmap(NULL, table_size, PROT_READ|PROT_WRITE, MAP_SHARED, fd, KGC_TABLE_OFFSET)
- * maps the region table: one struct kgc_region_rec per region, shared with the
+ *   mmap(NULL, table_size, PROT_READ|PROT_WRITE, MAP_SHARED, fd, table_offset)
+ * (KGC_TABLE_OFFSET; KGC_TABLE_OFFSET_COMPAT for a 32-bit process) maps the
+ * region table: one struct kgc_region_rec per region, shared with the
  * module. Userspace owns user_pins (atomic add/sub, no syscall); every other
  * field is written by the module only.
  *
@@ -36,11 +37,14 @@
 #define KGC_FEAT_PIN_SELECT	(1ULL << 5)	/* KGC_PIN_QUERY_SELECT */
 /*
  * The heap is a shmem file mm manages: huge folios for regions of 2 MiB
- * and up (mmap(NULL, ...) returns a 2 MiB-aligned address), swap and
- * reclaim, migration, mbind, memcg charging to the mapping's owner. The
- * table's committed_pages/kernel_pins are refreshed by COMMIT, UNCOMMIT,
- * PIN_QUERY (its regions) and the debugfs dump, not at each fault, and
- * kgc_dev_stats.faults stays 0 (faults are shmem's).
+ * and up (mmap(NULL, ...) returns a 2 MiB-aligned address), never for
+ * smaller regions (their mappings are VM_NOHUGEPAGE: MADV_COLLAPSE fails
+ * with EINVAL; a process that undoes that with MADV_HUGEPAGE may get a
+ * huge folio over two regions, and a kernel pin in it then pins both),
+ * swap and reclaim, migration, mbind, memcg charging to the mapping's
+ * owner. The table's committed_pages/kernel_pins are refreshed by
+ * COMMIT, UNCOMMIT, PIN_QUERY (its regions) and the debugfs dump, not at
+ * each fault, and kgc_dev_stats.faults stays 0 (faults are shmem's).
  */
 #define KGC_FEAT_SHMEM		(1ULL << 6)
 #define KGC_FEAT_PIN_WATCH	(1ULL << 7)	/* KGC_IOC_PIN_WATCH, poll */
@@ -51,6 +55,12 @@
 
 /* mmap offset of the region table (page aligned, far above any heap). */
 #define KGC_TABLE_OFFSET	(1ULL << 46)
+/*
+ * The same table for 32-bit processes, whose mmap2() cannot reach offsets
+ * of 2^44 and up: INFO and HEAP_CREATE report it as table_offset to a
+ * 32-bit caller. mmap accepts the table at either offset, from anyone.
+ */
+#define KGC_TABLE_OFFSET_COMPAT	(1ULL << 40)
 
 struct kgc_info {
 	__u32 api_version;	/* KGC_API_VERSION */
@@ -61,11 +71,14 @@ struct kgc_info {
 	__u64 max_heap_bytes;	/* module parameter max_heap_mb */
 	__u32 max_regions;
 	__u32 region_rec_size;	/* sizeof(struct kgc_region_rec) */
-	__u64 table_offset;	/* KGC_TABLE_OFFSET */
+	__u64 table_offset;	/* KGC_TABLE_OFFSET (_COMPAT: 32-bit) */
 	/*
 	 * log2 of the smallest region size whose heaps get huge folios
-	 * (21 on x86-64: PMD-sized regions and up; a huge folio never
-	 * straddles two regions), 0 when heaps get small pages only.
+	 * (21 on x86-64: PMD-sized regions and up; smaller regions never
+	 * get one, see KGC_FEAT_SHMEM), 0 when heaps get small pages only
+	 * (shmem_enabled=deny, no THP): the module asks shmem at each INFO
+	 * whether a file on its huge mount gets a huge folio, so 0 also
+	 * when no huge page could be had for the caller just then.
 	 */
 	__u32 huge_region_shift;
 	__u32 reserved0;	/* output: zero */
@@ -78,7 +91,7 @@ struct kgc_heap_create {
 	__u32 nr_regions;
 	__u32 flags;		/* must be 0 */
 	__u64 heap_size;	/* out: region_size * nr_regions */
-	__u64 table_offset;	/* out: KGC_TABLE_OFFSET */
+	__u64 table_offset;	/* out: as kgc_info.table_offset */
 	__u64 table_size;	/* out: page-rounded nr_regions * rec size */
 	__u64 reserved[3];	/* must be 0 */
 };
@@ -215,8 +228,11 @@ struct kgc_dev_stats {
  *           count == 0 or [first, first + count) not inside the heap.
  *   ENOMEM, EINTR  (POPULATE) out of memory / fatal signal: the pages
  *           allocated so far stay committed (UNCOMMIT or close frees them).
- *           COMMIT takes no heap lock: a long POPULATE does not delay the
- *           heap's other ioctls, nor they it.
+ *           COMMIT holds no heap lock while it allocates: a long POPULATE
+ *           does not delay the heap's other ioctls, nor they it (it
+ *           waits for them only to count each populated region's pages).
+ *           With POPULATE, EINTR also when the wait for that count is
+ *           ended by a fatal signal.
  * KGC_IOC_REGION_UNCOMMIT
  *   ENODEV  before HEAP_CREATE.
  *   EINVAL  flags or reserved[] nonzero; count == 0 or range not inside
@@ -244,9 +260,14 @@ struct kgc_dev_stats {
  *   ENOMEM  no memory for the kernel-side bitmap.
  *   EFAULT  bitmap_ptr cannot be read (ARM, DISARM: nothing changed) or
  *           written (FIRED: the fired bits were collected all the same).
- *   EINTR   fatal signal while waiting for the heap's lock.
+ *   EINTR   fatal signal while waiting for the heap's lock, or during the
+ *           walk of a large range: ARM and DISARM keep what they did to a
+ *           first part of the range; FIRED gives back every fired bit it
+ *           had taken (the fd's other holders still collect them).
  * poll (not an ioctl): EPOLLIN | EPOLLPRI | EPOLLRDNORM while fired
- * watches wait to be collected; 0 otherwise (also before HEAP_CREATE).
+ * watches wait to be collected; 0 otherwise (also before HEAP_CREATE: a
+ * poll() or an epoll set that waits on the fd from then on wakes when
+ * the first watch fires).
  * mmap (not an ioctl): ENODEV before HEAP_CREATE; EINVAL for a private
  * mapping, a heap range not inside [0, heap_size) or a table mapping other
  * than exactly [table_offset, table_offset + table_size). The mappings
