@@ -201,8 +201,10 @@ fail:
 
 /*
  * The region size the backend serves best: on /dev/kgc the smallest that
- * gets huge folios (KGC_IOC_INFO's huge_region_shift; smaller regions get
- * small pages, a huge folio never straddles two regions); 0 on anonymous
+ * gets huge folios (KGC_IOC_INFO's huge_region_shift, 0 where shmem hands
+ * out none; the module gives smaller regions small pages only - a no-huge
+ * mount, VM_NOHUGEPAGE - so a huge folio straddles two regions only if a
+ * process forces one in itself, and then its pins count for both); 0 on anonymous
  * memory or when the module is absent or of another API version.
  */
 size_t kgci_backend_region_hint(int kind)
