@@ -306,6 +306,7 @@ _Static_assert(offsetof(struct kgc_thread_pub, poll_word) == 8, "kgc_thread_pub 
 _Static_assert(offsetof(struct kgc_thread_pub, region_shift) == 16, "kgc_thread_pub layout");
 _Static_assert(offsetof(struct kgc_thread_pub, checked) == 20, "kgc_thread_pub layout");
 _Static_assert(offsetof(struct kgc_thread_pub, satb_active) == 24, "kgc_thread_pub layout");
+_Static_assert(offsetof(struct kgc_thread_pub, tag_mask) == 28, "kgc_thread_pub layout");
 _Static_assert(offsetof(struct kgc_thread_pub, heap_base) == 32, "kgc_thread_pub layout");
 _Static_assert(offsetof(struct kgc_thread_pub, crit_stack) == 40, "kgc_thread_pub layout");
 _Static_assert(offsetof(struct kgc_thread_pub, crit_gets) == 48, "kgc_thread_pub layout");
@@ -567,6 +568,13 @@ static inline bool in_heap(const struct kgc_heap *h, const void *p)
 {
 	return (const char *)p >= h->base && (const char *)p < h->limit;
 }
+/* A reference slot's value v is a reference: not NULL and no tag bit set
+ * (kgc_options.tag_mask: tagged immediates are never read through). Every
+ * reader of slots asks this, never v != NULL alone. */
+static inline bool is_ref(const struct kgc_heap *h, kgc_obj v)
+{
+	return v && !((uintptr_t)v & h->opt.tag_mask);
+}
 static inline _Atomic uint32_t *region_pins(struct kgc_heap *h, uint32_t idx)
 {
 	return h->pin_base + (size_t)idx * h->pin_stride;
@@ -744,7 +752,10 @@ static inline void kgci_pinned_root(struct kgc_heap *h, const char *owner_kind, 
 void kgci_io_roots_iterate(struct kgc_heap *h, slot_fn fn, void *ctx);	/* io_roots.c: in-flight arrays */
 void kgci_io_stats_refresh(struct kgc_heap *h);				/* io_roots.c: stats io_* */
 void kgci_handles_destroy(struct kgc_heap *h);
-/* calls fn on every reference slot of object o */
+/* calls fn on every reference slot of object o that holds a reference
+ * (is_ref: not NULL, not a tagged immediate); the same for the root
+ * iterators. A reader that loads the slot again (a concurrent one: the
+ * value may have changed) asks is_ref itself. */
 void kgci_obj_iterate_refs(struct kgc_heap *h, kgc_obj o, slot_fn fn, void *ctx);
 void kgci_obj_iterate_refs_range(struct kgc_heap *h, kgc_obj o, char *lo, char *hi, slot_fn fn, void *ctx);
 /* The same, inline: with a constant fn the call is inlined too (the young
@@ -763,7 +774,7 @@ kgci_obj_refs_range_inline(struct kgc_heap *h, kgc_obj o, char *lo, char *hi, sl
 		for (uint32_t i = 0; i < ti->nrefs; i++) {
 			kgc_obj *s = (kgc_obj *)((char *)o + ti->ref_offsets[i]);
 
-			if ((char *)s >= lo && (char *)s < hi && __atomic_load_n(s, __ATOMIC_RELAXED))
+			if ((char *)s >= lo && (char *)s < hi && is_ref(h, __atomic_load_n(s, __ATOMIC_RELAXED)))
 				fn(h, s, ctx);
 		}
 		break;
@@ -776,7 +787,7 @@ kgci_obj_refs_range_inline(struct kgc_heap *h, kgc_obj o, char *lo, char *hi, sl
 		if ((char *)e > hi)
 			e = (kgc_obj *)hi;
 		for (; s < e; s++)
-			if (__atomic_load_n(s, __ATOMIC_RELAXED))
+			if (is_ref(h, __atomic_load_n(s, __ATOMIC_RELAXED)))
 				fn(h, s, ctx);
 		break;
 	}
@@ -786,7 +797,7 @@ kgci_obj_refs_range_inline(struct kgc_heap *h, kgc_obj o, char *lo, char *hi, sl
 }
 
 /*
- * Every non-null reference slot on the card at cs of old or humongous
+ * Every reference slot holding a reference (is_ref) on the card at cs of old or humongous
  * region r, inline as above: the objects covering [cs, cs + card) found
  * through the block offset table (the young pause's card scan, refine.c).
  * Headers are read atomically: another worker may CAS one meanwhile.

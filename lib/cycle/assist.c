@@ -199,7 +199,7 @@ static inline void assist_mark(struct kgc_heap *h, void *ctx, kgc_obj o)
 
 	uint32_t tr;
 
-	if (!o || !in_heap(h, o))
+	if (!is_ref(h, o) || !in_heap(h, o))
 		return;
 	tr = region_index(h, o);
 	if ((char *)o >= a->cm->tams[tr])

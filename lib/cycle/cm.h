@@ -142,7 +142,8 @@ static inline kgc_obj load_ref(kgc_obj *s)
 /*
  * The references of object o (header hd) as concurrent marking reads them
  * (mutators store meanwhile: relaxed loads), each handed to mark(h, ctx,
- * ref). Always inlined: the marker's and the assists' mark calls stay
+ * ref): every slot's value, NULL and tagged immediates too (mark asks
+ * is_ref). Always inlined: the marker's and the assists' mark calls stay
  * direct.
  */
 static inline __attribute__((always_inline)) void

@@ -34,7 +34,7 @@ static inline void mark_ref_from(struct kgc_heap *h, struct cmark *cm, kgc_obj o
 {
 	uint32_t tr;
 
-	if (!o || !in_heap(h, o))
+	if (!is_ref(h, o) || !in_heap(h, o))
 		return;
 	tr = region_index(h, o);
 	if ((char *)o >= cm->tams[tr])
@@ -607,7 +607,7 @@ static inline void old_cset_ref(struct kgc_heap *h, kgc_obj *slot, slot_fn fn, v
 	kgc_obj o = *slot;
 	struct region *r;
 
-	if (!o || !in_heap(h, o))
+	if (!is_ref(h, o) || !in_heap(h, o))
 		return;
 	r = region_of(h, o);
 	if (r->type == RT_OLD && (r->flags & RF_CSET) && (char *)o < h->cm->tams[region_index(h, o)])

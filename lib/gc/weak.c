@@ -172,6 +172,12 @@ static bool weak_arg_ok(kgc_thread *t, kgc_obj o, const char *what)
 {
 	if (!kgci_thread_check_managed(t, what))
 		return false;
+	if (o && ((uintptr_t)o & t->heap->opt.tag_mask)) {
+		/* no object: an immediate is its own identity, and never dies */
+		kgci_err_set(EINVAL, "%s: thread '%s': %p is a tagged immediate (tag mask %#x), not an object",
+			     what, t->name, (void *)o, t->heap->opt.tag_mask);
+		return false;
+	}
 	if (!o || !in_heap(t->heap, o)) {
 		if (t->heap->opt.check)
 			kgci_fatal("%s: thread '%s': %p is not a heap object", what, t->name, (void *)o);

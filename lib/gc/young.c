@@ -298,7 +298,7 @@ static void scan_refined(struct yworker *w)
 
 			if (i + RLOG_AHEAD < e)
 				__builtin_prefetch(y->rlog[i + RLOG_AHEAD]);
-			if (*slot && !(region_of(h, slot)->flags & RF_CSET))
+			if (is_ref(h, *slot) && !(region_of(h, slot)->flags & RF_CSET))
 				card_slot(h, slot, w);
 		}
 		w->refined_slots += e - k;

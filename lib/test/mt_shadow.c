@@ -82,7 +82,7 @@
 
 /* ------------------------------------------------------------------ modes */
 
-enum { F_PINHEAVY = 1 };
+enum { F_PINHEAVY = 1, F_TAGGED = 2 };
 
 struct mode {
 	const char *name;
@@ -112,6 +112,13 @@ static const struct mode modes[] = {
 			"KGC_MIXED_LIVE=30", F_PINHEAVY },
 	{ "pins-r4", "KGC_HEAP_MAX=160m KGC_REGION_SIZE=4m KGC_YOUNG_SIZE=16m KGC_TENURE=1 KGC_IHOP=3 "
 			"KGC_POISON=1", F_PINHEAVY },
+	/* tagged immediates (kgc_options.tag_mask = 1) in fields, array
+	 * elements and frame slots: fixnums and addresses with bit 0 set,
+	 * through marking and mixed GCs; then refinement and checked mode */
+	{ "tagged", "KGC_HEAP_MAX=64m KGC_REGION_SIZE=1m KGC_YOUNG_SIZE=6m KGC_TENURE=2 KGC_IHOP=5 "
+		    "KGC_MIXED_LIVE=40", F_TAGGED },
+	{ "tagged-refine", "KGC_REFINE=always KGC_CHECK=1 KGC_HEAP_MAX=96m KGC_REGION_SIZE=1m KGC_YOUNG_SIZE=6m "
+			   "KGC_IHOP=60", F_TAGGED },
 };
 #define NMODES (sizeof(modes) / sizeof(modes[0]))
 
@@ -159,6 +166,14 @@ struct mobj {
 };
 
 struct vec { struct mobj **v; size_t n, cap; };
+
+/*
+ * Tagged modes: a model reference (a field's, a frame slot's) with bit 0
+ * set is no model object but the tagged immediate itself, stored in the
+ * heap slot bit for bit. mo() is the object, NULL for an immediate.
+ */
+static inline bool is_imm(const struct mobj *m) { return (uintptr_t)m & 1; }
+static inline struct mobj *mo(struct mobj *m) { return is_imm(m) ? NULL : m; }
 
 static void vec_push(struct vec *v, struct mobj *m)
 {
@@ -542,6 +557,11 @@ static void fail_identity(struct mut *T, struct mobj *m, kgc_obj o, uint64_t fro
 /* Push one root pair, checking null-ness agrees. */
 static void root_push(struct mut *T, struct mobj *m, kgc_obj o, const char *what, int i, const char *why)
 {
+	if (is_imm(m)) {
+		if ((uintptr_t)o != (uintptr_t)m)
+			fail(T, "%s: root %s[%d]: immediate %#lx became %p", why, what, i, (unsigned long)m, (void *)o);
+		return;
+	}
 	if (!m != !o)
 		fail(T, "%s: root %s[%d]: model %llu, heap %p", why, what, i,
 		     m ? (unsigned long long)m->id : 0ull, (void *)o);
@@ -583,6 +603,17 @@ static size_t walk(struct mut *T, uint64_t e, const char *why)
 			struct mobj *mt = m->refs[k];
 			kgc_obj ot = href(m, w.o, k);
 
+			if (is_imm(mt)) {
+				if ((uintptr_t)ot != (uintptr_t)mt) {
+					char d[96];
+
+					describe(m, d, sizeof(d));
+					fail(T, "%s: object %s at %p (from id %llu field %u): ref field %u holds %p, "
+					     "stored the immediate %#lx", why, d, (void *)w.o, (unsigned long long)w.from,
+					     w.field, k, (void *)ot, (unsigned long)mt);
+				}
+				continue;
+			}
 			if (!mt != !ot) {
 				char d[96];
 
@@ -756,7 +787,7 @@ static int pick(struct mut *T, int want, struct mobj **mp, kgc_obj *op)
 		int steps;
 
 		if (r < NSLOTS) {
-			m = T->mroots[r];
+			m = mo(T->mroots[r]);
 			o = T->slots[r];
 		} else if (r < NSLOTS + NHANDLES) {
 			r -= NSLOTS;
@@ -782,11 +813,11 @@ static int pick(struct mut *T, int want, struct mobj **mp, kgc_obj *op)
 				break;
 			uint32_t k = (uint32_t)rnd(T, m->nrefs);
 
-			if (!m->refs[k]) {
-				/* a sparse array: probe a few */
-				for (int q = 0; q < 4 && !m->refs[k]; q++)
+			if (!mo(m->refs[k])) {
+				/* a sparse array (or immediates): probe a few */
+				for (int q = 0; q < 4 && !mo(m->refs[k]); q++)
 					k = (uint32_t)rnd(T, m->nrefs);
-				if (!m->refs[k])
+				if (!mo(m->refs[k]))
 					break;
 			}
 			kgc_obj ot = href(m, o, k);
@@ -915,20 +946,20 @@ static void op_roots(struct mut *T)
 		T->slots[i] = T->slots[j];
 		T->mroots[i] = T->mroots[j];
 		break;
-	case 2:	/* a new handle, or free one */
-		if (!T->h[k]) {
+	case 2:	/* a new handle, or free one (a handle holds no immediate) */
+		if (!T->h[k] && !is_imm(T->mroots[i])) {
 			T->h[k] = kgc_handle_new(T->t, T->slots[i]);
 			if (!T->h[k])
 				fail(T, "kgc_handle_new failed");
 			T->mh[k] = T->mroots[i];
-		} else {
+		} else if (T->h[k]) {
 			kgc_handle_free(T->t, T->h[k]);
 			T->h[k] = NULL;
 			T->mh[k] = NULL;
 		}
 		break;
 	case 3:	/* swap handle and slot */
-		if (T->h[k]) {
+		if (T->h[k] && !is_imm(T->mroots[i])) {
 			kgc_obj o = kgc_handle_get(T->h[k]);
 			struct mobj *m = T->mh[k];
 
@@ -1062,7 +1093,7 @@ static size_t prim_candidates(struct mut *T, struct mobj **cm, kgc_obj *co, size
 		for (uint32_t k = 0; k < m->nrefs && k < 64; k++) {
 			uint32_t kk = m->nrefs > 64 ? (uint32_t)rnd(T, m->nrefs) : k;
 
-			if (m->refs[kk] && m->refs[kk]->mark != e)
+			if (mo(m->refs[kk]) && m->refs[kk]->mark != e)
 				walk_push(m->refs[kk], href(m, w.o, kk), m->id, kk);
 		}
 	}
@@ -1183,7 +1214,7 @@ static void op_deposit(struct mut *T)
 	struct vec clos = { 0 };
 	size_t j = 0;
 
-	if (!saved)
+	if (!mo(saved))
 		return;
 	/* everything else this thread reaches, epoch e1 (a full check) */
 	e1 = new_epoch();
@@ -1213,7 +1244,7 @@ static void op_deposit(struct mut *T)
 		m->mark = e2;
 		vec_push(&clos, m);
 		for (uint32_t r = 0; r < m->nrefs; r++)
-			if (m->refs[r] && m->refs[r]->mark != e2)
+			if (mo(m->refs[r]) && m->refs[r]->mark != e2)
 				walk_push(m->refs[r], NULL, 0, 0);
 	}
 	kgc_enter_native(T->t);
@@ -1274,6 +1305,27 @@ static void op_take(struct mut *T)
 	}
 	pthread_mutex_unlock(&tab_lock);
 	check_all(T, "after taking from the shared table");
+}
+
+/* Tagged modes: a random immediate into a field or a frame slot - a fixnum
+ * (2n+1), or the address of an object reachable now with bit 0 set (a
+ * collector reading through it would find a misaligned header). */
+static void op_tagged(struct mut *T)
+{
+	struct mobj *hm, *am;
+	kgc_obj ho, ao;
+	uintptr_t v = (uintptr_t)t_rand(&T->rng) << 1 | 1;
+
+	if (rnd(T, 3) == 0 && pick(T, WANT_ANY, &am, &ao))
+		v = (uintptr_t)ao | 1;
+	if (rnd(T, 4) == 0 || !pick(T, WANT_HOLDER, &hm, &ho)) {
+		int i = 2 + (int)rnd(T, NSLOTS - 2);
+
+		T->slots[i] = (kgc_obj)v;
+		T->mroots[i] = (struct mobj *)v;
+		return;
+	}
+	hset(T, hm, ho, (uint32_t)rnd(T, hm->nrefs), (struct mobj *)v, (kgc_obj)v);
 }
 
 static void op_native(struct mut *T)
@@ -1348,6 +1400,9 @@ static void *mutator(void *arg)
 		} else if (r < 945) {
 			T->what = "check";
 			check_all(T, "periodic check");
+		} else if ((flags & F_TAGGED) && r < 985) {
+			T->what = "tagged";
+			op_tagged(T);
 		} else {
 			T->what = "alloc";
 			op_alloc(T);
@@ -1446,6 +1501,8 @@ static int run_one(const char *mode_name)
 		return 2;
 	}
 	gclocker = o.pin_mode == KGC_PIN_MODE_GCLOCKER;
+	if (flags & F_TAGGED)
+		o.tag_mask = 1;
 	checked_mode = o.check;
 	printf("shadow: mode=%s seed=%llu threads=%u secs=%g env='%s' pin_mode=%s\n", cur_mode->name, seed,
 	       nthreads, run_secs, cur_mode->env, gclocker ? "gclocker" : "pin");
