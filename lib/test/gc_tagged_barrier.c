@@ -28,7 +28,7 @@ int main(void)
 	kgc_type_id node;
 	kgc_heap *h;
 	kgc_thread *t;
-	kgc_obj s[3] = { 0 };	/* 0: old holder, 1: young object, 2: old object */
+	kgc_obj s[4] = { 0 };	/* 0: old holder, 1: young object, 2: old object, 3: old ballast */
 	struct kgc_frame f;
 	uint8_t *card;
 	uint32_t n0;
@@ -39,7 +39,11 @@ int main(void)
 	o.ihop_percent = 1;
 	h = t_heap_opts(&o, &node);
 	T_ASSERT_EQ(kgc_thread_attach(h, "main", &t), 0);
-	kgc_frame_push(t, &f, s, 3, NULL);
+	kgc_frame_push(t, &f, s, 4, NULL);
+	/* 2 MB of live old objects: over the 1% that starts a cycle */
+	s[3] = kgc_alloc_array(t, KGC_TYPE_REF_ARRAY, 60000);
+	for (int i = 0; i < 60000; i++)
+		kgc_array_set_ref(t, s[3], i, kgc_alloc(t, node));
 	s[0] = kgc_alloc(t, node);
 	s[2] = kgc_alloc(t, node);
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_FULL), 0);	/* both old */
