@@ -43,7 +43,9 @@ void *kgci_array_grow(void *p, size_t *cap, size_t elem, const char *what);
  *   bits 6-7   kind: instance / prim array / ref array / filler
  *   bits 8-31  instances: size in words; prim arrays: log2 element size;
  *              filler: 1 = one-word filler, 0 = length word holds bytes
- *   bits 32-63 type id
+ *   bits 32-55 type id
+ *   bits 56-63 the runtime's (kgc_obj_vm_bits_*, vmbits.c): no collector
+ *              code reads or changes them; a copy or a slide keeps them
  * The full collection marks in a side bitmap, so headers stay intact.
  */
 #define HDR_TAG_MASK	3ull
@@ -56,10 +58,12 @@ void *kgci_array_grow(void *p, size_t *cap, size_t elem, const char *what);
 #define HDR_INFO_SHIFT	8
 #define HDR_INFO_MASK	0xffffffull
 #define HDR_TYPE_SHIFT	32
+#define HDR_TYPE_MASK	0xffffffull
+#define HDR_VM_SHIFT	56
 
 enum obj_kind { KIND_INSTANCE = 0, KIND_PRIM_ARRAY = 1, KIND_REF_ARRAY = 2, KIND_FILLER = 3 };
 
-#define TYPE_FILLER	0xfffffff0u
+#define TYPE_FILLER	0xfffff0u	/* the largest ids: 24 bits */
 #define INSTANCE_MAX_WORDS HDR_INFO_MASK
 
 static inline uint64_t *obj_hdr(const void *o) { return (uint64_t *)o; }
@@ -70,7 +74,7 @@ static inline uint64_t hdr_make(unsigned kind, uint64_t info, uint32_t type)
 	       ((uint64_t)kind << HDR_KIND_SHIFT);
 }
 static inline unsigned hdr_kind(uint64_t h) { return (h >> HDR_KIND_SHIFT) & 3; }
-static inline uint32_t hdr_type(uint64_t h) { return (uint32_t)(h >> HDR_TYPE_SHIFT); }
+static inline uint32_t hdr_type(uint64_t h) { return (uint32_t)((h >> HDR_TYPE_SHIFT) & HDR_TYPE_MASK); }
 static inline unsigned hdr_age(uint64_t h) { return (h & HDR_AGE_MASK) >> HDR_AGE_SHIFT; }
 static inline uint64_t hdr_info(uint64_t h) { return (h >> HDR_INFO_SHIFT) & HDR_INFO_MASK; }
 static inline bool hdr_is_fwd(uint64_t h) { return (h & HDR_TAG_MASK) == HDR_TAG_FWD; }
@@ -325,6 +329,7 @@ _Static_assert(offsetof(struct kgc_thread_pub, ninst) == 104, "kgc_thread_pub la
 _Static_assert(offsetof(struct kgc_thread_pub, narr) == 108, "kgc_thread_pub layout");
 _Static_assert(offsetof(struct kgc_thread_pub, region_track) == 112, "kgc_thread_pub layout");
 _Static_assert(sizeof(struct kgc_thread_pub) == 120, "kgc_thread_pub layout");
+_Static_assert(HDR_VM_SHIFT + KGC_VM_BITS == 64 && HDR_TYPE_SHIFT + 24 == HDR_VM_SHIFT, "header layout");
 /* the header's copy of the object header test (crit_is_prim_array) */
 _Static_assert(KGC__HDR_PRIM_MASK == (HDR_TAG_MASK | (3ull << HDR_KIND_SHIFT)) &&
 	       KGC__HDR_PRIM_ARRAY == ((uint64_t)KIND_PRIM_ARRAY << HDR_KIND_SHIFT),

@@ -182,6 +182,8 @@ struct kgc_type_desc {
 	uint64_t reserved[2];
 };
 
+/* Type ids are 24 bits wide (the header's other 8 are the runtime's,
+ * KGC_VM_BITS): -ENOSPC after 2^24 - 16 types. */
 int kgc_type_register(kgc_heap *heap, const struct kgc_type_desc *desc,
 		      kgc_type_id *out);
 const char *kgc_type_name(const kgc_heap *heap, kgc_type_id type);
@@ -326,7 +328,7 @@ static inline void kgc_handle_set(kgc_handle h, kgc_obj o) { *(kgc_obj *)h = o; 
  * slots marked as references, and read back bit for bit: no collection,
  * barrier, verifier or checked-mode check follows, moves or changes them.
  * They are no objects: kgc_weak_new, kgc_cleaner_register, kgc_identity_hash,
- * kgc_critical_get, kgc_handle_new and kgc_obj_header_* refuse them
+ * kgc_critical_get, kgc_handle_new and kgc_obj_vm_bits_* refuse them
  * (-EINVAL or NULL, a message; checked mode aborts in kgc_critical_get as
  * for any bad array); kgc_obj_type, kgc_obj_size and kgc_array_* on one
  * read a wild address. A value with low bits set
@@ -344,6 +346,32 @@ static inline void kgc_handle_set(kgc_handle h, kgc_obj o) { *(kgc_obj *)h = o; 
  * Read a held array's header only through these and kgc_array_length. */
 kgc_type_id kgc_obj_type(kgc_obj o);
 size_t kgc_obj_size(kgc_obj o);		/* bytes, header included */
+
+/*
+ * VM header bits: KGC_VM_BITS bits of every object's header word belong to
+ * the runtime (a lock's state, "has a finalizer", a class-initialized
+ * flag, a hash-state bit, ...). A new object has them all 0; the collector
+ * never reads or changes them, and every move (young evacuation, promotion,
+ * mixed evacuation, full compaction) keeps them. Reads and updates are
+ * atomic on the whole header word, so threads may race on them (a CAS
+ * lock). The thread must be attached and managed (not native, not inside
+ * a critical section: -EPERM) - a collection never runs during a call.
+ *
+ * get: *bits = the object's bits (acquire).
+ * cas: if the bits equal *expected, set desired and return 0; else store
+ *   the bits seen in *expected and return -EAGAIN (acq_rel; never spurious).
+ * update: bits = (bits & ~clear) | set in one atomic step, the previous
+ *   bits in *old (NULL: not wanted).
+ * 0 or -errno: -EINVAL (NULL, a tagged immediate, an address outside the
+ * heap, bits beyond KGC_VM_BITS in expected/desired/clear/set), -EPERM.
+ * Checked mode also verifies that o is a live object's start (a stale or
+ * interior pointer aborts with a message); plain mode does not, and
+ * changing bits 56-63 of whatever word a wrong pointer names corrupts it.
+ */
+#define KGC_VM_BITS	8	/* bits 56-63 of the header word; type ids take 24 bits */
+int kgc_obj_vm_bits_get(kgc_thread *t, kgc_obj o, uint32_t *bits);
+int kgc_obj_vm_bits_cas(kgc_thread *t, kgc_obj o, uint32_t *expected, uint32_t desired);
+int kgc_obj_vm_bits_update(kgc_thread *t, kgc_obj o, uint32_t clear, uint32_t set, uint32_t *old);
 
 static inline size_t kgc_array_length(kgc_obj a)
 {

@@ -36,9 +36,12 @@
  * (parallel runs), SOAK_DIR (logs of failed runs), SHADOW_GCLOCKER_LOCAL=1
  * (also in GCLocker mode, hold a section on an array whose only root is a
  * local variable - issue 14 defect 3; on by default, 0 = off), SHADOW_DISABLE=
- * critical,deposit,take,nested,churn,collect,humref,humprim,pinned (operations
- * or object shapes left out, to narrow a failure down; pinned: 1 in 10
- * primitive arrays comes from the pinned-object space, and must never move).
+ * critical,deposit,take,nested,churn,collect,humref,humprim,pinned,vmbits
+ * (operations or object shapes left out, to narrow a failure down; pinned: 1
+ * in 10 primitive arrays comes from the pinned-object space, and must never
+ * move; vmbits: every object gets random VM header bits, kgc_obj_vm_bits_*,
+ * checked with its contents). Modes tagged and tagged-refine store tagged
+ * immediates (fixnums, addresses with bit 0 set) in fields and frame slots.
  * The driver sorts failed runs into classes by their output: "shadow: live
  * object became a filler" (a reachable object swept), other shadow
  * mismatches, verifier aborts ("not an object start", "reachable below TAMS
@@ -163,6 +166,7 @@ struct mobj {
 	uint64_t *data;		/* primitive array shadow, zero-padded to 8 bytes */
 	uint64_t sum;		/* checksum of data */
 	kgc_obj pinned_at;	/* kgc_alloc_array_pinned: its address for good */
+	uint8_t vmbits;		/* its VM header bits (kgc_obj_vm_bits_*) */
 };
 
 struct vec { struct mobj **v; size_t n, cap; };
@@ -502,6 +506,13 @@ static void check_obj(struct mut *T, struct mobj *m, kgc_obj o, uint64_t from, u
 	kgc_type_id ty;
 
 	describe(m, d, sizeof(d));
+	if (T && !off("vmbits")) {
+		uint32_t b = 0x100;
+
+		if (kgc_obj_vm_bits_get(T->t, o, &b) || b != m->vmbits)
+			fail(T, "%s: object %s at %p (from id %llu field %u): VM header bits %#x, set %#x", why, d,
+			     (void *)o, (unsigned long long)from, field, b, m->vmbits);
+	}
 	if (m->pinned_at && o != m->pinned_at)
 		fail(T, "%s: pinned-space array %s (from id %llu field %u) moved: %p, allocated at %p", why, d,
 		     (unsigned long long)from, field, (void *)o, (void *)m->pinned_at);
@@ -702,7 +713,7 @@ static size_t hum_bytes(struct mut *T)
 }
 
 /* A random new object in T->slots[tmp] with its model (NULL: ENOMEM). */
-static struct mobj *new_obj(struct mut *T, int tmp, int kind)
+static struct mobj *new_obj_shape(struct mut *T, int tmp, int kind)
 {
 	struct mobj *m;
 	kgc_obj o;
@@ -757,6 +768,28 @@ static struct mobj *new_obj(struct mut *T, int tmp, int kind)
 		return m;
 	}
 	}
+}
+
+/* Give m (in T->slots[tmp]) random VM header bits: they must stay with it. */
+static void set_vmbits(struct mut *T, struct mobj *m, kgc_obj o)
+{
+	uint32_t old = 0x100, b = (uint32_t)rnd(T, 256);
+
+	if (off("vmbits"))
+		return;
+	if (kgc_obj_vm_bits_update(T->t, o, 0xff, b, &old) || old != m->vmbits)
+		fail(T, "VM header bits of id %llu: update failed or found %#x, set %#x",
+		     (unsigned long long)m->id, old, m->vmbits);
+	m->vmbits = (uint8_t)b;
+}
+
+static struct mobj *new_obj(struct mut *T, int tmp, int kind)
+{
+	struct mobj *m = new_obj_shape(T, tmp, kind);
+
+	if (m)
+		set_vmbits(T, m, T->slots[tmp]);
+	return m;
 }
 
 static int rnd_kind(struct mut *T)
@@ -916,6 +949,8 @@ static void op_write_prim(struct mut *T)
 
 	if (!pick(T, rnd(T, 3) ? WANT_PRIM : WANT_ANY, &m, &o))
 		return;
+	if (rnd(T, 4) == 0)
+		set_vmbits(T, m, o);
 	switch (m->kind) {
 	case MK_PRIM:
 		prim_scribble(T, m, kgc_array_data(o));
