@@ -881,6 +881,9 @@ void kgci_weak_destroy(struct kgc_heap *h);
 void kgci_weak_process(struct kgc_heap *h, kgc_obj (*alive)(struct kgc_heap *h, kgc_obj o, void *ctx),
 		  void *ctx);
 void kgci_weak_iterate(struct kgc_heap *h, slot_fn fn, void *ctx);
+void kgci_weak_values(struct kgc_heap *h, slot_fn fn, void *ctx);	/* ephemerons' */
+void kgci_weak_ephemerons(struct kgc_heap *h, kgc_obj (*alive)(struct kgc_heap *h, kgc_obj o, void *ctx),
+			  slot_fn trace, void (*drain)(struct kgc_heap *h, void *ctx), void *ctx);
 void kgci_cm_verify_bits(struct kgc_heap *h, const char *when);	/* bitmap/TAMS invariants */
 bool kgci_policy_start_mark(struct kgc_heap *h, bool mixed_pending);
 bool kgci_policy_mixed_candidate(struct kgc_heap *h, size_t live);

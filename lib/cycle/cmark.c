@@ -394,6 +394,17 @@ static kgc_obj weak_alive_cycle(struct kgc_heap *h, kgc_obj o, void *ctx)
 	return NULL;
 }
 
+/* Remark's ephemeron fixed point: a live key's value is marked and traced. */
+static void eph_mark(struct kgc_heap *h, kgc_obj *slot, void *ctx)
+{
+	mark_ref(h, ctx, *slot);
+}
+
+static void eph_drain(struct kgc_heap *h, void *ctx)
+{
+	mark_work(h, ctx, false);
+}
+
 /* In a pause, or with no marker thread: the sweep and the rebuild at once. */
 static void sweep_all(struct kgc_heap *h, struct cmark *cm)
 {
@@ -412,6 +423,7 @@ static void remark(struct kgc_heap *h, struct cmark *cm)
 			t->satb->n = 0;
 		}
 	mark_work(h, cm, false);
+	kgci_weak_ephemerons(h, weak_alive_cycle, eph_mark, eph_drain, cm);
 	kgci_cm_assist_fold(h, cm);
 	kgci_satb_set_active(h, 0);
 	kgci_weak_process(h, weak_alive_cycle, cm);	/* before the chunk bits below */

@@ -301,6 +301,28 @@ int kgc_cleaner_register(kgc_thread *t, kgc_obj obj, void (*fn)(void *arg), void
 int kgc_cleaners_drain(kgc_thread *t);
 
 /*
+ * Ephemerons (key, value): a cell that keeps value alive only while key is
+ * alive through something other than the cell - weak-key tables (object
+ * properties, memo tables, interning) that neither leak nor need polling.
+ * A value that refers back to its own key, or to the key of another
+ * ephemeron whose value refers to it, keeps nothing alive: every kind of
+ * collection (young, full, a concurrent cycle's remark) iterates to a fixed
+ * point. When the key dies, key and value are cleared together.
+ * key: an object (a tagged immediate is refused); value: an object, NULL or
+ * a tagged immediate. kgc_ephemeron_get stores both (0), or NULL twice and
+ * returns -ENOENT once cleared; -EINVAL on NULL arguments. While a cycle
+ * marks, what it hands out is kept alive by that cycle (SATB), as for
+ * kgc_weak_get. A value that is young while its key is old is copied by
+ * every young collection until a cycle or a full collection finds the key
+ * dead. kgc_ephemeron_new: NULL + kgc_last_error on bad arguments (checked
+ * mode aborts on a value that is no object) or no memory. Managed state.
+ */
+typedef struct kgc_ephemeron_cell *kgc_ephemeron;
+kgc_ephemeron kgc_ephemeron_new(kgc_thread *t, kgc_obj key, kgc_obj value);
+int kgc_ephemeron_get(kgc_thread *t, kgc_ephemeron e, kgc_obj *key, kgc_obj *value);
+void kgc_ephemeron_free(kgc_thread *t, kgc_ephemeron e);
+
+/*
  * Identity hash: the same non-zero value for an object for its whole life,
  * however often it moves (like System.identityHashCode). The first call
  * for an object costs a table insert, later ones a lookup.
