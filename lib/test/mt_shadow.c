@@ -41,7 +41,11 @@
  * in 10 primitive arrays comes from the pinned-object space, and must never
  * move; vmbits: every object gets random VM header bits, kgc_obj_vm_bits_*,
  * checked with its contents). Modes tagged and tagged-refine store tagged
- * immediates (fixnums, addresses with bit 0 set) in fields and frame slots.
+ * immediates (fixnums, addresses with bit 0 set) in fields and frame slots;
+ * mode ephemeron keeps ephemerons too (values often reachable only through
+ * their cells), walked to a fixed point with the graph: a reached key's
+ * cell must hold it and its value, an unreached key's cell must be cleared
+ * by the thread's next full collection.
  * The driver sorts failed runs into classes by their output: "shadow: live
  * object became a filler" (a reachable object swept), other shadow
  * mismatches, verifier aborts ("not an object start", "reachable below TAMS
@@ -85,7 +89,7 @@
 
 /* ------------------------------------------------------------------ modes */
 
-enum { F_PINHEAVY = 1, F_TAGGED = 2 };
+enum { F_PINHEAVY = 1, F_TAGGED = 2, F_EPHEMERON = 4 };
 
 struct mode {
 	const char *name;
@@ -122,6 +126,10 @@ static const struct mode modes[] = {
 		    "KGC_MIXED_LIVE=40", F_TAGGED },
 	{ "tagged-refine", "KGC_REFINE=always KGC_CHECK=1 KGC_HEAP_MAX=96m KGC_REGION_SIZE=1m KGC_YOUNG_SIZE=6m "
 			   "KGC_IHOP=60", F_TAGGED },
+	/* ephemerons whose values are often reachable through them only,
+	 * through marking, mixed and full GCs (tagged immediates too) */
+	{ "ephemeron", "KGC_HEAP_MAX=64m KGC_REGION_SIZE=1m KGC_YOUNG_SIZE=6m KGC_TENURE=2 KGC_IHOP=5 "
+		       "KGC_MIXED_LIVE=40", F_EPHEMERON | F_TAGGED },
 };
 #define NMODES (sizeof(modes) / sizeof(modes[0]))
 
@@ -222,7 +230,16 @@ static uint64_t data_sum(const void *p, size_t n)
 
 /* ------------------------------------------------------------ global state */
 
-enum { NSLOTS = 24, NHANDLES = 6, NNEST = 6, NTAB = 8, MAXTHREADS = 8 };
+enum { NSLOTS = 24, NHANDLES = 6, NNEST = 6, NTAB = 8, MAXTHREADS = 8, NEPH = 32 };
+
+/* An ephemeron of a mutator and its model: key mk (an object), value mv (an
+ * object, NULL or an immediate). dead: the model found mk unreachable - the
+ * thread's next full collection must have cleared the cell. */
+struct eph {
+	kgc_ephemeron e;
+	struct mobj *mk, *mv;
+	bool dead, seen;
+};
 
 static kgc_heap *heap;
 static const struct mode *cur_mode;
@@ -269,6 +286,7 @@ struct mut {
 	struct vec objs;		/* every model object this thread owns */
 	size_t bytes;
 	struct vec stack;		/* walk stack */
+	struct eph eph[NEPH];		/* F_EPHEMERON; e NULL: unused */
 	/* stats */
 	uint64_t ops, checks, collects, fulls, crits, crit_arrays, deposits, takes, ooms, hum;
 	const char *what;		/* current operation (for crash reports) */
@@ -642,6 +660,75 @@ static size_t walk(struct mut *T, uint64_t e, const char *why)
 	return n;
 }
 
+/*
+ * After walk(): the ephemerons' fixed point in the model and the heap side
+ * by side. A cell whose key the walk reached holds that key's address and
+ * its value (walked on, which may reach more keys); a key never reached is
+ * dead for the model: the cell is cleared by the next full collection.
+ */
+static void eph_walk(struct mut *T, uint64_t e, const char *why)
+{
+	bool more = true;
+
+	for (int i = 0; i < NEPH; i++)
+		T->eph[i].seen = false;
+	while (more) {
+		more = false;
+		for (int i = 0; i < NEPH; i++) {
+			struct eph *x = &T->eph[i];
+			kgc_obj k, v;
+			int rc;
+
+			if (!x->e || x->dead || x->seen || x->mk->mark != e)
+				continue;
+			x->seen = more = true;
+			rc = kgc_ephemeron_get(T->t, x->e, &k, &v);
+			if (rc || k != x->mk->seen)
+				fail(T, "%s: ephemeron %d: key id %llu reached at %p, the cell holds %p (rc %d)", why, i,
+				     (unsigned long long)x->mk->id, (void *)x->mk->seen, (void *)k, rc);
+			if (is_imm(x->mv) || !x->mv) {
+				if ((uintptr_t)v != (uintptr_t)x->mv)
+					fail(T, "%s: ephemeron %d: value %p, stored %#lx", why, i, (void *)v,
+					     (unsigned long)x->mv);
+				continue;
+			}
+			if (!v)
+				fail(T, "%s: ephemeron %d: value id %llu lost while key id %llu lives", why, i,
+				     (unsigned long long)x->mv->id, (unsigned long long)x->mk->id);
+			if (x->mv->mark == e) {
+				if (x->mv->seen != v)
+					fail_identity(T, x->mv, v, x->mk->id, (uint32_t)i, why);
+				continue;
+			}
+			walk_push(x->mv, v, x->mk->id, (uint32_t)i);
+		}
+		if (more)
+			walk(T, e, why);
+	}
+	for (int i = 0; i < NEPH; i++)
+		if (T->eph[i].e && !T->eph[i].seen)
+			T->eph[i].dead = true;	/* its models may be freed now: never read again */
+}
+
+/* After this thread's full collection: every dead cell is cleared. */
+static void eph_check_cleared(struct mut *T)
+{
+	for (int i = 0; i < NEPH; i++) {
+		struct eph *x = &T->eph[i];
+		kgc_obj k, v;
+		int rc;
+
+		if (!x->e || !x->dead)
+			continue;
+		rc = kgc_ephemeron_get(T->t, x->e, &k, &v);
+		if (rc != -ENOENT || k || v)
+			fail(T, "ephemeron %d: its key became unreachable, but after a full GC the cell holds %p, %p "
+			     "(rc %d)", i, (void *)k, (void *)v, rc);
+		kgc_ephemeron_free(T->t, x->e);
+		memset(x, 0, sizeof(*x));
+	}
+}
+
 /* Check the whole graph of T against the model; free unreachable models. */
 static void check_all(struct mut *T, const char *why)
 {
@@ -652,6 +739,7 @@ static void check_all(struct mut *T, const char *why)
 	T->what = why;
 	push_roots(T, why);
 	walk(T, e, why);
+	eph_walk(T, e, why);
 	for (size_t i = 0; i < T->objs.n; i++) {
 		struct mobj *m = T->objs.v[i];
 
@@ -1020,6 +1108,8 @@ static void do_collect(struct mut *T, int kind)
 {
 	if (kgc_collect(T->t, kind))
 		fail(T, "kgc_collect(%d) failed", kind);
+	if (kind == KGC_GC_FULL)
+		eph_check_cleared(T);
 	T->collects++;
 	T->fulls += kind == KGC_GC_FULL;
 }
@@ -1282,6 +1372,14 @@ static void op_deposit(struct mut *T)
 			if (mo(m->refs[r]) && m->refs[r]->mark != e2)
 				walk_push(m->refs[r], NULL, 0, 0);
 	}
+	for (int q = 0; q < NEPH; q++) {	/* its keys and values stay this thread's */
+		struct eph *x = &T->eph[q];
+
+		if (x->e && !x->dead && (x->mk->mark == e2 || (mo(x->mv) && x->mv->mark == e2))) {
+			free(clos.v);
+			return;
+		}
+	}
 	kgc_enter_native(T->t);
 	pthread_mutex_lock(&tab_lock);
 	kgc_leave_native(T->t);
@@ -1363,6 +1461,50 @@ static void op_tagged(struct mut *T)
 	hset(T, hm, ho, (uint32_t)rnd(T, hm->nrefs), (struct mobj *)v, (kgc_obj)v);
 }
 
+/* Ephemeron mode: a new cell (key: a reachable object; value: often a new
+ * object reachable only through the cell, else a reachable one, an
+ * immediate or NULL), or one freed. */
+static void op_ephemeron(struct mut *T)
+{
+	int i = (int)rnd(T, NEPH);
+	struct eph *x = &T->eph[i];
+	struct mobj *mk, *mv = NULL;
+	kgc_obj k, v = NULL;
+	uint64_t r = rnd(T, 10);
+
+	if (x->e) {
+		if (rnd(T, 3) == 0) {
+			kgc_ephemeron_free(T->t, x->e);
+			memset(x, 0, sizeof(*x));
+		}
+		return;
+	}
+	if (r < 5) {			/* fresh: the cell is its only root */
+		maybe_shrink(T);
+		if (!(mv = new_obj(T, 0, rnd_kind(T))))
+			return;
+	}
+	if (!pick(T, WANT_ANY, &mk, &k)) {
+		T->slots[0] = NULL;
+		return;
+	}
+	if (r < 5) {
+		v = T->slots[0];
+	} else if (r < 8) {
+		if (!pick(T, WANT_ANY, &mv, &v))
+			mv = NULL;
+	} else if (r < 9) {
+		mv = (struct mobj *)(uintptr_t)(t_rand(&T->rng) << 1 | 1);
+		v = (kgc_obj)mv;
+	}
+	if (!(x->e = kgc_ephemeron_new(T->t, k, v)))
+		fail(T, "kgc_ephemeron_new failed");
+	x->mk = mk;
+	x->mv = mv;
+	x->dead = false;
+	T->slots[0] = NULL;
+}
+
 static void op_native(struct mut *T)
 {
 	struct timespec ts = { 0, (long)rnd(T, 200000) };
@@ -1435,6 +1577,9 @@ static void *mutator(void *arg)
 		} else if (r < 945) {
 			T->what = "check";
 			check_all(T, "periodic check");
+		} else if ((flags & F_EPHEMERON) && r < 970) {
+			T->what = "ephemeron";
+			op_ephemeron(T);
 		} else if ((flags & F_TAGGED) && r < 985) {
 			T->what = "tagged";
 			op_tagged(T);
@@ -1455,6 +1600,9 @@ static void *mutator(void *arg)
 			T->mh[i] = NULL;
 		}
 	check_all(T, "teardown");
+	for (int i = 0; i < NEPH; i++)
+		if (T->eph[i].e)
+			kgc_ephemeron_free(T->t, T->eph[i].e);
 	if (kgc_frame_pop(T->t, &T->f))
 		fail(T, "kgc_frame_pop failed");
 	if (kgc_thread_detach(T->t))
