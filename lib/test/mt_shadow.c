@@ -663,10 +663,11 @@ static size_t walk(struct mut *T, uint64_t e, const char *why)
 /*
  * After walk(): the ephemerons' fixed point in the model and the heap side
  * by side. A cell whose key the walk reached holds that key's address and
- * its value (walked on, which may reach more keys); a key never reached is
- * dead for the model: the cell is cleared by the next full collection.
+ * its value (walked on, which may reach more keys); a key never reached
+ * from all the roots (settle) is dead for the model: the cell is cleared by
+ * the next full collection.
  */
-static void eph_walk(struct mut *T, uint64_t e, const char *why)
+static void eph_walk(struct mut *T, uint64_t e, const char *why, bool settle)
 {
 	bool more = true;
 
@@ -705,7 +706,7 @@ static void eph_walk(struct mut *T, uint64_t e, const char *why)
 		if (more)
 			walk(T, e, why);
 	}
-	for (int i = 0; i < NEPH; i++)
+	for (int i = 0; settle && i < NEPH; i++)
 		if (T->eph[i].e && !T->eph[i].seen)
 			T->eph[i].dead = true;	/* its models may be freed now: never read again */
 }
@@ -739,7 +740,7 @@ static void check_all(struct mut *T, const char *why)
 	T->what = why;
 	push_roots(T, why);
 	walk(T, e, why);
-	eph_walk(T, e, why);
+	eph_walk(T, e, why, true);
 	for (size_t i = 0; i < T->objs.n; i++) {
 		struct mobj *m = T->objs.v[i];
 
@@ -1350,6 +1351,7 @@ static void op_deposit(struct mut *T)
 		T->slots[i] = NULL;
 		push_roots(T, "deposit");
 		walk(T, e1, "deposit");
+		eph_walk(T, e1, "deposit", false);	/* what live keys' values reach is the rest's too */
 		T->slots[i] = so;
 		T->mroots[i] = saved;
 	}
