@@ -62,7 +62,7 @@ static inline void scan_ref_cb(struct kgc_heap *h, void *ctx, kgc_obj o)
 /* Trace one marked object: its size counts as live, its references get marked. */
 static void scan_obj(struct kgc_heap *h, struct cmark *cm, kgc_obj o)
 {
-	uint64_t hd = *obj_hdr(o);
+	uint64_t hd = cm_hdr(o);
 	struct scan_ctx s = { cm, region_index(h, o) };
 
 	cm->live[s.src] += obj_size_h(o, hd);
