@@ -4,12 +4,21 @@
  * uses kgc (see README.md). Everything the language sees lives in the kgc
  * heap and moves:
  *
- *   pair     user type {car, cdr}            int      user type {int64}
+ *   pair     user type {car, cdr}            int      fixnum 2n+1 (a tagged immediate),
+ *                                            else user type {int64}
  *   symbol   user type {name, str/id hash}   closure  user type {params, body, env}
  *   env      user type {names, vals, parent} const    #t, #f, #<void> (in handles)
  *   prim     user type {builtin index}       thread   user type {slot index}
  *   string   byte[] (KGC_TYPE_PRIM_ARRAY(KGC_PRIM_BYTE))
  *   vector   ref[]  (KGC_TYPE_REF_ARRAY)     ()       NULL
+ *
+ * Integers in [-2^62, 2^62) are fixnums: the value n stored as 2n+1 in the
+ * reference slot itself, a tagged immediate (kgc_options.tag_mask = 1: the
+ * collector and the barriers never read through a value with bit 0 set).
+ * Arithmetic on them allocates nothing; only larger integers are boxed.
+ * eq? on two equal fixnums is true (Scheme's usual fixnum semantics); an
+ * immediate is no object, so it never goes into a handle, a weak cell or
+ * the identity hash (eq-hash hashes its value).
  *
  * Rooting discipline (the one rule that matters with a moving collector):
  * a kgc_obj held in a C variable is valid only until the next allocation.
@@ -92,8 +101,15 @@ static obj alloc_array(T *t, kgc_type_id type, size_t n)
 	return o;
 }
 
-static kgc_type_id type_of(obj o) { return o ? kgc_obj_type(o) : 0; }
-static int is(obj o, kgc_type_id ty) { return o && kgc_obj_type(o) == ty; }
+/* A fixnum: n as 2n+1, never a pointer (the heap's tag_mask is 1). */
+#define FIX_MIN (-((int64_t)1 << 62))
+#define FIX_MAX (((int64_t)1 << 62) - 1)
+static int is_fix(obj o) { return (uintptr_t)o & 1; }
+static obj fix(int64_t v) { return (obj)(uintptr_t)((uint64_t)v << 1 | 1); }
+static int64_t fix_val(obj o) { return (int64_t)(uintptr_t)o >> 1; }
+
+static kgc_type_id type_of(obj o) { return is_fix(o) ? T_INT : o ? kgc_obj_type(o) : 0; }
+static int is(obj o, kgc_type_id ty) { return o && type_of(o) == ty; }
 
 static obj car(obj p) { return kgc_get_ref(p, PAIR_CAR); }
 static obj cdr(obj p) { return kgc_get_ref(p, PAIR_CDR); }
@@ -111,16 +127,24 @@ static obj cons(T *t, obj a, obj d)
 	return p;
 }
 
+static uint64_t int_boxes;	/* integers allocated in the heap (--stats) */
+
 static obj mk_int(T *t, int64_t v)
 {
-	obj o = alloc(t, T_INT);
+	obj o;
 
+	if (v >= FIX_MIN && v <= FIX_MAX)
+		return fix(v);
+	o = alloc(t, T_INT);
+	__atomic_fetch_add(&int_boxes, 1, __ATOMIC_RELAXED);
 	KGC_FIELD(o, INT_VAL, int64_t) = v;
 	return o;
 }
 
 static int64_t int_val(obj o)
 {
+	if (is_fix(o))
+		return fix_val(o);
 	if (!is(o, T_INT))
 		die("not an integer");
 	return KGC_FIELD(o, INT_VAL, int64_t);
@@ -970,9 +994,9 @@ static int equal(obj x, obj y)
 	for (;;) {
 		if (x == y)
 			return 1;
-		if (!x || !y || kgc_obj_type(x) != kgc_obj_type(y))
+		if (!x || !y || type_of(x) != type_of(y))
 			return 0;
-		kgc_type_id ty = kgc_obj_type(x);
+		kgc_type_id ty = type_of(x);
 		if (ty == T_INT)
 			return int_val(x) == int_val(y);
 		if (ty == T_STR)
@@ -1197,11 +1221,14 @@ static obj p_gc_count(T *t, obj *a)
 }
 
 static obj p_symbol_count(T *t, obj *a) { return mk_int(t, symbol_count(t)); }
+static obj p_int_boxes(T *t, obj *a) { return mk_int(t, (int64_t)__atomic_load_n(&int_boxes, __ATOMIC_RELAXED)); }
 
 static obj p_eq_hash(T *t, obj *a)
 {
 	if (!A0)
 		return mk_int(t, 0);
+	if (is_fix(A0))		/* an immediate has no identity: hash its value */
+		return mk_int(t, (uint32_t)(((uint64_t)fix_val(A0) * 0x9e3779b97f4a7c15ull) >> 32) | 1);
 	return mk_int(t, kgc_identity_hash(t, A0));
 }
 
@@ -1227,7 +1254,8 @@ static obj p_sleep(T *t, obj *a)
 struct lthread {
 	pthread_t pt;
 	kgc_handle thunk;		/* the closure to run (a global root) */
-	kgc_handle result;		/* set by the thread before it detaches */
+	kgc_handle result;		/* set by the thread before it detaches, */
+	obj fix_result;			/* or this, a fixnum (no handle holds one) */
 	int joined;
 };
 static struct lthread lthreads[MAX_THREADS];
@@ -1239,7 +1267,10 @@ static void run_thunk(T *t, struct lthread *lt)
 	KGC_ROOTS(t, r, 1);	/* popped before the caller detaches */
 
 	r[0] = apply(t, kgc_handle_get(lt->thunk), NULL);
-	lt->result = kgc_handle_new(t, r[0]);
+	if (is_fix(r[0]))
+		lt->fix_result = r[0];
+	else if (!(lt->result = kgc_handle_new(t, r[0])))
+		die("kgc_handle_new: %s", kgc_last_error());
 }
 
 static void *thread_main(void *arg)
@@ -1296,7 +1327,7 @@ static obj join_thread(T *t, struct lthread *lt)
 	 * thread requests would wait for this one forever */
 	kgc_do_blocking(t, join_fn, lt);
 	lt->joined = 1;
-	res = kgc_handle_get(lt->result);
+	res = lt->result ? kgc_handle_get(lt->result) : lt->fix_result;
 	kgc_handle_free(t, lt->result);
 	kgc_handle_free(t, lt->thunk);
 	return res;
@@ -1449,7 +1480,7 @@ static obj p_stale_demo(T *t, obj *a)
 	obj s = mk_string(t, "moved", 5);
 
 	for (int i = 0; i < 60; i++)
-		mk_int(t, i);		/* safepoints: s may move, the local is not updated */
+		cons(t, NULL, NULL);	/* safepoints: s may move, the local is not updated */
 	return mk_int(t, (int64_t)kgc_array_length(s));	/* BUG: s is stale */
 }
 
@@ -1476,7 +1507,7 @@ static const struct prim prims[] = {
 	{ "string->symbol", 1, 1, p_string_to_symbol }, { "symbol->string", 1, 1, p_symbol_to_string },
 	{ "apply", 2, 2, p_apply }, { "error", 0, -1, p_error },
 	{ "gc", 0, 0, p_gc }, { "gc-young", 0, 0, p_gc_young }, { "gc-count", 0, 0, p_gc_count },
-	{ "symbol-count", 0, 0, p_symbol_count }, { "eq-hash", 1, 1, p_eq_hash },
+	{ "symbol-count", 0, 0, p_symbol_count }, { "int-boxes", 0, 0, p_int_boxes }, { "eq-hash", 1, 1, p_eq_hash },
 	{ "sleep", 1, 1, p_sleep }, { "spawn", 1, 1, p_spawn }, { "join", 1, 1, p_join },
 	{ "byte-sum", 1, 1, p_byte_sum }, { "native-length", 1, 1, p_native_length },
 	{ "string-reverse", 1, 1, p_string_reverse }, { "native-hash", 1, 1, p_native_hash },
@@ -1606,11 +1637,12 @@ static void print_stats(void)
 	stats(&st);
 	fprintf(stderr,
 		"klisp: %llu young + %llu full collections, max pause %.2f ms, total %.1f ms; "
-		"%.1f MB allocated, %.1f MB copied; %llu weak cells cleared; %llu critical sections\n",
+		"%.1f MB allocated, %.1f MB copied; %llu weak cells cleared; %llu critical sections; "
+		"%llu integers boxed\n",
 		(unsigned long long)st.young_gcs, (unsigned long long)st.full_gcs,
 		st.pause_max_ns / 1e6, st.pause_total_ns / 1e6, st.bytes_allocated / 1048576.0,
 		st.bytes_copied / 1048576.0, (unsigned long long)st.weak_cleared,
-		(unsigned long long)st.critical_gets);
+		(unsigned long long)st.critical_gets, (unsigned long long)int_boxes);
 }
 
 static void usage(void)
@@ -1656,6 +1688,7 @@ int main(int argc, char **argv)
 	if (!file)
 		usage();
 	text = slurp(file);
+	opts.tag_mask = 1;		/* fixnums */
 	if (kgc_heap_create(&opts, &H))
 		die("kgc_heap_create: %s", kgc_last_error());
 	types_init();

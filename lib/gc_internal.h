@@ -43,7 +43,9 @@ void *kgci_array_grow(void *p, size_t *cap, size_t elem, const char *what);
  *   bits 6-7   kind: instance / prim array / ref array / filler
  *   bits 8-31  instances: size in words; prim arrays: log2 element size;
  *              filler: 1 = one-word filler, 0 = length word holds bytes
- *   bits 32-63 type id
+ *   bits 32-55 type id
+ *   bits 56-63 the runtime's (kgc_obj_vm_bits_*, vmbits.c): no collector
+ *              code reads or changes them; a copy or a slide keeps them
  * The full collection marks in a side bitmap, so headers stay intact.
  */
 #define HDR_TAG_MASK	3ull
@@ -56,10 +58,12 @@ void *kgci_array_grow(void *p, size_t *cap, size_t elem, const char *what);
 #define HDR_INFO_SHIFT	8
 #define HDR_INFO_MASK	0xffffffull
 #define HDR_TYPE_SHIFT	32
+#define HDR_TYPE_MASK	0xffffffull
+#define HDR_VM_SHIFT	56
 
 enum obj_kind { KIND_INSTANCE = 0, KIND_PRIM_ARRAY = 1, KIND_REF_ARRAY = 2, KIND_FILLER = 3 };
 
-#define TYPE_FILLER	0xfffffff0u
+#define TYPE_FILLER	0xfffff0u	/* the largest ids: 24 bits */
 #define INSTANCE_MAX_WORDS HDR_INFO_MASK
 
 static inline uint64_t *obj_hdr(const void *o) { return (uint64_t *)o; }
@@ -70,7 +74,7 @@ static inline uint64_t hdr_make(unsigned kind, uint64_t info, uint32_t type)
 	       ((uint64_t)kind << HDR_KIND_SHIFT);
 }
 static inline unsigned hdr_kind(uint64_t h) { return (h >> HDR_KIND_SHIFT) & 3; }
-static inline uint32_t hdr_type(uint64_t h) { return (uint32_t)(h >> HDR_TYPE_SHIFT); }
+static inline uint32_t hdr_type(uint64_t h) { return (uint32_t)((h >> HDR_TYPE_SHIFT) & HDR_TYPE_MASK); }
 static inline unsigned hdr_age(uint64_t h) { return (h & HDR_AGE_MASK) >> HDR_AGE_SHIFT; }
 static inline uint64_t hdr_info(uint64_t h) { return (h >> HDR_INFO_SHIFT) & HDR_INFO_MASK; }
 static inline bool hdr_is_fwd(uint64_t h) { return (h & HDR_TAG_MASK) == HDR_TAG_FWD; }
@@ -306,6 +310,7 @@ _Static_assert(offsetof(struct kgc_thread_pub, poll_word) == 8, "kgc_thread_pub 
 _Static_assert(offsetof(struct kgc_thread_pub, region_shift) == 16, "kgc_thread_pub layout");
 _Static_assert(offsetof(struct kgc_thread_pub, checked) == 20, "kgc_thread_pub layout");
 _Static_assert(offsetof(struct kgc_thread_pub, satb_active) == 24, "kgc_thread_pub layout");
+_Static_assert(offsetof(struct kgc_thread_pub, tag_mask) == 28, "kgc_thread_pub layout");
 _Static_assert(offsetof(struct kgc_thread_pub, heap_base) == 32, "kgc_thread_pub layout");
 _Static_assert(offsetof(struct kgc_thread_pub, crit_stack) == 40, "kgc_thread_pub layout");
 _Static_assert(offsetof(struct kgc_thread_pub, crit_gets) == 48, "kgc_thread_pub layout");
@@ -324,6 +329,7 @@ _Static_assert(offsetof(struct kgc_thread_pub, ninst) == 104, "kgc_thread_pub la
 _Static_assert(offsetof(struct kgc_thread_pub, narr) == 108, "kgc_thread_pub layout");
 _Static_assert(offsetof(struct kgc_thread_pub, region_track) == 112, "kgc_thread_pub layout");
 _Static_assert(sizeof(struct kgc_thread_pub) == 120, "kgc_thread_pub layout");
+_Static_assert(HDR_VM_SHIFT + KGC_VM_BITS == 64 && HDR_TYPE_SHIFT + 24 == HDR_VM_SHIFT, "header layout");
 /* the header's copy of the object header test (crit_is_prim_array) */
 _Static_assert(KGC__HDR_PRIM_MASK == (HDR_TAG_MASK | (3ull << HDR_KIND_SHIFT)) &&
 	       KGC__HDR_PRIM_ARRAY == ((uint64_t)KIND_PRIM_ARRAY << HDR_KIND_SHIFT),
@@ -567,6 +573,13 @@ static inline bool in_heap(const struct kgc_heap *h, const void *p)
 {
 	return (const char *)p >= h->base && (const char *)p < h->limit;
 }
+/* A reference slot's value v is a reference: not NULL and no tag bit set
+ * (kgc_options.tag_mask: tagged immediates are never read through). Every
+ * reader of slots asks this, never v != NULL alone. */
+static inline bool is_ref(const struct kgc_heap *h, kgc_obj v)
+{
+	return v && !((uintptr_t)v & h->opt.tag_mask);
+}
 static inline _Atomic uint32_t *region_pins(struct kgc_heap *h, uint32_t idx)
 {
 	return h->pin_base + (size_t)idx * h->pin_stride;
@@ -744,7 +757,10 @@ static inline void kgci_pinned_root(struct kgc_heap *h, const char *owner_kind, 
 void kgci_io_roots_iterate(struct kgc_heap *h, slot_fn fn, void *ctx);	/* io_roots.c: in-flight arrays */
 void kgci_io_stats_refresh(struct kgc_heap *h);				/* io_roots.c: stats io_* */
 void kgci_handles_destroy(struct kgc_heap *h);
-/* calls fn on every reference slot of object o */
+/* calls fn on every reference slot of object o that holds a reference
+ * (is_ref: not NULL, not a tagged immediate); the same for the root
+ * iterators. A reader that loads the slot again (a concurrent one: the
+ * value may have changed) asks is_ref itself. */
 void kgci_obj_iterate_refs(struct kgc_heap *h, kgc_obj o, slot_fn fn, void *ctx);
 void kgci_obj_iterate_refs_range(struct kgc_heap *h, kgc_obj o, char *lo, char *hi, slot_fn fn, void *ctx);
 /* The same, inline: with a constant fn the call is inlined too (the young
@@ -763,7 +779,7 @@ kgci_obj_refs_range_inline(struct kgc_heap *h, kgc_obj o, char *lo, char *hi, sl
 		for (uint32_t i = 0; i < ti->nrefs; i++) {
 			kgc_obj *s = (kgc_obj *)((char *)o + ti->ref_offsets[i]);
 
-			if ((char *)s >= lo && (char *)s < hi && __atomic_load_n(s, __ATOMIC_RELAXED))
+			if ((char *)s >= lo && (char *)s < hi && is_ref(h, __atomic_load_n(s, __ATOMIC_RELAXED)))
 				fn(h, s, ctx);
 		}
 		break;
@@ -776,7 +792,7 @@ kgci_obj_refs_range_inline(struct kgc_heap *h, kgc_obj o, char *lo, char *hi, sl
 		if ((char *)e > hi)
 			e = (kgc_obj *)hi;
 		for (; s < e; s++)
-			if (__atomic_load_n(s, __ATOMIC_RELAXED))
+			if (is_ref(h, __atomic_load_n(s, __ATOMIC_RELAXED)))
 				fn(h, s, ctx);
 		break;
 	}
@@ -786,7 +802,7 @@ kgci_obj_refs_range_inline(struct kgc_heap *h, kgc_obj o, char *lo, char *hi, sl
 }
 
 /*
- * Every non-null reference slot on the card at cs of old or humongous
+ * Every reference slot holding a reference (is_ref) on the card at cs of old or humongous
  * region r, inline as above: the objects covering [cs, cs + card) found
  * through the block offset table (the young pause's card scan, refine.c).
  * Headers are read atomically: another worker may CAS one meanwhile.
@@ -865,6 +881,9 @@ void kgci_weak_destroy(struct kgc_heap *h);
 void kgci_weak_process(struct kgc_heap *h, kgc_obj (*alive)(struct kgc_heap *h, kgc_obj o, void *ctx),
 		  void *ctx);
 void kgci_weak_iterate(struct kgc_heap *h, slot_fn fn, void *ctx);
+void kgci_weak_values(struct kgc_heap *h, slot_fn fn, void *ctx);	/* ephemerons' */
+void kgci_weak_ephemerons(struct kgc_heap *h, kgc_obj (*alive)(struct kgc_heap *h, kgc_obj o, void *ctx),
+			  slot_fn trace, void (*drain)(struct kgc_heap *h, void *ctx), void *ctx);
 void kgci_cm_verify_bits(struct kgc_heap *h, const char *when);	/* bitmap/TAMS invariants */
 bool kgci_policy_start_mark(struct kgc_heap *h, bool mixed_pending);
 bool kgci_policy_mixed_candidate(struct kgc_heap *h, size_t live);

@@ -199,7 +199,7 @@ static inline void assist_mark(struct kgc_heap *h, void *ctx, kgc_obj o)
 
 	uint32_t tr;
 
-	if (!o || !in_heap(h, o))
+	if (!is_ref(h, o) || !in_heap(h, o))
 		return;
 	tr = region_index(h, o);
 	if ((char *)o >= a->cm->tams[tr])
@@ -216,7 +216,7 @@ static inline void assist_mark(struct kgc_heap *h, void *ctx, kgc_obj o)
 static void assist_scan(struct assist *a, kgc_obj o)
 {
 	struct kgc_heap *h = a->h;
-	uint64_t hd = *obj_hdr(o);
+	uint64_t hd = cm_hdr(o);
 	uint32_t r = region_index(h, o);
 	size_t size = obj_size_h(o, hd);
 

@@ -134,6 +134,14 @@ struct cmark {
 	uint64_t cycles;
 };
 
+/* A header as the cycle reads it between pauses: a mutator may change the
+ * runtime's bits of a live object meanwhile (kgc_obj_vm_bits_*, a CAS on
+ * the word); kind, type and size never change. */
+static inline uint64_t cm_hdr(const void *o)
+{
+	return __atomic_load_n(obj_hdr(o), __ATOMIC_RELAXED);
+}
+
 static inline kgc_obj load_ref(kgc_obj *s)
 {
 	return __atomic_load_n(s, __ATOMIC_RELAXED);
@@ -142,7 +150,8 @@ static inline kgc_obj load_ref(kgc_obj *s)
 /*
  * The references of object o (header hd) as concurrent marking reads them
  * (mutators store meanwhile: relaxed loads), each handed to mark(h, ctx,
- * ref). Always inlined: the marker's and the assists' mark calls stay
+ * ref): every slot's value, NULL and tagged immediates too (mark asks
+ * is_ref). Always inlined: the marker's and the assists' mark calls stay
  * direct.
  */
 static inline __attribute__((always_inline)) void

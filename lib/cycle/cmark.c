@@ -34,7 +34,7 @@ static inline void mark_ref_from(struct kgc_heap *h, struct cmark *cm, kgc_obj o
 {
 	uint32_t tr;
 
-	if (!o || !in_heap(h, o))
+	if (!is_ref(h, o) || !in_heap(h, o))
 		return;
 	tr = region_index(h, o);
 	if ((char *)o >= cm->tams[tr])
@@ -62,7 +62,7 @@ static inline void scan_ref_cb(struct kgc_heap *h, void *ctx, kgc_obj o)
 /* Trace one marked object: its size counts as live, its references get marked. */
 static void scan_obj(struct kgc_heap *h, struct cmark *cm, kgc_obj o)
 {
-	uint64_t hd = *obj_hdr(o);
+	uint64_t hd = cm_hdr(o);
 	struct scan_ctx s = { cm, region_index(h, o) };
 
 	cm->live[s.src] += obj_size_h(o, hd);
@@ -394,6 +394,17 @@ static kgc_obj weak_alive_cycle(struct kgc_heap *h, kgc_obj o, void *ctx)
 	return NULL;
 }
 
+/* Remark's ephemeron fixed point: a live key's value is marked and traced. */
+static void eph_mark(struct kgc_heap *h, kgc_obj *slot, void *ctx)
+{
+	mark_ref(h, ctx, *slot);
+}
+
+static void eph_drain(struct kgc_heap *h, void *ctx)
+{
+	mark_work(h, ctx, false);
+}
+
 /* In a pause, or with no marker thread: the sweep and the rebuild at once. */
 static void sweep_all(struct kgc_heap *h, struct cmark *cm)
 {
@@ -412,6 +423,7 @@ static void remark(struct kgc_heap *h, struct cmark *cm)
 			t->satb->n = 0;
 		}
 	mark_work(h, cm, false);
+	kgci_weak_ephemerons(h, weak_alive_cycle, eph_mark, eph_drain, cm);
 	kgci_cm_assist_fold(h, cm);
 	kgci_satb_set_active(h, 0);
 	kgci_weak_process(h, weak_alive_cycle, cm);	/* before the chunk bits below */
@@ -607,7 +619,7 @@ static inline void old_cset_ref(struct kgc_heap *h, kgc_obj *slot, slot_fn fn, v
 	kgc_obj o = *slot;
 	struct region *r;
 
-	if (!o || !in_heap(h, o))
+	if (!is_ref(h, o) || !in_heap(h, o))
 		return;
 	r = region_of(h, o);
 	if (r->type == RT_OLD && (r->flags & RF_CSET) && (char *)o < h->cm->tams[region_index(h, o)])

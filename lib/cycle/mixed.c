@@ -19,10 +19,10 @@
 
 static void rb_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 {
-	kgc_obj o = load_ref(slot);
+	kgc_obj o = load_ref(slot);	/* again: a mutator may have stored since */
 	struct region *tr;
 
-	if (!o || !in_heap(h, o))
+	if (!is_ref(h, o) || !in_heap(h, o))
 		return;
 	tr = region_of(h, o);
 	if (tr->candidate && tr != region_of(h, slot))

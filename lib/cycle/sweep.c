@@ -110,7 +110,7 @@ bool kgci_sweep_work(struct kgc_heap *h, struct cmark *cm, bool bounded)
 		}
 		while (cm->sweep_p < tams) {
 			char *p = cm->sweep_p;
-			size_t sz = obj_size(p);
+			size_t sz = obj_size_h(p, cm_hdr(p));
 
 			if (cm_marked(cm, p)) {
 				dead_run_end(h, cm, r, p);

@@ -30,6 +30,16 @@ static void mark_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 		mark_push(h, o);
 }
 
+/* Everything reachable from the mark stack. */
+static void mark_drain(struct kgc_heap *h, void *ctx)
+{
+	while (h->full.stack_len) {
+		kgc_obj o = (kgc_obj)h->full.stack[--h->full.stack_len];
+
+		kgci_obj_iterate_refs(h, o, mark_slot, ctx);
+	}
+}
+
 static bool full_live(struct kgc_heap *h, const void *p, void *ctx)
 {
 	(void)ctx;
@@ -151,11 +161,8 @@ static void full_mark(struct full *f)
 	h->full.stack_len = 0;
 	kgci_roots_iterate(h, mark_slot, NULL);
 	kgci_roots_iterate_critical(h, mark_slot, NULL);
-	while (h->full.stack_len) {
-		kgc_obj o = (kgc_obj)h->full.stack[--h->full.stack_len];
-
-		kgci_obj_iterate_refs(h, o, mark_slot, NULL);
-	}
+	mark_drain(h, NULL);
+	kgci_weak_ephemerons(h, weak_alive_marked, mark_slot, mark_drain, NULL);
 	kgci_weak_process(h, weak_alive_marked, NULL);
 }
 
@@ -215,6 +222,7 @@ static void full_adjust(struct full *f)
 
 	kgci_roots_iterate(h, adjust_slot, NULL);
 	kgci_weak_process(h, weak_forwardee, NULL);
+	kgci_weak_values(h, adjust_slot, NULL);
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
 

@@ -76,7 +76,7 @@ static bool refinable(const struct region *r)
 /* Slot s holds a reference the young pause needs (the barrier's filter). */
 static inline bool wanted(struct kgc_heap *h, kgc_obj *s, kgc_obj v)
 {
-	return v && (char *)v >= h->base && (char *)v < h->limit &&
+	return is_ref(h, v) && (char *)v >= h->base && (char *)v < h->limit &&
 	       (((uintptr_t)s ^ (uintptr_t)v) >> h->region_shift) &&
 	       __atomic_load_n(&h->region_track[region_index(h, v)], __ATOMIC_RELAXED);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * weak.c - references the collector clears instead of following: weak
- * references, cleaners and identity hashes.
+ * references, cleaners, identity hashes and ephemerons.
  *
  * All three are weak cells outside the heap: the cell names an object but
  * does not keep it alive. Each collection that decides liveness asks
@@ -17,6 +17,16 @@
  * A cleared cell's object is gone: a weak reference reads NULL from then on,
  * a cleaner's function is queued and runs on the thread 'kgc-cleaner',
  * outside any pause, exactly once; a hash cell is freed.
+ *
+ * Ephemerons: a cell with a key (obj) and a value. The value is kept alive
+ * by the cell only while the key is alive otherwise: before settling the
+ * cells, each collection runs kgci_weak_ephemerons, which hands the value
+ * slot of every cell whose key the collection found alive to the
+ * collection's tracing (young: copied like a root; full and remark:
+ * marked), lets it finish, and repeats for the keys that made alive, to a
+ * fixed point. A cell whose key then is dead is cleared whole (key and
+ * value) by kgci_weak_process. kgc_ephemeron_get logs both in the SATB
+ * buffer while a cycle marks, as kgc_weak_get does its referent.
  *
  * Identity hashes: the first kgc_identity_hash of an object gives it a cell
  * holding a fresh hash; an index (open addressing, address -> cell) finds it
@@ -35,10 +45,11 @@
 
 #define WEAK_BLOCK 256
 
-enum { WK_FREE, WK_WEAK, WK_CLEANER, WK_HASH };
+enum { WK_FREE, WK_WEAK, WK_CLEANER, WK_HASH, WK_EPHEMERON };
 
 struct weak_cell {
-	kgc_obj obj;			/* NULL: cleared (or free) */
+	kgc_obj obj;			/* NULL: cleared (or free); an ephemeron's key */
+	kgc_obj value;			/* an ephemeron's (NULL, an object or a tagged immediate) */
 	uint32_t kind;
 	uint32_t hash;
 	void (*fn)(void *arg);		/* cleaner */
@@ -62,6 +73,7 @@ struct weak {
 	struct weak_block *blocks;
 	struct weak_cell *free;
 	uint64_t hash_seq;
+	size_t nephemerons;		/* live WK_EPHEMERON cells */
 	/* identity hash index: address -> cell, rebuilt when stale */
 	struct weak_cell **index;
 	size_t index_cap, nhash;
@@ -162,8 +174,11 @@ static struct weak_cell *cell_new(struct weak *w, kgc_obj o, uint32_t kind)
 
 static void cell_free(struct weak *w, struct weak_cell *c)
 {
+	if (c->kind == WK_EPHEMERON)
+		w->nephemerons--;
 	c->kind = WK_FREE;
 	c->obj = NULL;
+	c->value = NULL;
 	c->next_free = w->free;
 	w->free = c;
 }
@@ -172,6 +187,12 @@ static bool weak_arg_ok(kgc_thread *t, kgc_obj o, const char *what)
 {
 	if (!kgci_thread_check_managed(t, what))
 		return false;
+	if (o && ((uintptr_t)o & t->heap->opt.tag_mask)) {
+		/* no object: an immediate is its own identity, and never dies */
+		kgci_err_set(EINVAL, "%s: thread '%s': %p is a tagged immediate (tag mask %#x), not an object",
+			     what, t->name, (void *)o, t->heap->opt.tag_mask);
+		return false;
+	}
 	if (!o || !in_heap(t->heap, o)) {
 		if (t->heap->opt.check)
 			kgci_fatal("%s: thread '%s': %p is not a heap object", what, t->name, (void *)o);
@@ -230,6 +251,84 @@ KGC_API void kgc_weak_free(kgc_thread *t, kgc_weak ref)
 		if (t->heap->opt.check)
 			kgci_fatal("kgc_weak_free: thread '%s': %p freed twice or not a weak reference", t->name,
 			      (void *)ref);
+		return;
+	}
+	cell_free(w, c);
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* --------------------------------------------------------- ephemerons */
+
+KGC_API kgc_ephemeron kgc_ephemeron_new(kgc_thread *t, kgc_obj key, kgc_obj value)
+{
+	struct weak *w;
+	struct weak_cell *c;
+
+	kgci_thread_check(t, "kgc_ephemeron_new");
+	if (!weak_arg_ok(t, key, "kgc_ephemeron_new"))
+		return NULL;
+	if (value && !((uintptr_t)value & t->heap->opt.tag_mask) &&
+	    (((uintptr_t)value & 7) || !in_heap(t->heap, value))) {
+		if (t->heap->opt.check)
+			kgci_fatal("kgc_ephemeron_new: thread '%s': value %p is not a heap object", t->name,
+				   (void *)value);
+		kgci_err_set(EINVAL, "kgc_ephemeron_new: thread '%s': value %p is neither a heap object, NULL "
+			     "nor a tagged immediate", t->name, (void *)value);
+		return NULL;
+	}
+	w = t->heap->weak;
+	pthread_mutex_lock(&w->lock);
+	c = cell_new(w, key, WK_EPHEMERON);
+	if (c) {
+		c->value = value;
+		w->nephemerons++;
+	}
+	pthread_mutex_unlock(&w->lock);
+	if (!c)
+		kgci_err_set(ENOMEM, "kgc_ephemeron_new: out of memory");
+	return (kgc_ephemeron)c;
+}
+
+KGC_API int kgc_ephemeron_get(kgc_thread *t, kgc_ephemeron e, kgc_obj *key, kgc_obj *value)
+{
+	struct weak_cell *c = (struct weak_cell *)e;
+	kgc_obj k, v;
+
+	if (unlikely(t->pub.checked)) {
+		kgci_thread_check_managed(t, "kgc_ephemeron_get");
+		if (!c || c->kind != WK_EPHEMERON)
+			kgci_fatal("kgc_ephemeron_get: thread '%s': %p is not a live ephemeron", t->name, (void *)e);
+	}
+	if (!c || !key || !value) {
+		kgci_err_set(EINVAL, "kgc_ephemeron_get: NULL argument");
+		return -EINVAL;
+	}
+	k = c->obj;
+	v = c->value;
+	/* as kgc_weak_get: what the caller now holds strongly survives the cycle (SATB) */
+	if (k && unlikely(__atomic_load_n(&t->pub.satb_active, __ATOMIC_RELAXED))) {
+		kgc__satb_slow(t, k);
+		if (is_ref(t->heap, v))
+			kgc__satb_slow(t, v);
+	}
+	*key = k;
+	*value = k ? v : NULL;
+	return k ? 0 : -ENOENT;
+}
+
+KGC_API void kgc_ephemeron_free(kgc_thread *t, kgc_ephemeron e)
+{
+	struct weak_cell *c = (struct weak_cell *)e;
+	struct weak *w = t->heap->weak;
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&w->lock);
+	if (c->kind != WK_EPHEMERON) {
+		pthread_mutex_unlock(&w->lock);
+		if (t->heap->opt.check)
+			kgci_fatal("kgc_ephemeron_free: thread '%s': %p freed twice or not an ephemeron", t->name,
+				   (void *)e);
 		return;
 	}
 	cell_free(w, c);
@@ -440,8 +539,9 @@ void kgci_weak_process(struct kgc_heap *h, kgc_obj (*alive)(struct kgc_heap *h, 
 				continue;
 			}
 			cleared++;
-			if (c->kind == WK_WEAK) {
-				c->obj = NULL;
+			if (c->kind == WK_WEAK || c->kind == WK_EPHEMERON) {
+				c->obj = NULL;		/* an ephemeron: key and value together */
+				c->value = NULL;
 			} else if (c->kind == WK_HASH) {
 				cell_free(w, c);
 			} else {
@@ -468,16 +568,73 @@ void kgci_weak_process(struct kgc_heap *h, kgc_obj (*alive)(struct kgc_heap *h, 
 	}
 }
 
-/* Verifier: every cell's referent (fn as for a root, on a copy). */
+/* Verifier: every cell's referent and ephemeron value (fn as for a root,
+ * on a copy). */
 void kgci_weak_iterate(struct kgc_heap *h, slot_fn fn, void *ctx)
 {
 	struct weak *w = h->weak;
 
 	for (struct weak_block *b = w->blocks; b; b = b->next)
 		for (int i = 0; i < WEAK_BLOCK; i++) {
-			kgc_obj o = b->cells[i].obj;
+			kgc_obj o = b->cells[i].obj, v = b->cells[i].value;
 
 			if (b->cells[i].kind != WK_FREE && o)
 				fn(h, &o, ctx);
+			if (b->cells[i].kind == WK_EPHEMERON && is_ref(h, v))
+				fn(h, &v, ctx);
 		}
+}
+
+/* Full collection: every ephemeron's value slot holding a reference (its
+ * new address stored in place). */
+void kgci_weak_values(struct kgc_heap *h, slot_fn fn, void *ctx)
+{
+	struct weak *w = h->weak;
+
+	for (struct weak_block *b = w->blocks; b && w->nephemerons; b = b->next)
+		for (int i = 0; i < WEAK_BLOCK; i++)
+			if (b->cells[i].kind == WK_EPHEMERON && is_ref(h, b->cells[i].value))
+				fn(h, &b->cells[i].value, ctx);
+}
+
+/*
+ * At a safepoint, before kgci_weak_process: the ephemerons' fixed point.
+ * Each round hands trace() the value slot of every cell not yet handed on
+ * whose key alive() finds alive (not NULL) - the collection copies or marks
+ * it (and may update the slot) - then drain() finishes that tracing, which
+ * may make more keys alive. Ends when a round hands nothing on.
+ */
+void kgci_weak_ephemerons(struct kgc_heap *h, kgc_obj (*alive)(struct kgc_heap *h, kgc_obj o, void *ctx),
+			  slot_fn trace, void (*drain)(struct kgc_heap *h, void *ctx), void *ctx)
+{
+	struct weak *w = h->weak;
+	struct weak_cell **v = NULL;
+	size_t n = 0, cap = 0;
+	bool more;
+
+	pthread_mutex_lock(&w->lock);
+	for (struct weak_block *b = w->blocks; b && w->nephemerons; b = b->next)
+		for (int i = 0; i < WEAK_BLOCK; i++) {
+			struct weak_cell *c = &b->cells[i];
+
+			if (c->kind != WK_EPHEMERON || !c->obj || !is_ref(h, c->value))
+				continue;
+			if (n == cap)
+				v = kgci_array_grow(v, &cap, sizeof(*v), "ephemeron list");
+			v[n++] = c;
+		}
+	do {
+		more = false;
+		for (size_t i = 0; i < n; i++) {
+			if (!v[i] || !alive(h, v[i]->obj, ctx))
+				continue;
+			trace(h, &v[i]->value, ctx);
+			v[i] = NULL;	/* once */
+			more = true;
+		}
+		if (more)
+			drain(h, ctx);
+	} while (more);
+	pthread_mutex_unlock(&w->lock);
+	free(v);
 }

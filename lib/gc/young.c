@@ -298,11 +298,36 @@ static void scan_refined(struct yworker *w)
 
 			if (i + RLOG_AHEAD < e)
 				__builtin_prefetch(y->rlog[i + RLOG_AHEAD]);
-			if (*slot && !(region_of(h, slot)->flags & RF_CSET))
+			if (is_ref(h, *slot) && !(region_of(h, slot)->flags & RF_CSET))
 				card_slot(h, slot, w);
 		}
 		w->refined_slots += e - k;
 	}
+}
+
+/* Weak cells: a referent in the collection set was copied, kept in place
+ * (evacuation failure: tagged until fixup_failed) or is dead. */
+static kgc_obj weak_alive_young(struct kgc_heap *h, kgc_obj o, void *ctx)
+{
+	uint64_t hd;
+
+	(void)ctx;
+	if (!(region_of(h, o)->flags & RF_CSET))
+		return o;
+	hd = hdr_load(o);
+	if (hdr_is_fwd(hd))
+		return (kgc_obj)(uintptr_t)(hd & ~HDR_TAG_MASK);
+	return (hd & HDR_TAG_MASK) == HDR_TAG_FAILED ? o : NULL;
+}
+
+/* Once the gang's work ran out: worker 0 alone copies what ephemeron
+ * values reach (nothing is donated: nobody would take it). */
+static void drain_alone(struct kgc_heap *h, void *ctx)
+{
+	struct yworker *w = ctx;
+
+	while (w->len)
+		kgci_obj_iterate_refs(h, w->stack[--w->len], heap_slot, w);
 }
 
 /*
@@ -339,23 +364,10 @@ static void worker_run(struct yworker *w, bool first)
 	}
 	kgci_gang_share_slots(w);
 	kgci_gang_drain_all(w);
+	if (first)	/* ephemerons whose keys survived: their values as roots */
+		kgci_weak_ephemerons(y->h, weak_alive_young, root_slot, drain_alone, w);
 	kgci_promote_retire(w);
 	w->cpu_evac = kgci_thread_cpu_ns() - c0;
-}
-
-/* Weak cells: a referent in the collection set was copied, kept in place
- * (evacuation failure: tagged until fixup_failed) or is dead. */
-static kgc_obj weak_alive_young(struct kgc_heap *h, kgc_obj o, void *ctx)
-{
-	uint64_t hd;
-
-	(void)ctx;
-	if (!(region_of(h, o)->flags & RF_CSET))
-		return o;
-	hd = hdr_load(o);
-	if (hdr_is_fwd(hd))
-		return (kgc_obj)(uintptr_t)(hd & ~HDR_TAG_MASK);
-	return (hd & HDR_TAG_MASK) == HDR_TAG_FAILED ? o : NULL;
 }
 
 static void ygc_setup(struct ygc *y, struct kgc_heap *h)

@@ -31,6 +31,15 @@ static int heap_geometry(const struct kgc_options *opts, struct kgc_options *o, 
 		kgci_err_set(EINVAL, "kgc_heap_create: bad options (heap %zu, region %zu)", *heap, *rs);
 		return -EINVAL;
 	}
+	if (o->tag_mask & ~7u) {
+		kgci_err_set(EINVAL, "kgc_heap_create: tag_mask %#x: tag bits must be a subset of 0x7 "
+			     "(objects are 8-byte aligned)", o->tag_mask);
+		return -EINVAL;
+	}
+	if (o->reserved2[0] || o->reserved2[1]) {
+		kgci_err_set(EINVAL, "kgc_heap_create: kgc_options.reserved2 is not zero");
+		return -EINVAL;
+	}
 	return 0;
 }
 

@@ -114,7 +114,13 @@ struct kgc_options {
 				 * in /dev/shm/kgc-<pid> for kgcstat (0 = off) */
 	unsigned refine;	/* enum kgc_refine_mode: concurrent refinement of dirty
 				 * cards (0 = auto) */
-	uint32_t reserved1;	/* zero */
+	uint32_t tag_mask;	/* tagged immediates: a reference slot (object field,
+				 * reference array element, frame slot) whose value has
+				 * any of these low bits set holds no pointer, and the
+				 * collector never reads through it; a subset of 0x7
+				 * (objects are 8-byte aligned), 0 = none (see
+				 * "Tagged immediates" below, kgc_options.3) */
+	uint64_t reserved2[2];	/* zero */
 };
 
 /*
@@ -176,6 +182,8 @@ struct kgc_type_desc {
 	uint64_t reserved[2];
 };
 
+/* Type ids are 24 bits wide (the header's other 8 are the runtime's,
+ * KGC_VM_BITS): -ENOSPC after 2^24 - 16 types. */
 int kgc_type_register(kgc_heap *heap, const struct kgc_type_desc *desc,
 		      kgc_type_id *out);
 const char *kgc_type_name(const kgc_heap *heap, kgc_type_id type);
@@ -189,7 +197,7 @@ const char *kgc_type_name(const kgc_heap *heap, kgc_type_id type);
  * the thread (-EPROTO, kgc_last_error says to rebuild) instead of letting
  * the inline fast paths write the wrong fields.
  */
-#define KGC_ABI_VERSION 3
+#define KGC_ABI_VERSION 4
 int kgc_thread_attach_abi(kgc_heap *heap, const char *name, kgc_thread **out, unsigned abi);
 #define kgc_thread_attach(heap, name, out) kgc_thread_attach_abi((heap), (name), (out), KGC_ABI_VERSION)
 /* -EBUSY if frames are still pushed or critical sections are open. */
@@ -229,8 +237,9 @@ int kgc_collect(kgc_thread *t, int kind);
 
 /*
  * A frame: slots owned by the runtime (usually on the C stack), pushed and
- * popped in LIFO order. refmap bit i set = slot i holds a reference (NULL
- * refmap = every slot is a reference). The collector walks every attached
+ * popped in LIFO order. refmap bit i set = slot i holds a reference, NULL
+ * or a tagged immediate (NULL refmap = every slot is a reference). The
+ * collector walks every attached
  * thread's frames (like frame::oops_do) and updates reference slots in place.
  */
 struct kgc_frame {
@@ -292,19 +301,62 @@ int kgc_cleaner_register(kgc_thread *t, kgc_obj obj, void (*fn)(void *arg), void
 int kgc_cleaners_drain(kgc_thread *t);
 
 /*
+ * Ephemerons (key, value): a cell that keeps value alive only while key is
+ * alive through something other than the cell - weak-key tables (object
+ * properties, memo tables, interning) that neither leak nor need polling.
+ * A value that refers back to its own key, or to the key of another
+ * ephemeron whose value refers to it, keeps nothing alive: every kind of
+ * collection (young, full, a concurrent cycle's remark) iterates to a fixed
+ * point. When the key dies, key and value are cleared together.
+ * key: an object (a tagged immediate is refused); value: an object, NULL or
+ * a tagged immediate. kgc_ephemeron_get stores both (0), or NULL twice and
+ * returns -ENOENT once cleared; -EINVAL on NULL arguments. While a cycle
+ * marks, what it hands out is kept alive by that cycle (SATB), as for
+ * kgc_weak_get. A value that is young while its key is old is copied by
+ * every young collection until a cycle or a full collection finds the key
+ * dead. kgc_ephemeron_new: NULL + kgc_last_error on bad arguments (checked
+ * mode aborts on a value that is no object) or no memory. Managed state.
+ */
+typedef struct kgc_ephemeron_cell *kgc_ephemeron;
+kgc_ephemeron kgc_ephemeron_new(kgc_thread *t, kgc_obj key, kgc_obj value);
+int kgc_ephemeron_get(kgc_thread *t, kgc_ephemeron e, kgc_obj *key, kgc_obj *value);
+void kgc_ephemeron_free(kgc_thread *t, kgc_ephemeron e);
+
+/*
  * Identity hash: the same non-zero value for an object for its whole life,
  * however often it moves (like System.identityHashCode). The first call
  * for an object costs a table insert, later ones a lookup.
  */
 uint32_t kgc_identity_hash(kgc_thread *t, kgc_obj obj);
 
-/* Global handles: long-lived roots, usable from any attached thread. */
+/* Global handles: long-lived roots, usable from any attached thread. A
+ * handle holds an object or NULL, never a tagged immediate (kgc_handle_new:
+ * NULL, -EINVAL; a handle's free list marks cells with bit 0). */
 kgc_handle kgc_handle_new(kgc_thread *t, kgc_obj obj);
 void kgc_handle_free(kgc_thread *t, kgc_handle h);
 static inline kgc_obj kgc_handle_get(kgc_handle h) { return *(kgc_obj *)h; }
 static inline void kgc_handle_set(kgc_handle h, kgc_obj o) { *(kgc_obj *)h = o; }
 
 /* ------------------------------------------------------------ object model */
+
+/*
+ * Tagged immediates (kgc_options.tag_mask; kgc_options.3): a runtime that
+ * keeps small integers, characters or other non-pointer values in
+ * reference slots (Lisp fixnums, V8 Smis, OCaml's ints) declares the low
+ * bits that mark them, e.g. tag_mask = 1: every slot value with bit 0 set
+ * is an immediate (a fixnum n stored as 2n+1). Objects are 8-byte aligned,
+ * so the mask is a subset of 0x7. Such values may be stored with
+ * kgc_set_ref / kgc_array_set_ref (no card, no SATB entry), kept in frame
+ * slots marked as references, and read back bit for bit: no collection,
+ * barrier, verifier or checked-mode check follows, moves or changes them.
+ * They are no objects: kgc_weak_new, kgc_cleaner_register, kgc_identity_hash,
+ * kgc_critical_get, kgc_handle_new and kgc_obj_vm_bits_* refuse them
+ * (-EINVAL or NULL, a message; checked mode aborts in kgc_critical_get as
+ * for any bad array); kgc_obj_type, kgc_obj_size and kgc_array_* on one
+ * read a wild address. A value with low bits set
+ * that are not in the mask is neither: checked mode aborts on its store,
+ * KGC_VERIFY at the next collection.
+ */
 
 #define KGC_HEADER_SIZE		8	/* one header word */
 #define KGC_ARRAY_DATA_OFFSET	16	/* header + 64-bit length */
@@ -316,6 +368,32 @@ static inline void kgc_handle_set(kgc_handle h, kgc_obj o) { *(kgc_obj *)h = o; 
  * Read a held array's header only through these and kgc_array_length. */
 kgc_type_id kgc_obj_type(kgc_obj o);
 size_t kgc_obj_size(kgc_obj o);		/* bytes, header included */
+
+/*
+ * VM header bits: KGC_VM_BITS bits of every object's header word belong to
+ * the runtime (a lock's state, "has a finalizer", a class-initialized
+ * flag, a hash-state bit, ...). A new object has them all 0; the collector
+ * never reads or changes them, and every move (young evacuation, promotion,
+ * mixed evacuation, full compaction) keeps them. Reads and updates are
+ * atomic on the whole header word, so threads may race on them (a CAS
+ * lock). The thread must be attached and managed (not native, not inside
+ * a critical section: -EPERM) - a collection never runs during a call.
+ *
+ * get: *bits = the object's bits (acquire).
+ * cas: if the bits equal *expected, set desired and return 0; else store
+ *   the bits seen in *expected and return -EAGAIN (acq_rel; never spurious).
+ * update: bits = (bits & ~clear) | set in one atomic step, the previous
+ *   bits in *old (NULL: not wanted).
+ * 0 or -errno: -EINVAL (NULL, a tagged immediate, an address outside the
+ * heap, bits beyond KGC_VM_BITS in expected/desired/clear/set), -EPERM.
+ * Checked mode also verifies that o is a live object's start (a stale or
+ * interior pointer aborts with a message); plain mode does not, and
+ * changing bits 56-63 of whatever word a wrong pointer names corrupts it.
+ */
+#define KGC_VM_BITS	8	/* bits 56-63 of the header word; type ids take 24 bits */
+int kgc_obj_vm_bits_get(kgc_thread *t, kgc_obj o, uint32_t *bits);
+int kgc_obj_vm_bits_cas(kgc_thread *t, kgc_obj o, uint32_t *expected, uint32_t desired);
+int kgc_obj_vm_bits_update(kgc_thread *t, kgc_obj o, uint32_t clear, uint32_t set, uint32_t *old);
 
 static inline size_t kgc_array_length(kgc_obj a)
 {
@@ -342,7 +420,8 @@ struct kgc_thread_pub {
 	uint32_t region_shift;
 	uint32_t checked;		/* checked mode: barriers go slow */
 	uint32_t satb_active;		/* concurrent marking: log overwritten references */
-	uint32_t pad_;
+	uint32_t tag_mask;		/* the heap's kgc_options.tag_mask: the barriers skip
+					 * values with one of these bits set (ABI 4) */
 	/* the critical fast path (kgc_critical_get/_release) */
 	char *heap_base;		/* region index = (obj - heap_base) >> region_shift */
 	kgc_obj *crit_stack;		/* open critical arrays [0, crit_top), NULL = released */
@@ -373,9 +452,17 @@ void kgc__set_ref_checked(kgc_thread *t, kgc_obj o, size_t off, kgc_obj val);
 void kgc__array_set_ref_checked(kgc_thread *t, kgc_obj a, size_t i, kgc_obj val);
 void kgc__satb_slow(kgc_thread *t, kgc_obj old);
 
+/* A slot value that is a reference: not NULL, no tag bit set (tagged
+ * immediates, kgc_options.tag_mask). */
+static inline int kgc__is_ref(const struct kgc_thread_pub *p, kgc_obj v)
+{
+	return v && !((uintptr_t)v & p->tag_mask);
+}
+
 /* Pre-write barrier (snapshot at the beginning): while old space is being
- * marked concurrently, the non-null reference about to be overwritten is
- * logged (initializing stores into new objects overwrite null: no call). */
+ * marked concurrently, the reference about to be overwritten is logged
+ * (initializing stores into new objects overwrite null: no call; an
+ * overwritten tagged immediate is no reference: none either). */
 static inline void kgc__pre_barrier(kgc_thread *t, kgc_obj *slot)
 {
 	const struct kgc_thread_pub *p = (const struct kgc_thread_pub *)t;
@@ -383,7 +470,7 @@ static inline void kgc__pre_barrier(kgc_thread *t, kgc_obj *slot)
 	if (__builtin_expect(__atomic_load_n(&p->satb_active, __ATOMIC_RELAXED), 0)) {
 		kgc_obj old = __atomic_load_n(slot, __ATOMIC_RELAXED);
 
-		if (old)
+		if (kgc__is_ref(p, old))
 			kgc__satb_slow(t, old);
 	}
 }
@@ -391,7 +478,8 @@ void kgc__safepoint_slow(kgc_thread *t);
 
 /* The write barrier: records cross-region reference stores on the card table,
  * those into regions whose incoming references a young collection needs
- * (young ones, retained and mixed candidates: region_track). A store of an
+ * (young ones, retained and mixed candidates: region_track; a tagged
+ * immediate is stored without a card). A store of an
  * old object into another old object (relinking old entries of a cache) is
  * no old->young reference: carding it only makes the next pause scan one
  * more card. */
@@ -399,7 +487,7 @@ static inline void kgc__post_barrier(kgc_thread *t, kgc_obj *slot, kgc_obj val)
 {
 	const struct kgc_thread_pub *p = (const struct kgc_thread_pub *)t;
 
-	if (val && (((uintptr_t)slot ^ (uintptr_t)val) >> p->region_shift) &&
+	if (kgc__is_ref(p, val) && (((uintptr_t)slot ^ (uintptr_t)val) >> p->region_shift) &&
 	    __atomic_load_n(&p->region_track[((uintptr_t)val - (uintptr_t)p->heap_base) >> p->region_shift],
 			    __ATOMIC_RELAXED)) {
 		uint8_t *card = p->card_biased + ((uintptr_t)slot >> KGC_CARD_SHIFT);
@@ -501,7 +589,7 @@ static inline int kgc__crit_enter_ok(const struct kgc_thread_pub *p, kgc_obj *re
 	/* *ref only once managed: in native state a collection may update it */
 	return p->crit_fast && __atomic_load_n(&p->state, __ATOMIC_RELAXED) == KGC__TS_MANAGED &&
 	       __atomic_load_n(&p->crit_top, __ATOMIC_RELAXED) == 0 &&
-	       ref && (*o = *ref) &&
+	       ref && (*o = *ref) && !((uintptr_t)*o & 7) &&	/* not a tagged immediate */
 	       (*(const uint64_t *)*o & KGC__HDR_PRIM_MASK) == KGC__HDR_PRIM_ARRAY;
 }
 

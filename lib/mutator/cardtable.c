@@ -133,7 +133,12 @@ void kgc__barrier_slow(kgc_thread *t, kgc_obj *slot, kgc_obj val)
 	if (!in_heap(h, slot) || region_of(h, slot)->type == RT_FREE)
 		kgci_fatal("reference store: thread '%s': slot %p is not inside a heap object", t->name,
 		      (void *)slot);
-	if (val) {
+	if ((uintptr_t)val & 7) {
+		/* a tagged immediate: no card, nothing to check but its tag */
+		if (!((uintptr_t)val & h->opt.tag_mask))
+			kgci_fatal("reference store: thread '%s': value %p is misaligned: neither a heap object nor "
+			      "a tagged immediate (tag mask %#x)", t->name, (void *)val, h->opt.tag_mask);
+	} else if (val) {
 		uint64_t hd;
 
 		if (!in_heap(h, val) || region_of(h, val)->type == RT_FREE ||

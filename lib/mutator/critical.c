@@ -206,6 +206,9 @@ static __attribute__((noinline)) void *critical_get_slow(struct kgc_thread *t, k
 	if (unlikely(!ref || !*ref))
 		return crit_fail(t, was_native, EINVAL, "NULL array", NULL);
 	o = *ref;
+	if ((uintptr_t)o & 7)	/* the fast path never reads through it either */
+		return crit_fail(t, was_native, EINVAL, (uintptr_t)o & h->opt.tag_mask ?
+				 "a tagged immediate, not an array" : "misaligned: not a heap object", o);
 	if (t->pub.checked && (!in_heap(h, o) || region_of(h, o)->type == RT_FREE))
 		return crit_fail(t, was_native, EINVAL, "not a heap object", o);
 	hd = *obj_hdr(o);

@@ -46,6 +46,11 @@ KGC_API kgc_handle kgc_handle_new(kgc_thread *t, kgc_obj obj)
 
 	if (t->pub.checked)
 		kgci_thread_check_managed(t, "kgc_handle_new");
+	if ((uintptr_t)obj & 7) {	/* bit 0 marks a free cell */
+		kgci_err_set(EINVAL, "kgc_handle_new: thread '%s': %p is %s, not an object", t->name, (void *)obj,
+			     (uintptr_t)obj & h->opt.tag_mask ? "a tagged immediate" : "misaligned");
+		return NULL;
+	}
 	pthread_mutex_lock(&h->lock);
 	if (!h->hd.hfree) {
 		struct handle_block *b = malloc(sizeof(*b));
@@ -105,7 +110,7 @@ void kgci_roots_iterate(struct kgc_heap *h, slot_fn fn, void *ctx)
 			for (uint32_t i = 0; i < f->nslots; i++) {
 				if (f->refmap && !(f->refmap[i / 64] >> (i % 64) & 1))
 					continue;
-				if (f->slots[i])
+				if (is_ref(h, f->slots[i]))
 					fn(h, &f->slots[i], ctx);
 			}
 		}
@@ -114,7 +119,7 @@ void kgci_roots_iterate(struct kgc_heap *h, slot_fn fn, void *ctx)
 		for (int i = 0; i < HANDLE_BLOCK; i++) {
 			kgc_obj o = b->cells[i].obj;
 
-			if (o && !((uintptr_t)o & HANDLE_FREE_TAG))
+			if (!((uintptr_t)o & HANDLE_FREE_TAG) && is_ref(h, o))
 				fn(h, &b->cells[i].obj, ctx);
 		}
 }
@@ -150,7 +155,7 @@ void kgci_obj_iterate_refs(struct kgc_heap *h, kgc_obj o, slot_fn fn, void *ctx)
 
 			/* relaxed atomic (a plain load): the mark rebuild reads
 			 * fields while mutators store them */
-			if (__atomic_load_n(s, __ATOMIC_RELAXED))
+			if (is_ref(h, __atomic_load_n(s, __ATOMIC_RELAXED)))
 				fn(h, s, ctx);
 		}
 		break;
@@ -160,7 +165,7 @@ void kgci_obj_iterate_refs(struct kgc_heap *h, kgc_obj o, slot_fn fn, void *ctx)
 		size_t n = kgc_array_length(o);
 
 		for (size_t i = 0; i < n; i++)
-			if (__atomic_load_n(&s[i], __ATOMIC_RELAXED))
+			if (is_ref(h, __atomic_load_n(&s[i], __ATOMIC_RELAXED)))
 				fn(h, &s[i], ctx);
 		break;
 	}

@@ -117,6 +117,7 @@ static int attach(struct kgc_heap *h, const char *name, struct kgc_thread **out,
 	t->pub.poll_word = (volatile uint32_t *)&h->sp.poll_word;
 	t->pub.region_shift = h->region_shift;
 	t->pub.checked = h->opt.check ? 1 : 0;
+	t->pub.tag_mask = h->opt.tag_mask;
 	t->pub.heap_base = h->base;
 	t->pub.region_track = h->region_track;
 	t->pub.crit_stack = t->crit;

@@ -36,7 +36,7 @@ int main(void)
 	T_ASSERT_EQ((size_t)(r->top - r->bottom), used);	/* not compacted */
 	T_ASSERT_EQ(t_stats(h).pinned_bytes, used);	/* from the full GCs alone */
 	T_ASSERT_EQ(t_stats(h).regions_pinned, 1);
-	T_ASSERT_EQ(kgc_obj_type((kgc_obj)r->bottom), 0xfffffff0u);	/* the dead array is a filler now */
+	T_ASSERT_EQ(kgc_obj_type((kgc_obj)r->bottom), 0xfffff0u);	/* the dead array is a filler now */
 	for (int i = 0; i < 5000; i++)
 		T_ASSERT_EQ(p[i], 3 * i + 1);
 	T_ASSERT_EQ(kgc_critical_release(t, &slots[0], p, 0), 0);

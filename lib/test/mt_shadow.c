@@ -36,9 +36,16 @@
  * (parallel runs), SOAK_DIR (logs of failed runs), SHADOW_GCLOCKER_LOCAL=1
  * (also in GCLocker mode, hold a section on an array whose only root is a
  * local variable - issue 14 defect 3; on by default, 0 = off), SHADOW_DISABLE=
- * critical,deposit,take,nested,churn,collect,humref,humprim,pinned (operations
- * or object shapes left out, to narrow a failure down; pinned: 1 in 10
- * primitive arrays comes from the pinned-object space, and must never move).
+ * critical,deposit,take,nested,churn,collect,humref,humprim,pinned,vmbits
+ * (operations or object shapes left out, to narrow a failure down; pinned: 1
+ * in 10 primitive arrays comes from the pinned-object space, and must never
+ * move; vmbits: every object gets random VM header bits, kgc_obj_vm_bits_*,
+ * checked with its contents). Modes tagged and tagged-refine store tagged
+ * immediates (fixnums, addresses with bit 0 set) in fields and frame slots;
+ * mode ephemeron keeps ephemerons too (values often reachable only through
+ * their cells), walked to a fixed point with the graph: a reached key's
+ * cell must hold it and its value, an unreached key's cell must be cleared
+ * by the thread's next full collection.
  * The driver sorts failed runs into classes by their output: "shadow: live
  * object became a filler" (a reachable object swept), other shadow
  * mismatches, verifier aborts ("not an object start", "reachable below TAMS
@@ -82,7 +89,7 @@
 
 /* ------------------------------------------------------------------ modes */
 
-enum { F_PINHEAVY = 1 };
+enum { F_PINHEAVY = 1, F_TAGGED = 2, F_EPHEMERON = 4 };
 
 struct mode {
 	const char *name;
@@ -112,6 +119,17 @@ static const struct mode modes[] = {
 			"KGC_MIXED_LIVE=30", F_PINHEAVY },
 	{ "pins-r4", "KGC_HEAP_MAX=160m KGC_REGION_SIZE=4m KGC_YOUNG_SIZE=16m KGC_TENURE=1 KGC_IHOP=3 "
 			"KGC_POISON=1", F_PINHEAVY },
+	/* tagged immediates (kgc_options.tag_mask = 1) in fields, array
+	 * elements and frame slots: fixnums and addresses with bit 0 set,
+	 * through marking and mixed GCs; then refinement and checked mode */
+	{ "tagged", "KGC_HEAP_MAX=64m KGC_REGION_SIZE=1m KGC_YOUNG_SIZE=6m KGC_TENURE=2 KGC_IHOP=5 "
+		    "KGC_MIXED_LIVE=40", F_TAGGED },
+	{ "tagged-refine", "KGC_REFINE=always KGC_CHECK=1 KGC_HEAP_MAX=96m KGC_REGION_SIZE=1m KGC_YOUNG_SIZE=6m "
+			   "KGC_IHOP=60", F_TAGGED },
+	/* ephemerons whose values are often reachable through them only,
+	 * through marking, mixed and full GCs (tagged immediates too) */
+	{ "ephemeron", "KGC_HEAP_MAX=64m KGC_REGION_SIZE=1m KGC_YOUNG_SIZE=6m KGC_TENURE=2 KGC_IHOP=5 "
+		       "KGC_MIXED_LIVE=40", F_EPHEMERON | F_TAGGED },
 };
 #define NMODES (sizeof(modes) / sizeof(modes[0]))
 
@@ -156,9 +174,18 @@ struct mobj {
 	uint64_t *data;		/* primitive array shadow, zero-padded to 8 bytes */
 	uint64_t sum;		/* checksum of data */
 	kgc_obj pinned_at;	/* kgc_alloc_array_pinned: its address for good */
+	uint8_t vmbits;		/* its VM header bits (kgc_obj_vm_bits_*) */
 };
 
 struct vec { struct mobj **v; size_t n, cap; };
+
+/*
+ * Tagged modes: a model reference (a field's, a frame slot's) with bit 0
+ * set is no model object but the tagged immediate itself, stored in the
+ * heap slot bit for bit. mo() is the object, NULL for an immediate.
+ */
+static inline bool is_imm(const struct mobj *m) { return (uintptr_t)m & 1; }
+static inline struct mobj *mo(struct mobj *m) { return is_imm(m) ? NULL : m; }
 
 static void vec_push(struct vec *v, struct mobj *m)
 {
@@ -203,7 +230,16 @@ static uint64_t data_sum(const void *p, size_t n)
 
 /* ------------------------------------------------------------ global state */
 
-enum { NSLOTS = 24, NHANDLES = 6, NNEST = 6, NTAB = 8, MAXTHREADS = 8 };
+enum { NSLOTS = 24, NHANDLES = 6, NNEST = 6, NTAB = 8, MAXTHREADS = 8, NEPH = 32 };
+
+/* An ephemeron of a mutator and its model: key mk (an object), value mv (an
+ * object, NULL or an immediate). dead: the model found mk unreachable - the
+ * thread's next full collection must have cleared the cell. */
+struct eph {
+	kgc_ephemeron e;
+	struct mobj *mk, *mv;
+	bool dead, seen;
+};
 
 static kgc_heap *heap;
 static const struct mode *cur_mode;
@@ -250,6 +286,7 @@ struct mut {
 	struct vec objs;		/* every model object this thread owns */
 	size_t bytes;
 	struct vec stack;		/* walk stack */
+	struct eph eph[NEPH];		/* F_EPHEMERON; e NULL: unused */
 	/* stats */
 	uint64_t ops, checks, collects, fulls, crits, crit_arrays, deposits, takes, ooms, hum;
 	const char *what;		/* current operation (for crash reports) */
@@ -487,6 +524,13 @@ static void check_obj(struct mut *T, struct mobj *m, kgc_obj o, uint64_t from, u
 	kgc_type_id ty;
 
 	describe(m, d, sizeof(d));
+	if (T && !off("vmbits")) {
+		uint32_t b = 0x100;
+
+		if (kgc_obj_vm_bits_get(T->t, o, &b) || b != m->vmbits)
+			fail(T, "%s: object %s at %p (from id %llu field %u): VM header bits %#x, set %#x", why, d,
+			     (void *)o, (unsigned long long)from, field, b, m->vmbits);
+	}
 	if (m->pinned_at && o != m->pinned_at)
 		fail(T, "%s: pinned-space array %s (from id %llu field %u) moved: %p, allocated at %p", why, d,
 		     (unsigned long long)from, field, (void *)o, (void *)m->pinned_at);
@@ -542,6 +586,11 @@ static void fail_identity(struct mut *T, struct mobj *m, kgc_obj o, uint64_t fro
 /* Push one root pair, checking null-ness agrees. */
 static void root_push(struct mut *T, struct mobj *m, kgc_obj o, const char *what, int i, const char *why)
 {
+	if (is_imm(m)) {
+		if ((uintptr_t)o != (uintptr_t)m)
+			fail(T, "%s: root %s[%d]: immediate %#lx became %p", why, what, i, (unsigned long)m, (void *)o);
+		return;
+	}
 	if (!m != !o)
 		fail(T, "%s: root %s[%d]: model %llu, heap %p", why, what, i,
 		     m ? (unsigned long long)m->id : 0ull, (void *)o);
@@ -583,6 +632,17 @@ static size_t walk(struct mut *T, uint64_t e, const char *why)
 			struct mobj *mt = m->refs[k];
 			kgc_obj ot = href(m, w.o, k);
 
+			if (is_imm(mt)) {
+				if ((uintptr_t)ot != (uintptr_t)mt) {
+					char d[96];
+
+					describe(m, d, sizeof(d));
+					fail(T, "%s: object %s at %p (from id %llu field %u): ref field %u holds %p, "
+					     "stored the immediate %#lx", why, d, (void *)w.o, (unsigned long long)w.from,
+					     w.field, k, (void *)ot, (unsigned long)mt);
+				}
+				continue;
+			}
 			if (!mt != !ot) {
 				char d[96];
 
@@ -600,6 +660,76 @@ static size_t walk(struct mut *T, uint64_t e, const char *why)
 	return n;
 }
 
+/*
+ * After walk(): the ephemerons' fixed point in the model and the heap side
+ * by side. A cell whose key the walk reached holds that key's address and
+ * its value (walked on, which may reach more keys); a key never reached
+ * from all the roots (settle) is dead for the model: the cell is cleared by
+ * the next full collection.
+ */
+static void eph_walk(struct mut *T, uint64_t e, const char *why, bool settle)
+{
+	bool more = true;
+
+	for (int i = 0; i < NEPH; i++)
+		T->eph[i].seen = false;
+	while (more) {
+		more = false;
+		for (int i = 0; i < NEPH; i++) {
+			struct eph *x = &T->eph[i];
+			kgc_obj k, v;
+			int rc;
+
+			if (!x->e || x->dead || x->seen || x->mk->mark != e)
+				continue;
+			x->seen = more = true;
+			rc = kgc_ephemeron_get(T->t, x->e, &k, &v);
+			if (rc || k != x->mk->seen)
+				fail(T, "%s: ephemeron %d: key id %llu reached at %p, the cell holds %p (rc %d)", why, i,
+				     (unsigned long long)x->mk->id, (void *)x->mk->seen, (void *)k, rc);
+			if (is_imm(x->mv) || !x->mv) {
+				if ((uintptr_t)v != (uintptr_t)x->mv)
+					fail(T, "%s: ephemeron %d: value %p, stored %#lx", why, i, (void *)v,
+					     (unsigned long)x->mv);
+				continue;
+			}
+			if (!v)
+				fail(T, "%s: ephemeron %d: value id %llu lost while key id %llu lives", why, i,
+				     (unsigned long long)x->mv->id, (unsigned long long)x->mk->id);
+			if (x->mv->mark == e) {
+				if (x->mv->seen != v)
+					fail_identity(T, x->mv, v, x->mk->id, (uint32_t)i, why);
+				continue;
+			}
+			walk_push(x->mv, v, x->mk->id, (uint32_t)i);
+		}
+		if (more)
+			walk(T, e, why);
+	}
+	for (int i = 0; settle && i < NEPH; i++)
+		if (T->eph[i].e && !T->eph[i].seen)
+			T->eph[i].dead = true;	/* its models may be freed now: never read again */
+}
+
+/* After this thread's full collection: every dead cell is cleared. */
+static void eph_check_cleared(struct mut *T)
+{
+	for (int i = 0; i < NEPH; i++) {
+		struct eph *x = &T->eph[i];
+		kgc_obj k, v;
+		int rc;
+
+		if (!x->e || !x->dead)
+			continue;
+		rc = kgc_ephemeron_get(T->t, x->e, &k, &v);
+		if (rc != -ENOENT || k || v)
+			fail(T, "ephemeron %d: its key became unreachable, but after a full GC the cell holds %p, %p "
+			     "(rc %d)", i, (void *)k, (void *)v, rc);
+		kgc_ephemeron_free(T->t, x->e);
+		memset(x, 0, sizeof(*x));
+	}
+}
+
 /* Check the whole graph of T against the model; free unreachable models. */
 static void check_all(struct mut *T, const char *why)
 {
@@ -610,6 +740,7 @@ static void check_all(struct mut *T, const char *why)
 	T->what = why;
 	push_roots(T, why);
 	walk(T, e, why);
+	eph_walk(T, e, why, true);
 	for (size_t i = 0; i < T->objs.n; i++) {
 		struct mobj *m = T->objs.v[i];
 
@@ -671,7 +802,7 @@ static size_t hum_bytes(struct mut *T)
 }
 
 /* A random new object in T->slots[tmp] with its model (NULL: ENOMEM). */
-static struct mobj *new_obj(struct mut *T, int tmp, int kind)
+static struct mobj *new_obj_shape(struct mut *T, int tmp, int kind)
 {
 	struct mobj *m;
 	kgc_obj o;
@@ -728,6 +859,28 @@ static struct mobj *new_obj(struct mut *T, int tmp, int kind)
 	}
 }
 
+/* Give m (in T->slots[tmp]) random VM header bits: they must stay with it. */
+static void set_vmbits(struct mut *T, struct mobj *m, kgc_obj o)
+{
+	uint32_t old = 0x100, b = (uint32_t)rnd(T, 256);
+
+	if (off("vmbits"))
+		return;
+	if (kgc_obj_vm_bits_update(T->t, o, 0xff, b, &old) || old != m->vmbits)
+		fail(T, "VM header bits of id %llu: update failed or found %#x, set %#x",
+		     (unsigned long long)m->id, old, m->vmbits);
+	m->vmbits = (uint8_t)b;
+}
+
+static struct mobj *new_obj(struct mut *T, int tmp, int kind)
+{
+	struct mobj *m = new_obj_shape(T, tmp, kind);
+
+	if (m)
+		set_vmbits(T, m, T->slots[tmp]);
+	return m;
+}
+
 static int rnd_kind(struct mut *T)
 {
 	uint64_t r = rnd(T, 100);
@@ -756,7 +909,7 @@ static int pick(struct mut *T, int want, struct mobj **mp, kgc_obj *op)
 		int steps;
 
 		if (r < NSLOTS) {
-			m = T->mroots[r];
+			m = mo(T->mroots[r]);
 			o = T->slots[r];
 		} else if (r < NSLOTS + NHANDLES) {
 			r -= NSLOTS;
@@ -782,11 +935,11 @@ static int pick(struct mut *T, int want, struct mobj **mp, kgc_obj *op)
 				break;
 			uint32_t k = (uint32_t)rnd(T, m->nrefs);
 
-			if (!m->refs[k]) {
-				/* a sparse array: probe a few */
-				for (int q = 0; q < 4 && !m->refs[k]; q++)
+			if (!mo(m->refs[k])) {
+				/* a sparse array (or immediates): probe a few */
+				for (int q = 0; q < 4 && !mo(m->refs[k]); q++)
 					k = (uint32_t)rnd(T, m->nrefs);
-				if (!m->refs[k])
+				if (!mo(m->refs[k]))
 					break;
 			}
 			kgc_obj ot = href(m, o, k);
@@ -885,6 +1038,8 @@ static void op_write_prim(struct mut *T)
 
 	if (!pick(T, rnd(T, 3) ? WANT_PRIM : WANT_ANY, &m, &o))
 		return;
+	if (rnd(T, 4) == 0)
+		set_vmbits(T, m, o);
 	switch (m->kind) {
 	case MK_PRIM:
 		prim_scribble(T, m, kgc_array_data(o));
@@ -915,20 +1070,20 @@ static void op_roots(struct mut *T)
 		T->slots[i] = T->slots[j];
 		T->mroots[i] = T->mroots[j];
 		break;
-	case 2:	/* a new handle, or free one */
-		if (!T->h[k]) {
+	case 2:	/* a new handle, or free one (a handle holds no immediate) */
+		if (!T->h[k] && !is_imm(T->mroots[i])) {
 			T->h[k] = kgc_handle_new(T->t, T->slots[i]);
 			if (!T->h[k])
 				fail(T, "kgc_handle_new failed");
 			T->mh[k] = T->mroots[i];
-		} else {
+		} else if (T->h[k]) {
 			kgc_handle_free(T->t, T->h[k]);
 			T->h[k] = NULL;
 			T->mh[k] = NULL;
 		}
 		break;
 	case 3:	/* swap handle and slot */
-		if (T->h[k]) {
+		if (T->h[k] && !is_imm(T->mroots[i])) {
 			kgc_obj o = kgc_handle_get(T->h[k]);
 			struct mobj *m = T->mh[k];
 
@@ -954,6 +1109,8 @@ static void do_collect(struct mut *T, int kind)
 {
 	if (kgc_collect(T->t, kind))
 		fail(T, "kgc_collect(%d) failed", kind);
+	if (kind == KGC_GC_FULL)
+		eph_check_cleared(T);
 	T->collects++;
 	T->fulls += kind == KGC_GC_FULL;
 }
@@ -1062,7 +1219,7 @@ static size_t prim_candidates(struct mut *T, struct mobj **cm, kgc_obj *co, size
 		for (uint32_t k = 0; k < m->nrefs && k < 64; k++) {
 			uint32_t kk = m->nrefs > 64 ? (uint32_t)rnd(T, m->nrefs) : k;
 
-			if (m->refs[kk] && m->refs[kk]->mark != e)
+			if (mo(m->refs[kk]) && m->refs[kk]->mark != e)
 				walk_push(m->refs[kk], href(m, w.o, kk), m->id, kk);
 		}
 	}
@@ -1183,7 +1340,7 @@ static void op_deposit(struct mut *T)
 	struct vec clos = { 0 };
 	size_t j = 0;
 
-	if (!saved)
+	if (!mo(saved))
 		return;
 	/* everything else this thread reaches, epoch e1 (a full check) */
 	e1 = new_epoch();
@@ -1194,6 +1351,7 @@ static void op_deposit(struct mut *T)
 		T->slots[i] = NULL;
 		push_roots(T, "deposit");
 		walk(T, e1, "deposit");
+		eph_walk(T, e1, "deposit", false);	/* what live keys' values reach is the rest's too */
 		T->slots[i] = so;
 		T->mroots[i] = saved;
 	}
@@ -1213,8 +1371,16 @@ static void op_deposit(struct mut *T)
 		m->mark = e2;
 		vec_push(&clos, m);
 		for (uint32_t r = 0; r < m->nrefs; r++)
-			if (m->refs[r] && m->refs[r]->mark != e2)
+			if (mo(m->refs[r]) && m->refs[r]->mark != e2)
 				walk_push(m->refs[r], NULL, 0, 0);
+	}
+	for (int q = 0; q < NEPH; q++) {	/* its keys and values stay this thread's */
+		struct eph *x = &T->eph[q];
+
+		if (x->e && !x->dead && (x->mk->mark == e2 || (mo(x->mv) && x->mv->mark == e2))) {
+			free(clos.v);
+			return;
+		}
 	}
 	kgc_enter_native(T->t);
 	pthread_mutex_lock(&tab_lock);
@@ -1274,6 +1440,71 @@ static void op_take(struct mut *T)
 	}
 	pthread_mutex_unlock(&tab_lock);
 	check_all(T, "after taking from the shared table");
+}
+
+/* Tagged modes: a random immediate into a field or a frame slot - a fixnum
+ * (2n+1), or the address of an object reachable now with bit 0 set (a
+ * collector reading through it would find a misaligned header). */
+static void op_tagged(struct mut *T)
+{
+	struct mobj *hm, *am;
+	kgc_obj ho, ao;
+	uintptr_t v = (uintptr_t)t_rand(&T->rng) << 1 | 1;
+
+	if (rnd(T, 3) == 0 && pick(T, WANT_ANY, &am, &ao))
+		v = (uintptr_t)ao | 1;
+	if (rnd(T, 4) == 0 || !pick(T, WANT_HOLDER, &hm, &ho)) {
+		int i = 2 + (int)rnd(T, NSLOTS - 2);
+
+		T->slots[i] = (kgc_obj)v;
+		T->mroots[i] = (struct mobj *)v;
+		return;
+	}
+	hset(T, hm, ho, (uint32_t)rnd(T, hm->nrefs), (struct mobj *)v, (kgc_obj)v);
+}
+
+/* Ephemeron mode: a new cell (key: a reachable object; value: often a new
+ * object reachable only through the cell, else a reachable one, an
+ * immediate or NULL), or one freed. */
+static void op_ephemeron(struct mut *T)
+{
+	int i = (int)rnd(T, NEPH);
+	struct eph *x = &T->eph[i];
+	struct mobj *mk, *mv = NULL;
+	kgc_obj k, v = NULL;
+	uint64_t r = rnd(T, 10);
+
+	if (x->e) {
+		if (rnd(T, 3) == 0) {
+			kgc_ephemeron_free(T->t, x->e);
+			memset(x, 0, sizeof(*x));
+		}
+		return;
+	}
+	if (r < 5) {			/* fresh: the cell is its only root */
+		maybe_shrink(T);
+		if (!(mv = new_obj(T, 0, rnd_kind(T))))
+			return;
+	}
+	if (!pick(T, WANT_ANY, &mk, &k)) {
+		T->slots[0] = NULL;
+		return;
+	}
+	if (r < 5) {
+		v = T->slots[0];
+	} else if (r < 8) {
+		if (!pick(T, WANT_ANY, &mv, &v))
+			mv = NULL;
+	} else if (r < 9) {
+		mv = (struct mobj *)(uintptr_t)(t_rand(&T->rng) << 1 | 1);
+		v = (kgc_obj)mv;
+	}
+	if (!(x->e = kgc_ephemeron_new(T->t, k, v)))
+		fail(T, "kgc_ephemeron_new failed");
+	x->mk = mk;
+	x->mv = mv;
+	x->dead = false;
+	T->slots[0] = NULL;
 }
 
 static void op_native(struct mut *T)
@@ -1348,6 +1579,12 @@ static void *mutator(void *arg)
 		} else if (r < 945) {
 			T->what = "check";
 			check_all(T, "periodic check");
+		} else if ((flags & F_EPHEMERON) && r < 970) {
+			T->what = "ephemeron";
+			op_ephemeron(T);
+		} else if ((flags & F_TAGGED) && r < 985) {
+			T->what = "tagged";
+			op_tagged(T);
 		} else {
 			T->what = "alloc";
 			op_alloc(T);
@@ -1365,6 +1602,9 @@ static void *mutator(void *arg)
 			T->mh[i] = NULL;
 		}
 	check_all(T, "teardown");
+	for (int i = 0; i < NEPH; i++)
+		if (T->eph[i].e)
+			kgc_ephemeron_free(T->t, T->eph[i].e);
 	if (kgc_frame_pop(T->t, &T->f))
 		fail(T, "kgc_frame_pop failed");
 	if (kgc_thread_detach(T->t))
@@ -1446,6 +1686,8 @@ static int run_one(const char *mode_name)
 		return 2;
 	}
 	gclocker = o.pin_mode == KGC_PIN_MODE_GCLOCKER;
+	if (flags & F_TAGGED)
+		o.tag_mask = 1;
 	checked_mode = o.check;
 	printf("shadow: mode=%s seed=%llu threads=%u secs=%g env='%s' pin_mode=%s\n", cur_mode->name, seed,
 	       nthreads, run_secs, cur_mode->env, gclocker ? "gclocker" : "pin");
