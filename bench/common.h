@@ -423,7 +423,7 @@ __attribute__((unused)) static void pause_summary(size_t np, uint64_t *max, uint
 	if (!np)
 		return;
 	qsort(sorted, np, sizeof(sorted[0]), cmp_u64);
-	*p99 = sorted[(np * 99 + 99) / 100 - 1];
+	*p99 = pct_sorted(sorted, np, 99);
 }
 
 /*
@@ -555,6 +555,23 @@ __attribute__((unused)) static int run_java_logged(const char *name, const char 
 	printf("RESULT %s rss_kb=%ld gcs=%zu full=%zu pause_max_ms=%.3f pause_p99_ms=%.3f pause_total_ms=%.3f\n",
 	       res, ru.ru_maxrss, np, pause_full_n, ms(max), ms(p99), ms(total));
 	return 0;
+}
+
+/*
+ * A HotSpot variant ("g1", "parallel", "zgc", each "@25" for JDK 25) of
+ * bench prog: class cls with heap xmx, its log $BENCH_OUT/<prog>_<variant>.log;
+ * the worker's exit code, or -1 if variant is not HotSpot's.
+ */
+__attribute__((unused)) static int hotspot_worker(const char *cls, const char *prog, const char *variant,
+					       const char *xmx)
+{
+	const char *v = jdk_select(variant), *gc = hotspot_gc_flag(v);
+	char log[256];
+
+	if (!gc)
+		return -1;
+	snprintf(log, sizeof(log), "%s_%s%s", prog, v, v != variant ? "25" : "");
+	return run_java_logged(cls, log, xmx, gc);
 }
 
 /* ------------------------------------------------------- markdown output */

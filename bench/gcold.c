@@ -284,10 +284,10 @@ static int worker(const char *v)
 	char extra[640] = "";
 	uint64_t t0;
 
-	if (!strcmp(v, "g1"))
-		return run_java_logged("GCOld", "gcold_g1", "-Xmx1g", "-XX:+UseG1GC");
-	if (!strcmp(v, "parallel"))
-		return run_java_logged("GCOld", "gcold_parallel", "-Xmx1g", "-XX:+UseParallelGC");
+	int rc;
+
+	if ((rc = hotspot_worker("GCOld", "gcold", v, "-Xmx1g")) >= 0)
+		return rc;
 #ifdef HAVE_KGC
 	t0 = now_ns();
 	run_kgc(extra, sizeof(extra));
@@ -301,9 +301,9 @@ static int worker(const char *v)
 
 int main(int argc, char **argv)
 {
-	enum { KGC, G1, PAR, NV, REPS = 3 };
-	static const char *variants[NV] = { "kgc", "g1", "parallel" };
-	static const char *label[NV] = { "kgc", "HotSpot G1", "HotSpot Parallel" };
+	enum { KGC, G1, PAR, G1_25, ZGC_25, NV, REPS = 3 };
+	static const char *variants[NV] = { "kgc", "g1", "parallel", "g1@25", "zgc@25" };
+	static const char *label[NV] = { "kgc", "HotSpot G1", "HotSpot Parallel", "JDK 25 G1", "JDK 25 ZGC" };
 	char res[NV][1024], ck[NV][32];
 	double med[NV];
 	int agree = 1;
@@ -350,7 +350,7 @@ int main(int argc, char **argv)
 		char b[32];
 
 		both(md, "\n| ratio | time | max pause | peak RSS |\n|---|---:|---:|---:|\n");
-		for (int v = G1; v <= PAR; v++) {
+		for (int v = G1; v < NV; v++) {
 			char b2[32], b3[32];
 
 			if (med[v] <= 0)
