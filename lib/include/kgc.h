@@ -898,7 +898,9 @@ kgc_obj kgc_alloc_array_pinned(kgc_thread *t, kgc_type_id array_type, size_t len
 	X(uint64_t, mark_assist_bytes, "bytes of old objects they marked") \
 	X(uint64_t, humongous_eager, "dead humongous primitive arrays young collections freed (eager reclaim)") \
 	X(uint64_t, refined_cards, "dirty cards concurrent refinement turned into logged slots between pauses") \
-	X(uint64_t, refined_slots, "slots logged by it that young pauses read instead of scanning those cards")
+	X(uint64_t, refined_slots, "slots logged by it that young pauses read instead of scanning those cards") \
+	X(uint64_t, evac_fail_budget, "young regions promoted in place: their pause ran over its evacuation budget") \
+	X(uint64_t, bytes_kept_in_place, "live bytes those regions held (scanned, not copied)")
 
 #define KGC__STAT_FIELD(type, name, what) type name;
 #define KGC__STAT_ARRAY(type, name, n, what) type name[n];
