@@ -602,7 +602,10 @@ static inline size_t kgci_old_used(const struct kgc_heap *h)
 	return old > h->chunk_bytes ? old - h->chunk_bytes : 0;
 }
 void kgci_policy_young_pause(struct kgc_heap *h, const struct young_facts *f);
-uint64_t kgci_policy_evac_budget_ns(struct kgc_heap *h);
+/* A young pause's evacuation budget: past ns and bytes copied, young
+ * objects are promoted in place (young.c); ns 0: none. */
+struct evac_budget { uint64_t ns; size_t bytes; };
+void kgci_policy_evac_budget(struct kgc_heap *h, struct evac_budget *b);
 void kgci_policy_adapt_tenure(struct kgc_heap *h);
 unsigned kgci_policy_safepoint_warn_ms(struct kgc_heap *h);
 unsigned kgci_policy_gc_threads(struct kgc_heap *h);

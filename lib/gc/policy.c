@@ -668,29 +668,44 @@ void kgci_policy_young_pause(struct kgc_heap *h, const struct young_facts *f)
 
 /*
  * The evacuation budget of the young pause about to run (young.c): once
- * the pause has run this long, the young objects not copied yet are
- * promoted in place. Eden was sized on the survival of past pauses; when
- * far more survives (a program building a large structure at once), the
- * copying overruns the prediction by as much - 23 ms instead of 6 in
- * binary trees. The budget is the larger of BUDGET_GOAL of the goal and
- * BUDGET_OVERRUN times the pause predicted for this eden: a pause the
- * model predicts well never reaches it (a slow machine, or a sanitizer
- * build, has a model of its own costs), a surprise is cut short. Before
- * the model has measured copying (nothing survived so far: the very case
- * of a program that starts building), BUDGET_GOAL of the goal alone.
+ * the pause has run b->ns and copied more than b->bytes, the young objects
+ * not copied yet are promoted in place. Eden was sized on the survival of
+ * past pauses; when far more survives (a program building a large
+ * structure at once), the copying overruns the prediction by as much - 23
+ * ms instead of 6 in binary trees.
+ *  - ns: the larger of BUDGET_GOAL of the goal and BUDGET_OVERRUN times the
+ *    pause predicted for this eden (a slow machine, or a sanitizer build,
+ *    has a model of its own costs);
+ *  - bytes: BUDGET_OVERRUN times the survivors the model expects, at least
+ *    BUDGET_MIN_BYTES: a pause that is late because its threads lost their
+ *    CPUs, not because more survived, copies as usual (promoting in place
+ *    promotes young garbage with the live objects: old space fills sooner).
+ * Before the model has measured copying (nothing survived so far: the very
+ * case of a program that starts building), BUDGET_GOAL of the goal and
+ * BUDGET_MIN_BYTES. KGC_PAUSE_BUDGET=off: none.
  */
 #define BUDGET_GOAL 0.8
 #define BUDGET_OVERRUN 1.25
+#define BUDGET_MIN_BYTES MB
 
-uint64_t kgci_policy_evac_budget_ns(struct kgc_heap *h)
+void kgci_policy_evac_budget(struct kgc_heap *h, struct evac_budget *b)
 {
-	double young = (double)(h->count[RT_EDEN] + h->count[RT_SURVIVOR]) * h->region_size;
-	double goal = pause_goal_ns(h) * BUDGET_GOAL, pred;
+	/* eden as the next pause finds it (or as full as it will be) */
+	uint32_t eden = h->count[RT_EDEN] > h->pol.young_target ? h->count[RT_EDEN] : h->pol.young_target;
+	double young = (double)(eden + h->count[RT_SURVIVOR]) * h->region_size;
+	double goal = pause_goal_ns(h) * BUDGET_GOAL, pred, bytes;
 
+	b->ns = b->bytes = 0;
+	if (h->opt.pause_budget == KGC_PAUSE_BUDGET_OFF)
+		return;
+	b->ns = (uint64_t)goal;
+	b->bytes = BUDGET_MIN_BYTES;
 	if (!h->pol.byte_ns)
-		return (uint64_t)goal;
+		return;
 	pred = predict_pause(h, young, kgci_policy_gc_threads(h)) * BUDGET_OVERRUN;
-	return (uint64_t)(pred > goal ? pred : goal);
+	bytes = h->pol.survival * young * BUDGET_OVERRUN;
+	b->ns = (uint64_t)(pred > goal ? pred : goal);
+	b->bytes = bytes > BUDGET_MIN_BYTES ? (size_t)bytes : BUDGET_MIN_BYTES;
 }
 
 /*

@@ -33,13 +33,14 @@ static kgc_obj keep_in_place(struct yworker *w, kgc_obj o, uint64_t hd, uint8_t 
 }
 
 /*
- * Has the pause run over its evacuation budget (y->deadline_ns)? Then the
- * young objects not copied yet are promoted in place: scanning them where
- * they are costs a fraction of copying them into fresh to-space, so a pause
- * in which far more of eden survives than the policy predicted (a program
+ * Has the pause run over its evacuation budget (kgci_policy_evac_budget:
+ * past y->deadline_ns, more than y->budget_bytes copied)? Then the young
+ * objects not copied yet are promoted in place: scanning them where they
+ * are costs a fraction of copying them into fresh to-space, so a pause in
+ * which far more of eden survives than the policy predicted (a program
  * building a large structure at once) stays near its goal. Each worker
- * reads the clock every 256 objects; the first to see the deadline passed
- * tells the others.
+ * adds up its copying and reads the clock every 256 objects; the first to
+ * see the budget spent tells the others.
  */
 static inline bool over_budget(struct yworker *w)
 {
@@ -51,7 +52,10 @@ static inline bool over_budget(struct yworker *w)
 		return true;
 	if (++w->budget_tick & 255)
 		return false;
-	if (kgci_now_ns() < y->deadline_ns)
+	atomic_fetch_add_explicit(&y->copied_all, w->copied - w->copied_told, memory_order_relaxed);
+	w->copied_told = w->copied;
+	if (atomic_load_explicit(&y->copied_all, memory_order_relaxed) <= y->budget_bytes ||
+	    kgci_now_ns() < y->deadline_ns)
 		return false;
 	atomic_store_explicit(&y->over, true, memory_order_relaxed);
 	return true;
@@ -390,24 +394,25 @@ static kgc_obj weak_alive_young(struct kgc_heap *h, kgc_obj o, void *ctx)
 	return (hd & HDR_TAG_MASK) == HDR_TAG_FAILED ? o : NULL;
 }
 
-/* The evacuation budget of the pause that started at t0: its deadline, or
- * 0 for none (a test's override first). */
+/* The evacuation budget of the pause that started at t0 (a test's
+ * override first): y->deadline_ns (0: none) and y->budget_bytes. */
 static void ygc_budget(struct ygc *y, struct kgc_heap *h, uint64_t t0)
 {
 	struct young_state *ys = &h->young;
-	uint64_t ns = kgci_policy_evac_budget_ns(h);
+	struct evac_budget b;
 
+	kgci_policy_evac_budget(h, &b);
 	if (ys->test_budget_gcs > 0) {
 		ys->test_budget_gcs--;
-		ns = ys->test_budget_ns < 0 ? 0 : (uint64_t)ys->test_budget_ns;
-		if (ys->test_budget_ns == 0)
-			atomic_store_explicit(&y->over, true, memory_order_relaxed);
-		else if (ys->test_budget_ns < 0)
+		b.ns = ys->test_budget_ns < 0 ? 0 : (uint64_t)ys->test_budget_ns;
+		b.bytes = 0;
+		if (ys->test_budget_ns < 0)
 			return;
+		if (!b.ns)	/* nothing is copied */
+			atomic_store_explicit(&y->over, true, memory_order_relaxed);
 	}
-	y->deadline_ns = ns ? t0 + ns : 0;
-	if (atomic_load_explicit(&y->over, memory_order_relaxed))
-		y->deadline_ns = t0 + 1;
+	y->deadline_ns = b.ns || atomic_load_explicit(&y->over, memory_order_relaxed) ? t0 + b.ns : 0;
+	y->budget_bytes = b.bytes;
 }
 
 /* Test hook: the next ngcs young pauses have an evacuation budget of

@@ -43,6 +43,7 @@ struct yworker {
 	uint64_t *rs_log;		/* region << 32 | card: for candidates' remembered sets */
 	size_t nrs, rs_cap;
 	unsigned budget_tick;		/* objects since it last read the clock (over_budget) */
+	size_t copied_told;		/* of its copied, added to y->copied_all */
 };
 
 struct ygc {
@@ -50,8 +51,10 @@ struct ygc {
 	unsigned tenure, nworkers;
 	uint32_t surv_limit;
 	bool surv_full, old_full, inject;
-	uint64_t deadline_ns;		/* evacuation budget's end (0: none); past it, young */
-	_Atomic bool over;		/* objects are promoted in place (young.c: over_budget) */
+	uint64_t deadline_ns;		/* evacuation budget's end (0: none); past it and */
+	size_t budget_bytes;		/* more than this copied, young objects */
+	_Atomic bool over;		/* are promoted in place (young.c: over_budget) */
+	_Atomic size_t copied_all;	/* the workers' copying, told every 256 objects */
 	pthread_mutex_t lock;		/* region allocation and the shared queue */
 	pthread_cond_t cond;
 	kgc_obj *q;

@@ -115,6 +115,18 @@ struct kgc_options {
 	unsigned refine;	/* enum kgc_refine_mode: concurrent refinement of dirty
 				 * cards (0 = auto) */
 	uint32_t reserved1;	/* zero */
+	unsigned pause_budget;	/* enum kgc_pause_budget: promotion in place when a young
+				 * pause overruns (0 = auto) */
+	uint32_t reserved2;	/* zero */
+};
+
+/* struct kgc_options.pause_budget (KGC_PAUSE_BUDGET): a young pause in which
+ * far more survives than the policy predicted stops copying once past its
+ * evacuation budget and promotes the rest of the young objects in place
+ * (stats evac_fail_budget, bytes_kept_in_place; kgc.7). */
+enum kgc_pause_budget {
+	KGC_PAUSE_BUDGET_AUTO = 0,	/* on */
+	KGC_PAUSE_BUDGET_OFF = 1,	/* every survivor is copied, however long it takes */
 };
 
 /*
