@@ -13,7 +13,9 @@
 // Prints "RESULT time_ms=<t> check=<c> nodes=<n>": wall time from starting
 // the threads to joining them (JVM start-up not counted; JIT warm-up is).
 public final class GCOld {
-	static final int NTHREADS = 2, HEIGHT = 14, NODE_BYTES = 32, LIVE_MB = 128;
+	static final int NTHREADS = 2, HEIGHT = 14, NODE_BYTES = 32;
+	// live set in MiB, all threads: GCOLD_LIVE_MB (gcold.c's driver sets it; default 128)
+	static final long LIVE_MB = System.getenv("GCOLD_LIVE_MB") != null ? Long.parseLong(System.getenv("GCOLD_LIVE_MB")) : 128;
 	static final int STEP_BYTES = 1 << 20, DEAD_INTS = 100, ARR_BYTES = 16 + 4 * DEAD_INTS, RING = 64;
 	static final int PROMOTE = 10, MUT = 1000, STEPS = 1000, INSIGNIFICANT = 999;
 

@@ -223,10 +223,11 @@ static void run_kgc(char *extra, size_t n)
  * report like the other variants. Time is the JVM's own measurement from
  * starting the threads to joining them (no JVM start-up).
  */
-static int run_hotspot(const char *variant, const char *goal_ms)
+static int run_hotspot(const char *variant, const char *goal_ms, const char *tag)
 {
 	char dir[PATH_MAX], cls[PATH_MAX + 16], xlog[4200], goal[64], res[1024], *slash;
-	char *args[] = { "java", "-Xmx1g", "-XX:+UseG1GC", goal, xlog, "-cp", dir, "Churn", NULL };
+	const char *v = jdk_select(variant), *gc = hotspot_gc_flag(v);
+	char *args[] = { "java", "-Xmx1g", (char *)gc, goal, xlog, "-cp", dir, "Churn", NULL };
 	ssize_t n = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
 	size_t np;
 	struct rusage ru;
@@ -239,15 +240,21 @@ static int run_hotspot(const char *variant, const char *goal_ms)
 	if ((slash = strrchr(dir, '/')))
 		*slash = 0;
 	snprintf(cls, sizeof(cls), "%s/Churn.class", dir);
+	if (strcmp(java_bin, "java") && access(java_bin, X_OK)) {
+		printf("RESULT nojdk25=1\n");
+		return 0;
+	}
 	if (access(cls, R_OK)) {
 		printf("RESULT nojava=1\n");
 		return 0;
 	}
-	snprintf(logpath, sizeof(logpath), "%s/churn_%s.log",
-		 getenv("BENCH_OUT") ? getenv("BENCH_OUT") : "out", variant);
-	snprintf(xlog, sizeof(xlog), "-Xlog:gc:file=%s::filecount=0", logpath);	/* no rotation */
+	snprintf(logpath, sizeof(logpath), "%s/churn_%s.log", getenv("BENCH_OUT") ? getenv("BENCH_OUT") : "out",
+		 tag);
+	/* no rotation; ZGC logs its pauses under gc+phases */
+	snprintf(xlog, sizeof(xlog), "-Xlog:gc%s:file=%s::filecount=0", strstr(gc, "ZGC") ? ",gc+phases" : "",
+		 logpath);
 	snprintf(goal, sizeof(goal), "-XX:MaxGCPauseMillis=%s", goal_ms ? goal_ms : "200");
-	rc = run_prog("java", args, NULL, res, sizeof(res));
+	rc = run_prog(java_bin, args, NULL, res, sizeof(res));
 	if (rc == -3) {
 		printf("RESULT nojava=1\n");
 		return 0;
@@ -295,10 +302,10 @@ static int worker(const char *v)
 	uint64_t t0, steal0 = host_steal_ns();
 
 	setup_sizes();
-	if (!strcmp(v, "g1"))
-		return run_hotspot(v, NULL);
 	if (!strcmp(v, "g1-10ms"))
-		return run_hotspot(v, "10");
+		return run_hotspot("g1", "10", v);
+	if (strchr(v, '@') ? hotspot_gc_flag(jdk_select(v)) : hotspot_gc_flag(v))
+		return run_hotspot(v, NULL, strchr(v, '@') ? (strcmp(v, "zgc@25") ? "g125" : "zgc25") : v);
 	t0 = now_ns();
 	if (!strcmp(v, "boehm")) {
 		run_boehm(extra, sizeof(extra));
@@ -319,10 +326,11 @@ static int worker(const char *v)
 
 int main(int argc, char **argv)
 {
-	enum { BOEHM, KGC, G1, G1_10, NV };
-	static const char *variants[NV] = { "boehm", "kgc", "g1", "g1-10ms" };
+	enum { BOEHM, KGC, G1, G1_10, G1_25, ZGC_25, NV };
+	static const char *variants[NV] = { "boehm", "kgc", "g1", "g1-10ms", "g1@25", "zgc@25" };
 	static const char *label[NV] = { "boehm", "kgc", "HotSpot G1 (default goal, 200 ms)",
-					  "HotSpot G1 (MaxGCPauseMillis=10)" };
+					  "HotSpot G1 (MaxGCPauseMillis=10)", "JDK 25 G1 (default goal)",
+					  "JDK 25 ZGC" };
 	char res[NV][1024], r[64], a[32], b[32];
 	int ok[NV];
 	FILE *md;
@@ -338,7 +346,8 @@ int main(int argc, char **argv)
 		char *args[] = { argv[0], (char *)variants[v], NULL };
 
 		ok[v] = !run_worker(args, NULL, res[v], sizeof(res[v])) &&
-			res_get(res[v], "unavailable") < 0 && res_get(res[v], "nojava") < 0;
+			res_get(res[v], "unavailable") < 0 && res_get(res[v], "nojava") < 0 &&
+			res_get(res[v], "nojdk25") < 0;
 		printf("  %-8s %s\n", variants[v], ok[v] ? res[v] : "FAILED/unavailable");
 	}
 

@@ -386,7 +386,10 @@ __attribute__((unused)) static size_t parse_pauses(void)
 		}
 		int full = !!strstr(line, "Pause Full");
 
-		if (!young && !full && !strstr(line, "Pause Remark") && !strstr(line, "Pause Cleanup"))
+		/* ZGC (-Xlog:gc+phases): its three pauses per collection */
+		if (!young && !full && !strstr(line, "Pause Remark") && !strstr(line, "Pause Cleanup") &&
+		    !strstr(line, "Pause Mark Start") && !strstr(line, "Pause Mark End") &&
+		    !strstr(line, "Pause Relocate Start"))
 			continue;
 		pause_full_n += (size_t)full;
 		pause_sync_ns[n] = sync;
@@ -406,6 +409,23 @@ __attribute__((unused)) static size_t parse_pauses(void)
 	return n;
 }
 
+/* The largest, the 99th percentile and the sum of pauses [0, np). */
+__attribute__((unused)) static void pause_summary(size_t np, uint64_t *max, uint64_t *p99, uint64_t *total)
+{
+	static uint64_t sorted[MAX_PAUSES];
+
+	*max = *p99 = *total = 0;
+	for (size_t i = 0; i < np; i++) {
+		sorted[i] = pause_ns[i];
+		*total += pause_ns[i];
+		*max = pause_ns[i] > *max ? pause_ns[i] : *max;
+	}
+	if (!np)
+		return;
+	qsort(sorted, np, sizeof(sorted[0]), cmp_u64);
+	*p99 = pct_sorted(sorted, np, 99);
+}
+
 /*
  * Pause i had more than 2 ms of its wall time off the requesting thread's
  * CPU (waiting for the other GC worker, or preempted: host steal, other
@@ -416,6 +436,8 @@ static inline int pause_off_cpu(size_t i)
 	return pause_cpu_ns[i] && pause_ns[i] > pause_cpu_ns[i] + 2000000;
 }
 
+#define JDK25_HOME "/usr/lib/jvm/temurin-25-jdk-amd64"	/* jdk_select */
+
 /* Why a worker produced no numbers, for the tables. */
 static inline const char *fail_reason(const char *res)
 {
@@ -423,6 +445,8 @@ static inline const char *fail_reason(const char *res)
 		return "library not built";
 	if (res_get(res, "timeout") > 0)
 		return "HUNG: killed by the bench timeout";
+	if (res_get(res, "nojdk25") > 0)
+		return "no JDK 25 on this machine (" JDK25_HOME ")";
 	if (res_get(res, "nojava") > 0)
 		return "no JDK: openjdk-17-jdk-headless, see scripts/deps.sh --bench";
 	return "run failed (see bench/out/*.stderr)";
@@ -442,6 +466,42 @@ static inline void exe_dir(char *dir, size_t n)
 }
 
 /*
+ * The JDK a HotSpot variant runs on: "java" on PATH (JDK 17, from
+ * scripts/deps.sh --bench), or JDK 25 where the machine has it (its G1
+ * implements JEP 423 region pinning, its ZGC is generational): a variant
+ * named "<name>@25" (jdk_select). The classes are built by JDK 17's javac
+ * and run on both.
+ */
+static const char *java_bin = "java";
+
+/* "<name>@25": JDK 25's java for this worker, returns <name>; any other
+ * variant is returned as it is (JDK 17). */
+__attribute__((unused)) static const char *jdk_select(const char *v)
+{
+	static char base[64];
+	const char *at = strchr(v, '@');
+
+	if (!at || strcmp(at, "@25") || (size_t)(at - v) >= sizeof(base))
+		return v;
+	memcpy(base, v, (size_t)(at - v));
+	base[at - v] = 0;
+	java_bin = JDK25_HOME "/bin/java";
+	return base;
+}
+
+/* The collector flag of a HotSpot variant name, NULL if it is none. */
+__attribute__((unused)) static const char *hotspot_gc_flag(const char *v)
+{
+	if (!strcmp(v, "g1"))
+		return "-XX:+UseG1GC";
+	if (!strcmp(v, "parallel"))
+		return "-XX:+UseParallelGC";
+	if (!strcmp(v, "zgc"))
+		return "-XX:+UseZGC";	/* generational on JDK 25 (the only one it has) */
+	return NULL;
+}
+
+/*
  * Run `java ... <name>` (args, the class in dir, built next to this binary)
  * into res. 1 (and "RESULT nojava=1" printed) without a JDK or the class;
  * a failing JVM ends this worker.
@@ -453,7 +513,11 @@ static inline int run_java_class(const char *dir, const char *name, char *const 
 	int rc;
 
 	snprintf(cls, sizeof(cls), "%s/%s.class", dir, name);
-	if (access(cls, R_OK) || (rc = run_prog("java", args, NULL, res, n)) == -3) {
+	if (strcmp(java_bin, "java") && access(java_bin, X_OK)) {
+		printf("RESULT nojdk25=1\n");
+		return 1;
+	}
+	if (access(cls, R_OK) || (rc = run_prog(java_bin, args, NULL, res, n)) == -3) {
 		printf("RESULT nojava=1\n");
 		return 1;
 	}
@@ -474,24 +538,40 @@ __attribute__((unused)) static int run_java_logged(const char *name, const char 
 	char dir[4096], xlog[4200], res[1024];
 	char *args[] = { "java", (char *)xmx, (char *)gc, xlog, "-cp", dir, (char *)name, NULL };
 	struct rusage ru;
-	uint64_t total = 0, max = 0;
+	uint64_t total, max, p99;
 	size_t np;
 
 	exe_dir(dir, sizeof(dir));
 	snprintf(logpath, sizeof(logpath), "%.4000s/%s.log", getenv("BENCH_OUT") ? getenv("BENCH_OUT") : dir,
 		 log);
-	snprintf(xlog, sizeof(xlog), "-Xlog:gc:file=%s::filecount=0", logpath);	/* no rotation */
+	/* no rotation; ZGC logs its pauses under gc+phases only */
+	snprintf(xlog, sizeof(xlog), "-Xlog:gc%s:file=%s::filecount=0",
+		 strstr(gc, "ZGC") ? ",gc+phases" : "", logpath);
 	if (run_java_class(dir, name, args, res, sizeof(res)))
 		return 0;
 	getrusage(RUSAGE_CHILDREN, &ru);
 	np = parse_pauses();
-	for (size_t i = 0; i < np; i++) {
-		total += pause_ns[i];
-		max = pause_ns[i] > max ? pause_ns[i] : max;
-	}
-	printf("RESULT %s rss_kb=%ld gcs=%zu full=%zu pause_max_ms=%.3f pause_total_ms=%.3f\n", res,
-	       ru.ru_maxrss, np, pause_full_n, ms(max), ms(total));
+	pause_summary(np, &max, &p99, &total);
+	printf("RESULT %s rss_kb=%ld gcs=%zu full=%zu pause_max_ms=%.3f pause_p99_ms=%.3f pause_total_ms=%.3f\n",
+	       res, ru.ru_maxrss, np, pause_full_n, ms(max), ms(p99), ms(total));
 	return 0;
+}
+
+/*
+ * A HotSpot variant ("g1", "parallel", "zgc", each "@25" for JDK 25) of
+ * bench prog: class cls with heap xmx, its log $BENCH_OUT/<prog>_<variant>.log;
+ * the worker's exit code, or -1 if variant is not HotSpot's.
+ */
+__attribute__((unused)) static int hotspot_worker(const char *cls, const char *prog, const char *variant,
+					       const char *xmx)
+{
+	const char *v = jdk_select(variant), *gc = hotspot_gc_flag(v);
+	char log[256];
+
+	if (!gc)
+		return -1;
+	snprintf(log, sizeof(log), "%s_%s%s", prog, v, v != variant ? "25" : "");
+	return run_java_logged(cls, log, xmx, gc);
 }
 
 /* ------------------------------------------------------- markdown output */

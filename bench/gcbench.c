@@ -274,10 +274,10 @@ static int worker(const char *variant)
 	uint64_t depth_ns[NDEPTHS] = { 0 }, t0, t;
 	char extra[512] = "";
 
-	if (!strcmp(variant, "g1"))
-		return run_java_logged("GCBench", "gcbench_g1", "-Xmx512m", "-XX:+UseG1GC");
-	if (!strcmp(variant, "parallel"))
-		return run_java_logged("GCBench", "gcbench_parallel", "-Xmx512m", "-XX:+UseParallelGC");
+	int rc;
+
+	if ((rc = hotspot_worker("GCBench", "gcbench", variant, "-Xmx512m")) >= 0)
+		return rc;
 	t0 = now_ns();
 	if (!strcmp(variant, "malloc")) {
 		run_c(0, depth_ns);
@@ -318,11 +318,12 @@ int main(int argc, char **argv)
 {
 	/* the fourth: kgc with transparent huge pages (opt-in; README: faster
 	 * here, slower in churn), for comparison, not the verdict */
-	static const char *variants[] = { "malloc", "boehm", "kgc", "kgc", "parallel", "g1" };
-	static const char *envs[] = { NULL, NULL, NULL, "KGC_THP=1", NULL, NULL };
+	static const char *variants[] = { "malloc", "boehm", "kgc", "kgc", "parallel", "g1", "g1@25",
+					  "zgc@25" };
+	static const char *envs[] = { NULL, NULL, NULL, "KGC_THP=1", NULL, NULL, NULL, NULL };
 	static const char *labels[] = { "malloc", "boehm", "kgc", "kgc, KGC_THP=1", "HotSpot Parallel",
-					"HotSpot G1" };
-	enum { MALLOC, BOEHM, KGC, KGC_THP, PAR, G1, NV };
+					"HotSpot G1", "JDK 25 G1", "JDK 25 ZGC" };
+	enum { MALLOC, BOEHM, KGC, KGC_THP, PAR, G1, G1_25, ZGC_25, NV };
 	char res[NV][1024], buf[64], r1[32], r2[32];
 	double med[NV], rss[NV];
 	int reps = (int)(5 * bench_scale() + 0.5);
@@ -389,6 +390,8 @@ int main(int argc, char **argv)
 	both(md, "| kgc / HotSpot Parallel (time) | %s | <= 1.0x |\n",
 	     ratio_str(r1, sizeof(r1), med[KGC], med[PAR]));
 	both(md, "| kgc / HotSpot G1 (time) | %s | - |\n", ratio_str(r1, sizeof(r1), med[KGC], med[G1]));
+	both(md, "| kgc / JDK 25 G1 (time) | %s | - |\n", ratio_str(r1, sizeof(r1), med[KGC], med[G1_25]));
+	both(md, "| kgc / JDK 25 ZGC (time) | %s | - |\n", ratio_str(r1, sizeof(r1), med[KGC], med[ZGC_25]));
 	both(md, "| kgc / malloc (time) | %s | - |\n", ratio_str(r1, sizeof(r1), med[KGC], med[MALLOC]));
 	both(md, "| Boehm / malloc (time) | %s | - |\n", ratio_str(r1, sizeof(r1), med[BOEHM], med[MALLOC]));
 	both(md, "| HotSpot Parallel / Boehm (time; reference) | %s | - |\n",

@@ -11,6 +11,10 @@
  *         GCLocker mode, and in pin mode with 5% of the heap's regions pinned
  *         (a thread pins one array in each of N fresh eden regions, holds them
  *         across 2 young collections, releases, repeats).
+ *  stall on HotSpot (issue 28: the seed's own comparison): the same
+ *         workload in Java (CritStall.java), its critical section a JNI
+ *         native holding GetPrimitiveArrayCritical (libcritstall.so), on
+ *         JDK 17 G1 (GCLocker) and JDK 25 G1 (JEP 423 region pinning).
  *  pair   one thread, kgc_critical_get + kgc_critical_release on the same
  *         array in a loop: ns per pair (pin and GCLocker mode; plus two arrays
  *         in different regions alternating, which defeats the pin cache).
@@ -21,6 +25,7 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <math.h>
 #include "common.h"
@@ -532,6 +537,30 @@ static int pair_worker(int mode, int alt, long iters)
 static const int holds[] = { 0, 1, 10, 100 };
 enum { NH = 4 };
 
+/* `pinbench stall-java <g1|g1@25> <H>`: CritStall.class and libcritstall.so
+ * next to this binary, on HotSpot G1 (768 MiB heap, like kgc's). */
+static int stall_java_worker(const char *variant, const char *hold, double secs)
+{
+	char dir[4096], lib[4200], s[32], res[1024];
+	const char *v = jdk_select(variant), *gc = hotspot_gc_flag(v);
+	bool jdk25 = v != variant;
+	char *args[] = { "java", "-Xmx768m", (char *)gc, lib, "-cp", dir,
+			 jdk25 ? "--enable-native-access=ALL-UNNAMED" : "-Xshare:auto", "CritStall", (char *)hold,
+			 s, NULL };
+
+	exe_dir(dir, sizeof(dir));
+	snprintf(lib, sizeof(lib), "-Dcritstall.lib=%s/libcritstall.so", dir);
+	snprintf(s, sizeof(s), "%.2f", secs);
+	if (!gc || access(lib + strlen("-Dcritstall.lib="), R_OK)) {
+		printf("RESULT nojava=1\n");
+		return 0;
+	}
+	if (run_java_class(dir, "CritStall", args, res, sizeof(res)))
+		return 0;
+	printf("RESULT %s\n", res);
+	return 0;
+}
+
 static int run_cfg(char *argv0, const char *a, const char *b, const char *c, char *out, size_t n)
 {
 	char *args[] = { argv0, (char *)a, (char *)b, (char *)c, NULL };
@@ -544,6 +573,8 @@ int main(int argc, char **argv)
 	double scale = bench_scale();
 	FILE *md;
 
+	if (argc > 3 && !strcmp(argv[1], "stall-java"))
+		return stall_java_worker(argv[2], argv[3], 3.0 * scale);
 	if (argc > 1) {
 #ifdef HAVE_KGC
 		int mode = argc > 2 && !strcmp(argv[2], "gclocker");
@@ -566,8 +597,11 @@ int main(int argc, char **argv)
 	/* ---- stall */
 	{
 		static const char *modes[] = { "pin", "gclocker" };
-		char res[2][NH][1024], h[16];
-		int ok[2][NH];
+		/* the seed's own comparison: HotSpot with a JNI native holding the array */
+		static const char *jv[] = { "g1", "g1@25" };
+		static const char *jlabel[] = { "HotSpot 17 G1 (GCLocker)", "JDK 25 G1 (JEP 423)" };
+		char res[2][NH][1024], jres[2][NH][1024], h[16];
+		int ok[2][NH], jok[2][NH];
 
 		md = md_open("stall");
 		printf("== Critical stall (pin vs GCLocker), %.1f s per configuration\n", 3.0 * scale);
@@ -577,6 +611,13 @@ int main(int argc, char **argv)
 				ok[m][i] = !run_cfg(argv[0], "stall", modes[m], h, res[m][i], sizeof(res[m][i])) &&
 					   res_get(res[m][i], "unavailable") < 0;
 				printf("  %-8s H=%-3d %s\n", modes[m], holds[i], ok[m][i] ? res[m][i] : "FAILED/unavailable");
+			}
+		for (int j = 0; j < 2; j++)
+			for (int i = 0; i < NH; i++) {
+				snprintf(h, sizeof(h), "%d", holds[i]);
+				jok[j][i] = !run_cfg(argv[0], "stall-java", jv[j], h, jres[j][i], sizeof(jres[j][i])) &&
+					    res_get(jres[j][i], "batches") > 0;
+				printf("  %-24s H=%-3d %s\n", jlabel[j], holds[i], jres[j][i]);
 			}
 		both(md, "\n## Critical stall (issue 4)\n\n");
 		both(md, "2 allocating threads keep a ~100 MB live set (tables of 16-node lists, 1 in 64 new lists\n"
@@ -605,6 +646,31 @@ int main(int argc, char **argv)
 				     res_get(r, "stalls"), res_get(r, "stall_ms"), res_get(r, "evac_fail_pinned"),
 				     res_get(r, "sections"));
 			}
+		for (int j = 0; j < 2; j++)
+			for (int i = 0; i < NH; i++) {
+				const char *r = jres[j][i];
+
+				if (!jok[j][i])
+					both(md, "| %s | %d | %s | | | | | | | | | | | | | | |\n", jlabel[j], holds[i],
+					     fail_reason(r));
+				else
+					both(md, "| %s | %d | %.0f | %.3f | %.3f | %.3f | %.2f | %.0f | %.0f | | | | | | | | %.0f |\n",
+					     jlabel[j], holds[i], res_get(r, "batches"), res_get(r, "p50"), res_get(r, "p99"),
+					     res_get(r, "p999"), res_get(r, "max"), res_get(r, "over10"), res_get(r, "over50"),
+					     res_get(r, "sections"));
+			}
+		if (jok[1][0]) {
+			both(md, "\nThe same workload on HotSpot (`bench/CritStall.java`, 768 MiB heap, the critical section a JNI\n"
+				 "native, `critstall_jni.c`, holding `GetPrimitiveArrayCritical`): kgc's pin mode against JDK 25 G1\n"
+				 "(JEP 423) by H (issue 28: p99.9 and max <= JDK 25 G1's, H-independent):\n\n"
+				 "| H (ms) | kgc p99.9 | JDK 25 G1 p99.9 | kgc max | JDK 25 G1 max | JDK 17 G1 max |\n"
+				 "|---:|---:|---:|---:|---:|---:|\n");
+			for (int i = 0; i < NH; i++)
+				both(md, "| %d | %.3f | %.3f | %.2f | %.2f | %.2f |\n", holds[i],
+				     ok[0][i] ? res_get(res[0][i], "p999") : -1, res_get(jres[1][i], "p999"),
+				     ok[0][i] ? res_get(res[0][i], "max") : -1, res_get(jres[1][i], "max"),
+				     jok[0][i] ? res_get(jres[0][i], "max") : -1);
+		}
 		{
 			double pmax_lat[NH], pmax_young = 0, pmax_stop = 0, pmax_any = 0;
 			int all_pin = 1, under_stop = 1;

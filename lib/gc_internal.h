@@ -192,7 +192,10 @@ enum {
 				 * free and RF_COMMITTED too: backed ahead (pretouch.c) */
 	RF_PRETOUCH = 1 << 7,	/* held (as an empty old region) while it is backed (pretouch.c) */
 };
-enum fail_cause { FAIL_NONE = 0, FAIL_PINNED, FAIL_KPINNED, FAIL_ALLOC };
+/* Why a young pause kept a region's live objects in place (evacfail.c):
+ * pinned (user, kernel), no to-space, or the pause ran over its evacuation
+ * budget (the rest of the young objects promoted in place: young.c). */
+enum fail_cause { FAIL_NONE = 0, FAIL_PINNED, FAIL_KPINNED, FAIL_ALLOC, FAIL_BUDGET, FAIL_N };
 /* Eager reclaim of humongous objects (G1's): a humongous object is tracked
  * from its allocation (the write barrier cards references into it); while
  * no reference from old space was ever seen, a young pause that finds none
@@ -217,7 +220,8 @@ void kgci_remset_clear(struct remset *rs);
 
 struct region {
 	char *bottom, *top, *end;
-	uint8_t type, flags, fail_cause, evac_alloc_failed;
+	uint8_t type, flags, fail_cause;
+	uint8_t evac_alloc_failed;	/* FAIL_ALLOC or FAIL_BUDGET: an object kept in place, this pause */
 	uint8_t retained;	/* old after a pinned evacuation failure: evacuated once unpinned */
 	uint8_t candidate;	/* sparse old region to be evacuated by a mixed collection (mixed.c) */
 	uint8_t quarantined;	/* free, but PROT_NONE and not handed out for a while (stale.c) */
@@ -374,6 +378,7 @@ struct young_facts {
 	uint32_t cset_regions;		/* eden and survivor regions collected */
 	uint32_t nworkers;
 	uint32_t mixed;			/* old regions in the collection set (a mixed pause) */
+	size_t kept;			/* live young bytes promoted in place: the pause ran over its budget */
 };
 
 /* A mark bitmap, one bit per heap word (markbits.h). */
@@ -393,6 +398,8 @@ struct young_state {
 	long surv_cur, old_cur;	/* to-space allocation regions, -1 none (promote.c) */
 	long old_keep;		/* the last pause's old one, to go on filling (promote.c) */
 	uint32_t surv_regions;	/* survivor regions taken by this pause */
+	int64_t test_budget_ns;	/* test hook: the next test_budget_gcs pauses' evacuation budget */
+	int test_budget_gcs;
 };
 
 /* What policy.c remembers between its questions (h->pol). */
@@ -608,6 +615,10 @@ static inline size_t kgci_old_used(const struct kgc_heap *h)
 	return old > h->chunk_bytes ? old - h->chunk_bytes : 0;
 }
 void kgci_policy_young_pause(struct kgc_heap *h, const struct young_facts *f);
+/* A young pause's evacuation budget: past ns and bytes copied, young
+ * objects are promoted in place (young.c); ns 0: none. */
+struct evac_budget { uint64_t ns; size_t bytes; };
+void kgci_policy_evac_budget(struct kgc_heap *h, struct evac_budget *b);
 void kgci_policy_adapt_tenure(struct kgc_heap *h);
 unsigned kgci_policy_safepoint_warn_ms(struct kgc_heap *h);
 unsigned kgci_policy_gc_threads(struct kgc_heap *h);
@@ -842,6 +853,7 @@ unsigned kgci_pins_private(struct kgc_heap *h, struct kgc_thread *t, uint32_t id
 void kgci_pin_flush_cache(struct kgc_thread *t);
 bool kgci_region_pinned_now(struct kgc_heap *h, uint32_t idx);
 void kgci_evac_test_inject_failure(kgc_heap *h, int ngcs);	/* test hook */
+void kgci_young_test_budget(kgc_heap *h, int64_t budget_ns, int ngcs);	/* test hook (young.c) */
 extern void (*kgci_alloc_test_zero_hook)(struct kgc_heap *h);	/* test hook (alloc.c) */
 extern void (*kgci_young_test_batch_hook)(bool own);	/* test hooks (gang.c) */
 extern void (*kgci_young_test_drain_hook)(void);

@@ -8,7 +8,9 @@
  * unmarked objects in it become fillers. A region that failed because it
  * was pinned is retained (JEP 423): its references stay carded, and a later
  * young pause evacuates it once it is unpinned, within the policy's limits.
- * One that failed for lack of to-space gives its dead space to promotion.
+ * One that failed for lack of to-space, or because the pause ran over its
+ * evacuation budget (young.c: the rest of the young objects promoted in
+ * place), gives its dead space to promotion.
  */
 #include <string.h>
 #include "gc/young.h"
@@ -42,12 +44,13 @@ bool kgci_evacfail_retained_join(struct region *r, bool allowed, struct yres *re
 	return true;
 }
 
-/* After evacuation: an object of r could not be copied (to-space ran out). */
+/* After evacuation: an object of r was not copied (to-space ran out, or
+ * the pause ran over its budget: r->evac_alloc_failed says which). */
 void kgci_evacfail_note_alloc(struct region *r)
 {
 	if (r->evac_alloc_failed && !(r->flags & RF_FAILED)) {
 		r->flags |= RF_FAILED;
-		r->fail_cause = FAIL_ALLOC;
+		r->fail_cause = r->evac_alloc_failed;
 	}
 	r->evac_alloc_failed = 0;
 }
@@ -120,17 +123,19 @@ void kgci_evacfail_keep(struct kgc_heap *h, struct region *r, uint32_t i, struct
 	live = fixup_failed(h, r);
 	r->live_bytes = live;	/* an upper bound from now on */
 	res->fails[r->fail_cause]++;
+	if (r->fail_cause == FAIL_BUDGET)
+		res->kept += live;
 	*fail_mask |= 1u << r->fail_cause;
 	res->freed += used > live ? used - live : 0;
 	kgci_region_set_type(h, r, RT_OLD);
 	kgci_bot_rebuild(h, r);
-	if (r->fail_cause == FAIL_ALLOC)
+	if (r->fail_cause == FAIL_ALLOC || r->fail_cause == FAIL_BUDGET)
 		failed_gaps(h, r);	/* reused in place */
 	else
 		r->retained = 1;	/* evacuated once unpinned */
 	kgci_region_track_update(h, r);
 	kgci_log_line(h, LOG_PIN, "region %u: evacuation failed (%s), %zuK live kept in place",
-		      i, r->fail_cause == FAIL_ALLOC ? "allocation" :
+		      i, r->fail_cause == FAIL_ALLOC ? "allocation" : r->fail_cause == FAIL_BUDGET ? "over budget" :
 		      r->fail_cause == FAIL_PINNED ? "pinned" : "kernel pinned", live >> 10);
 }
 

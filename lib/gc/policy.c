@@ -629,11 +629,12 @@ void kgci_policy_young_pause(struct kgc_heap *h, const struct young_facts *f)
 		p->rslot_ns = avg(p->rslot_ns, (double)f->refined_cpu_ns / (double)f->refined_slots);
 	p->rslots = avg(p->rslots, (double)f->refined_slots);
 	p->card_work = avg(p->card_work, (double)(f->dirty_cards + f->refined_cards));
-	if (f->copied >= MB / 4) {
+	/* a pause that promoted in place also scanned what it did not copy */
+	if (f->copied >= MB / 4 && !f->kept) {
 		p->byte_ns = avg(p->byte_ns, (double)f->evac_cpu_ns / (double)f->copied);
 		p->copy_share = avg(p->copy_share, (double)f->copied_max / (double)f->copied);
 	}
-	p->survival = avg(p->survival, (double)f->copied / (double)f->cset_bytes);
+	p->survival = avg(p->survival, (double)(f->copied + f->kept) / (double)f->cset_bytes);
 	if (p->survival < 0.001)
 		p->survival = 0.001;
 	serial_fit(p, f->cset_regions, f->cpu_ns > f->w0_cpu_ns ? (double)(f->cpu_ns - f->w0_cpu_ns) : 0);
@@ -663,6 +664,50 @@ void kgci_policy_young_pause(struct kgc_heap *h, const struct young_facts *f)
 		      p->survival, copy_share(p, n), policy_stretch(p), p->young_pause_cap << h->region_shift >> 20,
 		      predict_pause(h, (double)p->young_pause_cap * h->region_size, n) / 1e6, goal / 1e6,
 		      p->gc_share * 100);
+}
+
+/*
+ * The evacuation budget of the young pause about to run (young.c): once
+ * the pause has run b->ns and copied more than b->bytes, the young objects
+ * not copied yet are promoted in place. Eden was sized on the survival of
+ * past pauses; when far more survives (a program building a large
+ * structure at once), the copying overruns the prediction by as much - 23
+ * ms instead of 6 in binary trees.
+ *  - ns: the larger of BUDGET_GOAL of the goal and BUDGET_OVERRUN times the
+ *    pause predicted for this eden (a slow machine, or a sanitizer build,
+ *    has a model of its own costs);
+ *  - bytes: BUDGET_OVERRUN times the survivors the model expects, at least
+ *    BUDGET_MIN_BYTES: a pause that is late because its threads lost their
+ *    CPUs, not because more survived, copies as usual (promoting in place
+ *    promotes young garbage with the live objects: old space fills sooner).
+ * Before the model has measured copying (nothing survived so far: the very
+ * case of a program that starts building), BUDGET_GOAL of the goal and
+ * BUDGET_MIN_BYTES. None with KGC_PAUSE_BUDGET=off or a fixed young size
+ * (KGC_YOUNG_SIZE: eden is the program's choice, not a prediction).
+ */
+#define BUDGET_GOAL 0.8
+#define BUDGET_OVERRUN 1.25
+#define BUDGET_MIN_BYTES MB
+
+void kgci_policy_evac_budget(struct kgc_heap *h, struct evac_budget *b)
+{
+	/* eden as the next pause finds it (or as full as it will be) */
+	uint32_t eden = h->count[RT_EDEN] > h->pol.young_target ? h->count[RT_EDEN] : h->pol.young_target;
+	double young = (double)(eden + h->count[RT_SURVIVOR]) * h->region_size;
+	double goal = pause_goal_ns(h) * BUDGET_GOAL, pred, bytes;
+
+	b->ns = b->bytes = 0;
+	/* a young size the program fixed is no prediction to be surprised by */
+	if (h->opt.pause_budget == KGC_PAUSE_BUDGET_OFF || h->opt.young_size)
+		return;
+	b->ns = (uint64_t)goal;
+	b->bytes = BUDGET_MIN_BYTES;
+	if (!h->pol.byte_ns)
+		return;
+	pred = predict_pause(h, young, kgci_policy_gc_threads(h)) * BUDGET_OVERRUN;
+	bytes = h->pol.survival * young * BUDGET_OVERRUN;
+	b->ns = (uint64_t)(pred > goal ? pred : goal);
+	b->bytes = bytes > BUDGET_MIN_BYTES ? (size_t)bytes : BUDGET_MIN_BYTES;
 }
 
 /*

@@ -21,6 +21,46 @@ static inline kgc_obj resolved(kgc_obj o, uint64_t hd)
 	return hdr_is_fwd(hd) ? (kgc_obj)(uintptr_t)(hd & ~HDR_TAG_MASK) : o;
 }
 
+/* o stays where it is (self-forwarded, scanned like a copy), its region
+ * kept in place for cause (FAIL_ALLOC, FAIL_BUDGET: evacfail.c). */
+static kgc_obj keep_in_place(struct yworker *w, kgc_obj o, uint64_t hd, uint8_t cause)
+{
+	if (!hdr_cas(o, &hd, (hd & ~HDR_TAG_MASK) | HDR_TAG_FAILED))
+		return resolved(o, hd);
+	__atomic_store_n(&region_of(w->y->h, o)->evac_alloc_failed, cause, __ATOMIC_RELAXED);
+	ygc_push(w, o);
+	return o;
+}
+
+/*
+ * Has the pause run over its evacuation budget (kgci_policy_evac_budget:
+ * past y->deadline_ns, more than y->budget_bytes copied)? Then the young
+ * objects not copied yet are promoted in place: scanning them where they
+ * are costs a fraction of copying them into fresh to-space, so a pause in
+ * which far more of eden survives than the policy predicted (a program
+ * building a large structure at once) stays near its goal. Each worker
+ * adds up its copying and reads the clock every 256 objects; the first to
+ * see the budget spent tells the others.
+ */
+static inline bool over_budget(struct yworker *w)
+{
+	struct ygc *y = w->y;
+
+	if (likely(!y->deadline_ns))
+		return false;
+	if (atomic_load_explicit(&y->over, memory_order_relaxed))
+		return true;
+	if (++w->budget_tick & 255)
+		return false;
+	atomic_fetch_add_explicit(&y->copied_all, w->copied - w->copied_told, memory_order_relaxed);
+	w->copied_told = w->copied;
+	if (atomic_load_explicit(&y->copied_all, memory_order_relaxed) <= y->budget_bytes ||
+	    kgci_now_ns() < y->deadline_ns)
+		return false;
+	atomic_store_explicit(&y->over, true, memory_order_relaxed);
+	return true;
+}
+
 /* o in cset region from (young, or old: retained or mixed) */
 static kgc_obj evacuate(struct yworker *w, kgc_obj o, uint64_t hd, const struct region *from)
 {
@@ -33,18 +73,14 @@ static kgc_obj evacuate(struct yworker *w, kgc_obj o, uint64_t hd, const struct 
 
 	if (age > HDR_AGE_MAX)
 		age = HDR_AGE_MAX;
+	if (!from_old && unlikely(over_budget(w)))
+		return keep_in_place(w, o, hd, FAIL_BUDGET);
 	if (!old && !(dst = kgci_promote_alloc(w, size, false)))
 		old = true;
 	if (old)
 		dst = kgci_promote_alloc(w, size, true);
-	if (unlikely(!dst)) {
-		/* to-space exhausted: keep the object where it is (self-forward) */
-		if (!hdr_cas(o, &hd, (hd & ~HDR_TAG_MASK) | HDR_TAG_FAILED))
-			return resolved(o, hd);
-		__atomic_store_n(&region_of(h, o)->evac_alloc_failed, 1, __ATOMIC_RELAXED);
-		ygc_push(w, o);
-		return o;
-	}
+	if (unlikely(!dst))	/* to-space exhausted */
+		return keep_in_place(w, o, hd, FAIL_ALLOC);
 	/* the header word is not copied: another worker may be racing on it */
 	memcpy(dst + WORD, (char *)o + WORD, size - WORD);
 	*obj_hdr(dst) = hdr_with_age(hd, age);
@@ -370,6 +406,37 @@ static void worker_run(struct yworker *w, bool first)
 	w->cpu_evac = kgci_thread_cpu_ns() - c0;
 }
 
+/* The evacuation budget of the pause that started at t0 (a test's
+ * override first): y->deadline_ns (0: none) and y->budget_bytes. */
+static void ygc_budget(struct ygc *y, struct kgc_heap *h, uint64_t t0)
+{
+	struct young_state *ys = &h->young;
+	struct evac_budget b;
+
+	kgci_policy_evac_budget(h, &b);
+	if (ys->test_budget_gcs > 0) {
+		ys->test_budget_gcs--;
+		b.ns = ys->test_budget_ns < 0 ? 0 : (uint64_t)ys->test_budget_ns;
+		b.bytes = 0;
+		if (ys->test_budget_ns < 0)
+			return;
+		if (!b.ns)	/* nothing is copied */
+			atomic_store_explicit(&y->over, true, memory_order_relaxed);
+	}
+	y->deadline_ns = b.ns || atomic_load_explicit(&y->over, memory_order_relaxed) ? t0 + b.ns : 0;
+	y->budget_bytes = b.bytes;
+}
+
+/* Test hook: the next ngcs young pauses have an evacuation budget of
+ * budget_ns (0: every young object is promoted in place; < 0: none). */
+void kgci_young_test_budget(kgc_heap *h, int64_t budget_ns, int ngcs)
+{
+	pthread_mutex_lock(&h->lock);
+	h->young.test_budget_ns = budget_ns;
+	h->young.test_budget_gcs = ngcs;
+	pthread_mutex_unlock(&h->lock);
+}
+
 static void ygc_setup(struct ygc *y, struct kgc_heap *h)
 {
 	y->h = h;
@@ -606,6 +673,12 @@ static void ygc_record(struct ygc *y, struct yres *res)
 	f->cset_bytes = res->cset_bytes;
 	f->copied = res->copied;
 	f->promoted = res->promoted;
+	f->kept = res->kept;
+	h->st.evac_fail_budget += res->fails[FAIL_BUDGET];
+	h->st.bytes_kept_in_place += res->kept;
+	if (res->fails[FAIL_BUDGET])
+		kgci_log_line(h, LOG_HEAP, "over budget: %u young regions promoted in place (%zuK live)",
+			      res->fails[FAIL_BUDGET], res->kept >> 10);
 	h->st.humongous_eager += res->hum_eager;
 	h->st.refined_cards += f->refined_cards;
 	h->st.refined_slots += f->refined_slots;
@@ -656,6 +729,7 @@ void kgci_young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_ma
 	*npinned = 0;
 	*fail_mask = 0;
 	ygc_setup(&y, h);
+	ygc_budget(&y, h, t);
 	ygc_select_cset(&y, &res, npinned);
 	kgci_phase_lap(facts, YP_CSET, &t);
 	kgci_gang_run(&y);

@@ -42,6 +42,8 @@ struct yworker {
 	size_t ngray, gray_cap;
 	uint64_t *rs_log;		/* region << 32 | card: for candidates' remembered sets */
 	size_t nrs, rs_cap;
+	unsigned budget_tick;		/* objects since it last read the clock (over_budget) */
+	size_t copied_told;		/* of its copied, added to y->copied_all */
 };
 
 struct ygc {
@@ -49,6 +51,10 @@ struct ygc {
 	unsigned tenure, nworkers;
 	uint32_t surv_limit;
 	bool surv_full, old_full, inject;
+	uint64_t deadline_ns;		/* evacuation budget's end (0: none); past it and */
+	size_t budget_bytes;		/* more than this copied, young objects */
+	_Atomic bool over;		/* are promoted in place (young.c: over_budget) */
+	_Atomic size_t copied_all;	/* the workers' copying, told every 256 objects */
 	pthread_mutex_t lock;		/* region allocation and the shared queue */
 	pthread_cond_t cond;
 	kgc_obj *q;
@@ -89,7 +95,8 @@ struct yres {
 	uint64_t cards_cpu_max, evac_cpu_max;	/* the busiest worker's in each */
 	size_t age_bytes[HDR_AGE_MAX + 1];
 	uint32_t nretained, nmixed, rleft, tospace;
-	uint32_t fails[4];
+	uint32_t fails[FAIL_N];
+	size_t kept;			/* live bytes of regions promoted in place (FAIL_BUDGET) */
 };
 
 static inline void ygc_push(struct yworker *w, kgc_obj o)
@@ -123,7 +130,7 @@ static inline bool tracked_target(const struct region *r)
 {
 	return r->retained || r->candidate ||
 	       __atomic_load_n(&r->eager, __ATOMIC_RELAXED) == EAGER_TRACKED ||	/* workers store it */
-	       ((r->flags & RF_FAILED) && r->fail_cause != FAIL_ALLOC);
+	       ((r->flags & RF_FAILED) && r->fail_cause != FAIL_ALLOC && r->fail_cause != FAIL_BUDGET);
 }
 
 /* gang.c: the worker gang */

@@ -27,7 +27,8 @@ static int heap_geometry(const struct kgc_options *opts, struct kgc_options *o, 
 	}
 	*heap = ALIGN_UP(*heap, *rs);
 	if (*heap / *rs < 2 || *heap / *rs > (1u << 24) || o->pin_mode < 0 || o->pin_mode > 1 ||
-	    o->backend < 0 || o->backend > 2 || o->refine > KGC_REFINE_ALWAYS) {
+	    o->backend < 0 || o->backend > 2 || o->refine > KGC_REFINE_ALWAYS ||
+	    o->pause_budget > KGC_PAUSE_BUDGET_OFF) {
 		kgci_err_set(EINVAL, "kgc_heap_create: bad options (heap %zu, region %zu)", *heap, *rs);
 		return -EINVAL;
 	}
@@ -36,8 +37,8 @@ static int heap_geometry(const struct kgc_options *opts, struct kgc_options *o, 
 			     "(objects are 8-byte aligned)", o->tag_mask);
 		return -EINVAL;
 	}
-	if (o->reserved2[0] || o->reserved2[1]) {
-		kgci_err_set(EINVAL, "kgc_heap_create: kgc_options.reserved2 is not zero");
+	if (o->reserved2 || o->reserved3) {
+		kgci_err_set(EINVAL, "kgc_heap_create: kgc_options.reserved2/reserved3 is not zero");
 		return -EINVAL;
 	}
 	return 0;

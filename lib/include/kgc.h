@@ -120,7 +120,19 @@ struct kgc_options {
 				 * collector never reads through it; a subset of 0x7
 				 * (objects are 8-byte aligned), 0 = none (see
 				 * "Tagged immediates" below, kgc_options.3) */
-	uint64_t reserved2[2];	/* zero */
+	unsigned pause_budget;	/* enum kgc_pause_budget: promotion in place when a young
+				 * pause overruns (0 = auto) */
+	uint32_t reserved3;	/* zero */
+	uint64_t reserved2;	/* zero */
+};
+
+/* struct kgc_options.pause_budget (KGC_PAUSE_BUDGET): a young pause in which
+ * far more survives than the policy predicted stops copying once past its
+ * evacuation budget and promotes the rest of the young objects in place
+ * (stats evac_fail_budget, bytes_kept_in_place; kgc.7). */
+enum kgc_pause_budget {
+	KGC_PAUSE_BUDGET_AUTO = 0,	/* on */
+	KGC_PAUSE_BUDGET_OFF = 1,	/* every survivor is copied, however long it takes */
 };
 
 /*
@@ -986,7 +998,9 @@ kgc_obj kgc_alloc_array_pinned(kgc_thread *t, kgc_type_id array_type, size_t len
 	X(uint64_t, mark_assist_bytes, "bytes of old objects they marked") \
 	X(uint64_t, humongous_eager, "dead humongous primitive arrays young collections freed (eager reclaim)") \
 	X(uint64_t, refined_cards, "dirty cards concurrent refinement turned into logged slots between pauses") \
-	X(uint64_t, refined_slots, "slots logged by it that young pauses read instead of scanning those cards")
+	X(uint64_t, refined_slots, "slots logged by it that young pauses read instead of scanning those cards") \
+	X(uint64_t, evac_fail_budget, "young regions promoted in place: their pause ran over its evacuation budget") \
+	X(uint64_t, bytes_kept_in_place, "live bytes those regions held (scanned, not copied)")
 
 #define KGC__STAT_FIELD(type, name, what) type name;
 #define KGC__STAT_ARRAY(type, name, n, what) type name[n];

@@ -161,11 +161,15 @@ void kgci_log_gc(struct kgc_heap *h, const char *what, const char *cause, size_t
 
 	if (!(h->log_mask & LOG_GC))
 		return;
+	if (fail_mask & (1u << FAIL_BUDGET))
+		snprintf(fail, sizeof(fail), " (Promoted In Place)");
+	fail_mask &= ~(1u << FAIL_BUDGET);
 	if (fail_mask) {
 		const char *a = (fail_mask & (1u << FAIL_ALLOC)) ? "Allocation" : "";
 		const char *p = (fail_mask & ((1u << FAIL_PINNED) | (1u << FAIL_KPINNED))) ? "Pinned" : "";
 
-		snprintf(fail, sizeof(fail), " (Evacuation Failure: %s%s%s)", a, *a && *p ? " / " : "", p);
+		snprintf(fail + strlen(fail), sizeof(fail) - strlen(fail), " (Evacuation Failure: %s%s%s)", a,
+			 *a && *p ? " / " : "", p);
 	}
 	if (npinned)
 		snprintf(pin, sizeof(pin), " [pinned regions: %u]", npinned);

@@ -25,6 +25,14 @@ int main(void)
 	T_ASSERT_EQ(kgc_options_init(&o), 0);
 	T_ASSERT_EQ(o.pacing_percent, 100);
 	unsetenv("KGC_PACING");
+	T_ASSERT_EQ(o.pause_budget, KGC_PAUSE_BUDGET_AUTO);
+	setenv("KGC_PAUSE_BUDGET", "off", 1);
+	T_ASSERT_EQ(kgc_options_init(&o), 0);
+	T_ASSERT_EQ(o.pause_budget, KGC_PAUSE_BUDGET_OFF);
+	setenv("KGC_PAUSE_BUDGET", "sometimes", 1);
+	T_ASSERT_EQ(kgc_options_init(&o), -EINVAL);
+	T_ASSERT(strstr(kgc_last_error(), "KGC_PAUSE_BUDGET"));
+	unsetenv("KGC_PAUSE_BUDGET");
 	T_ASSERT_EQ(o.max_heap, 48 << 20);
 	T_ASSERT_EQ(o.region_size, 2 << 20);
 	T_ASSERT_EQ(o.young_size, 8 << 20);

@@ -121,10 +121,10 @@ int main(void)
 	o.tag_mask = 0x101;
 	T_ASSERT_EQ(kgc_heap_create(&o, &h), -EINVAL);
 	o.tag_mask = 1;
-	o.reserved2[1] = 1;
+	o.reserved2 = 1;
 	T_ASSERT_EQ(kgc_heap_create(&o, &h), -EINVAL);
 	T_ASSERT(strstr(kgc_last_error(), "reserved"));
-	o.reserved2[1] = 0;
+	o.reserved2 = 0;
 	o.tag_mask = 7;
 	T_ASSERT_EQ(kgc_heap_create(&o, &h), 0);
 	T_ASSERT_EQ(kgc_heap_destroy(h), 0);

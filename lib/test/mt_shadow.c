@@ -89,7 +89,10 @@
 
 /* ------------------------------------------------------------------ modes */
 
-enum { F_PINHEAVY = 1, F_TAGGED = 2, F_EPHEMERON = 4 };
+enum { F_PINHEAVY = 1, F_TAGGED = 2, F_EPHEMERON = 4, F_INPLACE = 8 };
+
+/* young.c's test hook: the next ngcs young pauses' evacuation budget */
+void kgci_young_test_budget(kgc_heap *h, int64_t budget_ns, int ngcs);
 
 struct mode {
 	const char *name;
@@ -130,6 +133,12 @@ static const struct mode modes[] = {
 	 * through marking, mixed and full GCs (tagged immediates too) */
 	{ "ephemeron", "KGC_HEAP_MAX=64m KGC_REGION_SIZE=1m KGC_YOUNG_SIZE=6m KGC_TENURE=2 KGC_IHOP=5 "
 		       "KGC_MIXED_LIVE=40", F_EPHEMERON | F_TAGGED },
+	/* young pauses that run over a short evacuation budget: the rest of
+	 * the young objects promoted in place, while marking and with pins */
+	{ "inplace", "KGC_HEAP_MAX=64m KGC_REGION_SIZE=1m KGC_YOUNG_SIZE=6m KGC_IHOP=10 KGC_MIXED_LIVE=30",
+	  F_INPLACE },
+	{ "inplace-pins", "KGC_HEAP_MAX=48m KGC_REGION_SIZE=1m KGC_YOUNG_SIZE=4m KGC_TENURE=1 KGC_IHOP=3 "
+			  "KGC_POISON=1", F_INPLACE | F_PINHEAVY },
 };
 #define NMODES (sizeof(modes) / sizeof(modes[0]))
 
@@ -1107,6 +1116,12 @@ static void op_roots(struct mut *T)
 
 static void do_collect(struct mut *T, int kind)
 {
+	/* a budget of 0 (nothing copied), 20 us, 100 us or 500 us for the next
+	 * 1-3 young pauses, this one or allocation-triggered ones */
+	static const int64_t budget_ns[] = { 0, 20000, 100000, 500000 };
+
+	if ((flags & F_INPLACE) && rnd(T, 2))
+		kgci_young_test_budget(heap, budget_ns[rnd(T, 4)], 1 + (int)rnd(T, 3));
 	if (kgc_collect(T->t, kind))
 		fail(T, "kgc_collect(%d) failed", kind);
 	if (kind == KGC_GC_FULL)
@@ -1757,12 +1772,12 @@ static int run_one(const char *mode_name)
 	}
 	printf("shadow: PASS mode=%s seed=%llu %.2fs: ops %llu checks %llu collects %llu (full %llu) "
 	       "critical %llu (%llu arrays) handoffs %llu/%llu humongous %llu enomem %llu | gc young %llu full %llu "
-	       "cycles %llu mixed %llu degenerated %llu pinned-fail %llu mark-assists %llu (%lluK)\n",
+	       "cycles %llu mixed %llu degenerated %llu pinned-fail %llu in-place %llu mark-assists %llu (%lluK)\n",
 	       cur_mode->name, seed, (kgci_now_ns() - t0) / 1e9, tot[0], tot[1], tot[2], tot[3], tot[4], tot[5],
 	       tot[6], tot[7], tot[9], tot[8], (unsigned long long)st.young_gcs, (unsigned long long)st.full_gcs,
 	       (unsigned long long)st.concurrent_cycles, (unsigned long long)st.mixed_gcs,
 	       (unsigned long long)st.degenerated_cycles, (unsigned long long)st.evac_fail_pinned,
-	       (unsigned long long)st.mark_assists, (unsigned long long)(st.mark_assist_bytes >> 10));
+	       (unsigned long long)st.evac_fail_budget, (unsigned long long)st.mark_assists, (unsigned long long)(st.mark_assist_bytes >> 10));
 	free(T);
 	if (kgc_heap_destroy(heap))
 		fail(NULL, "kgc_heap_destroy failed");
