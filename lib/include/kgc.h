@@ -662,7 +662,9 @@ KGC_INLINE int kgc_critical_release(kgc_thread *t, kgc_obj *ref, void *elems, in
  * reaped the array's region is pinned (JEP 423: collections keep running,
  * the region stays in place) and the ring holds the array as a root: it
  * stays alive and in place even when the program drops its last reference.
- * Reaping the completion releases both.
+ * The reap call that returns the completion releases both, when it returns:
+ * every array of a completion it returns is where the prep found it, even
+ * when collections ran while the reap waited for later completions.
  *
  * Every call takes the calling thread, attached to the ring's heap and in
  * managed state; calls that may block (submit, reap with wait_nr > 0,
@@ -728,11 +730,54 @@ int kgc_io_prep_send(kgc_io_ring *r, kgc_thread *t, int sockfd, kgc_obj *array, 
 int kgc_io_submit(kgc_io_ring *r, kgc_thread *t);
 /*
  * Reap up to max completions into out, first waiting (native state) until
- * at least min(wait_nr, max, operations in flight) are there. Each reaped
- * completion unpins and unroots its arrays. Returns how many, or -errno.
+ * at least min(wait_nr, max, operations in flight) are there. The arrays of
+ * the completions it returns stay pinned and rooted until it returns (a
+ * collection while it waits for the rest moves and frees none of them);
+ * then it unpins and unroots them. Returns how many, or -errno.
  */
 int kgc_io_reap(kgc_io_ring *r, kgc_thread *t, struct kgc_io_cqe *out, unsigned max,
 		unsigned wait_nr);
+
+/*
+ * A completion callback of kgc_io_reap_wait: called once per completion it
+ * returns, in out[]'s order, on the reaping thread in managed state, with
+ * no lock of the ring held. arrays[0..narrays) are the operation's arrays
+ * (1 for read/write/recv/send, nbufs for readv/writev), still pinned and
+ * rooted by the ring until kgc_io_reap_wait returns: the callback may
+ * allocate (collections run, the arrays stay in place), prep, submit, reap
+ * and cancel on the ring, but not destroy it.
+ */
+typedef void kgc_io_complete_fn(kgc_thread *t, const struct kgc_io_cqe *c, const kgc_obj *arrays,
+				unsigned narrays, void *arg);
+
+/* How kgc_io_reap_wait waits. Size-versioned: size = sizeof(struct
+ * kgc_io_wait), reserved (and any bytes past what the library knows) zero. */
+struct kgc_io_wait {
+	uint32_t size;
+	uint32_t wait_nr;		/* as kgc_io_reap's */
+	int64_t timeout_ns;		/* < 0: no limit; else the longest the wait takes */
+	kgc_io_complete_fn *complete;	/* NULL, or called for each completion */
+	void *arg;			/* complete's */
+	uint64_t reserved[4];
+};
+/*
+ * kgc_io_reap with a timeout and a callback (either may be unused); out may
+ * be NULL when complete is set. When timeout_ns passes first it returns
+ * what it has: the count if any, else -ETIME (wait_nr > 0 and no
+ * completion came; timeout_ns 0 polls). -EINVAL for a bad struct.
+ */
+int kgc_io_reap_wait(kgc_io_ring *r, kgc_thread *t, struct kgc_io_cqe *out, unsigned max,
+		     const struct kgc_io_wait *w);
+/*
+ * An eventfd for an event loop (epoll, poll, select): registered with the
+ * ring on the first call, the same one after, owned by the ring (closed by
+ * kgc_io_ring_destroy: take it out of the epoll set first; do not close
+ * it). It is readable while completions may be waiting: a reap resets it
+ * and sets it again when it leaves some in the ring, so an epoll wake-up
+ * is followed by kgc_io_reap(..., wait_nr 0), which does not block (it may
+ * find none: a spurious wake-up). The fd or -errno.
+ */
+int kgc_io_ring_eventfd(kgc_io_ring *r, kgc_thread *t);
 /*
  * Request cancellation of every operation in flight with this user_data
  * (submitted now; queued ones are submitted first). Each still completes,

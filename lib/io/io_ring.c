@@ -2,11 +2,11 @@
 /*
  * io_ring.c - kgc_io rings: an io_uring (liburing) bound to a heap. Setup
  * and teardown, the slots of operations in flight (each roots and pins its
- * arrays until its completion is reaped), submit, reap, cancel. The prep
- * calls are io_prep.c's; what the collector sees of a ring, io_roots.c's.
+ * arrays until a reap returns its completion), submit, cancel. The prep
+ * calls are io_prep.c's; reaping, io_reap.c's; what the collector sees of
+ * a ring, io_roots.c's.
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +31,7 @@ int kgci_io_check(struct kgc_io_ring *r, struct kgc_thread *t, const char *what)
 
 /* r non-NULL and usable by t (kgci_io_check), then r->lock taken; with sync
  * its registered buffers follow the pinned space (destroy drops them all). */
-static int ring_begin(struct kgc_io_ring *r, struct kgc_thread *t, const char *what, bool sync)
+int kgci_io_begin(struct kgc_io_ring *r, struct kgc_thread *t, const char *what, bool sync)
 {
 	int err;
 
@@ -57,7 +57,7 @@ void kgci_io_lock(struct kgc_io_ring *r, struct kgc_thread *t)
 }
 
 /* io_uring_submit in native state (it may do the I/O inline), r->lock held. */
-static int submit_locked(struct kgc_io_ring *r, struct kgc_thread *t)
+int kgci_io_submit_locked(struct kgc_io_ring *r, struct kgc_thread *t)
 {
 	int n;
 
@@ -74,7 +74,7 @@ struct io_uring_sqe *kgci_io_get_sqe(struct kgc_io_ring *r, struct kgc_thread *t
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ur);
 
-	if (!sqe && submit_locked(r, t) >= 0)
+	if (!sqe && kgci_io_submit_locked(r, t) >= 0)
 		sqe = io_uring_get_sqe(&r->ur);
 	return sqe;
 }
@@ -101,111 +101,8 @@ void kgci_io_slot_hold(struct kgc_io_ring *r, struct io_slot *s, const kgc_obj *
 	s->user_data = user_data;
 	__atomic_store_n(&s->narr, n, __ATOMIC_RELEASE);
 	atomic_fetch_add_explicit(&r->inflight, 1, memory_order_relaxed);
+	r->kernel++;
 	atomic_fetch_add_explicit(&r->h->io_stat[IOS_SUBMITTED], 1, memory_order_relaxed);
-}
-
-/* The completion of slot idx: unroot, then unpin its arrays; free it. */
-static uint64_t slot_complete(struct kgc_io_ring *r, uint64_t idx, int32_t res)
-{
-	struct kgc_heap *h = r->h;
-	struct io_slot *s;
-	uint32_t n;
-
-	s = idx < r->nslots ? &r->slots[idx] : NULL;
-	n = s ? __atomic_load_n(&s->narr, RELAXED) : 0;
-	if (!n)
-		kgci_fatal("kgc_io_reap: %s: completion for slot %llu not in flight", r->name,
-			   (unsigned long long)idx);
-	__atomic_store_n(&s->narr, 0, __ATOMIC_RELEASE);
-	for (uint32_t i = 0; i < n; i++) {
-		kgc_obj o = __atomic_load_n(&s->arr[i], RELAXED);
-
-		__atomic_store_n(&s->arr[i], NULL, RELAXED);
-		atomic_fetch_sub(region_pins(h, region_index(h, o)), 1);
-	}
-	s->next_free = r->free_head;
-	r->free_head = (uint32_t)idx;
-	atomic_fetch_sub_explicit(&r->inflight, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&h->io_stat[IOS_COMPLETED], 1, memory_order_relaxed);
-	if (res < 0)
-		atomic_fetch_add_explicit(&h->io_stat[IOS_ERRORS], 1, memory_order_relaxed);
-	else
-		atomic_fetch_add_explicit(&h->io_stat[IOS_BYTES], (uint64_t)res, memory_order_relaxed);
-	return s->user_data;
-}
-
-/* Reap up to max completions there now into out (NULL: drop them);
- * r->lock held, managed. Our cancels' completions are consumed silently. */
-static unsigned consume(struct kgc_io_ring *r, struct kgc_io_cqe *out, unsigned max)
-{
-	struct io_uring_cqe *cqe;
-	unsigned head, seen = 0, n = 0;
-
-	io_uring_for_each_cqe(&r->ur, head, cqe) {
-		if (n == max)
-			break;
-		seen++;
-		if (cqe->user_data == IO_TAG_CANCEL)
-			continue;
-		uint64_t ud = slot_complete(r, cqe->user_data, cqe->res);
-
-		if (out)
-			out[n] = (struct kgc_io_cqe){ .user_data = ud, .res = cqe->res, .flags = cqe->flags };
-		n++;
-	}
-	io_uring_cq_advance(&r->ur, seen);
-	return n;
-}
-
-/*
- * Wait (native state, r->lock not held) until a completion is there, or at
- * most IO_WAIT_SLICE_NS: another thread reaping the same ring may take the
- * completion this one was woken for, and then this one looks again.
- */
-#define IO_WAIT_SLICE_NS 20000000
-static int wait_one(struct kgc_io_ring *r)
-{
-	struct __kernel_timespec ts = { .tv_sec = 0, .tv_nsec = IO_WAIT_SLICE_NS };
-	struct io_uring_getevents_arg arg = { .sigmask_sz = _NSIG / 8, .ts = (uintptr_t)&ts };
-	int err;
-
-	if (!(r->ur.features & IORING_FEAT_EXT_ARG))
-		return io_uring_enter(r->ur.ring_fd, 0, 1, IORING_ENTER_GETEVENTS, NULL);
-	err = io_uring_enter2(r->ur.ring_fd, 0, 1, IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG,
-			      (sigset_t *)&arg, sizeof(arg));
-	return err == -ETIME ? 0 : err;
-}
-
-/*
- * Up to max completions into out (NULL: dropped), waiting until target
- * are reaped; r->lock held on entry and exit, dropped while waiting (native
- * state). Returns how many, or -errno if the wait failed with none reaped.
- */
-static int reap_locked(struct kgc_io_ring *r, struct kgc_thread *t, struct kgc_io_cqe *out,
-		       unsigned max, unsigned target)
-{
-	unsigned got = 0;
-	int err;
-
-	for (;;) {
-		got += consume(r, out ? out + got : NULL, max - got);
-		/* (other threads may reap what this one waits for) */
-		if (got >= target || got >= max || !atomic_load(&r->inflight))
-			return (int)got;
-		err = submit_locked(r, t);	/* what we wait for may still be queued */
-		if (err > 0 && io_uring_cq_ready(&r->ur))
-			continue;	/* completed inline (the page cache): no wait */
-		if (err >= 0 || err == -EAGAIN || err == -EBUSY || err == -EINTR) {
-			pthread_mutex_unlock(&r->lock);
-			kgc_enter_native(t);
-			err = wait_one(r);
-			kgc_leave_native(t);
-			kgci_io_lock(r, t);
-		}
-		if (err < 0 && err != -EINTR && err != -EAGAIN && err != -EBUSY)
-			return got ? (int)got : IO_FAIL(-err, "kgc_io_reap: %s: io_uring_enter: %s",
-							 r->name, strerror(-err));
-	}
 }
 
 KGC_API int kgc_io_ring_create(kgc_thread *t, unsigned entries, unsigned setup_flags, kgc_io_ring **out)
@@ -234,6 +131,7 @@ KGC_API int kgc_io_ring_create(kgc_thread *t, unsigned entries, unsigned setup_f
 	}
 	r->h = t->heap;
 	r->nslots = entries;
+	r->efd = -1;
 	snprintf(r->name, sizeof(r->name), "kgc_io ring %p", (void *)r);
 	kgci_io_fixed_init(r);
 	for (uint32_t i = 0; i < entries; i++)
@@ -258,7 +156,10 @@ static int cancel_locked(struct kgc_io_ring *r, struct kgc_thread *t, bool all, 
 	for (uint32_t i = 0; i < r->nslots; i++) {
 		struct io_uring_sqe *sqe;
 
-		if (!__atomic_load_n(&r->slots[i].narr, RELAXED) || (!all && r->slots[i].user_data != match))
+		const struct io_slot *s = &r->slots[i];
+
+		/* (a completed slot a reap holds until it returns: nothing to cancel) */
+		if (!__atomic_load_n(&s->narr, RELAXED) || s->done || (!all && s->user_data != match))
 			continue;
 		sqe = kgci_io_get_sqe(r, t);
 		if (!sqe)
@@ -268,7 +169,7 @@ static int cancel_locked(struct kgc_io_ring *r, struct kgc_thread *t, bool all, 
 		atomic_fetch_add_explicit(&r->h->io_stat[IOS_CANCELS], 1, memory_order_relaxed);
 		n++;
 	}
-	err = submit_locked(r, t);
+	err = kgci_io_submit_locked(r, t);
 	return err < 0 ? IO_FAIL(-err, "kgc_io_cancel: %s: io_uring_submit: %s", r->name,
 				 strerror(-err)) : n;
 }
@@ -277,7 +178,7 @@ KGC_API int kgc_io_cancel(kgc_io_ring *r, kgc_thread *t, uint64_t user_data)
 {
 	int n;
 
-	if ((n = ring_begin(r, t, "kgc_io_cancel", true)))
+	if ((n = kgci_io_begin(r, t, "kgc_io_cancel", true)))
 		return n;
 	n = cancel_locked(r, t, false, user_data);
 	pthread_mutex_unlock(&r->lock);
@@ -292,16 +193,19 @@ KGC_API int kgc_io_ring_destroy(kgc_io_ring *r, kgc_thread *t)
 	unsigned was;
 	int err;
 
-	if ((err = ring_begin(r, t, "kgc_io_ring_destroy", false)))
+	if ((err = kgci_io_begin(r, t, "kgc_io_ring_destroy", false)))
 		return err;
 	was = atomic_load(&r->inflight);
 	err = was ? cancel_locked(r, t, true, 0) : 0;
 	/* the kernel may write into the arrays until each has completed */
-	while (err >= 0 && atomic_load(&r->inflight))
-		err = reap_locked(r, t, NULL, UINT32_MAX, atomic_load(&r->inflight));
+	if (err >= 0)
+		err = kgci_io_drain_locked(r, t);
+	if (err >= 0 && atomic_load(&r->inflight))
+		err = IO_FAIL(EBUSY, "kgc_io_ring_destroy: %s: a reap on another thread holds %u "
+			      "completions", r->name, atomic_load(&r->inflight));
 	pthread_mutex_unlock(&r->lock);
 	if (err < 0)
-		return err;	/* still in flight: the ring stays, pinned and rooted */
+		return err;	/* still in flight or held: the ring stays, pinned and rooted */
 	pthread_mutex_lock(&r->h->lock);
 	if (r->prev)
 		r->prev->next = r->next;
@@ -311,6 +215,7 @@ KGC_API int kgc_io_ring_destroy(kgc_io_ring *r, kgc_thread *t)
 		r->next->prev = r->prev;
 	pthread_mutex_unlock(&r->h->lock);
 	kgci_io_fixed_destroy(r);
+	kgci_io_eventfd_destroy(r);
 	io_uring_queue_exit(&r->ur);
 	pthread_mutex_destroy(&r->lock);
 	free(r->slots);
@@ -322,29 +227,11 @@ KGC_API int kgc_io_submit(kgc_io_ring *r, kgc_thread *t)
 {
 	int n;
 
-	if ((n = ring_begin(r, t, "kgc_io_submit", true)))
+	if ((n = kgci_io_begin(r, t, "kgc_io_submit", true)))
 		return n;
-	n = submit_locked(r, t);
+	n = kgci_io_submit_locked(r, t);
 	pthread_mutex_unlock(&r->lock);
 	return n < 0 ? IO_FAIL(-n, "kgc_io_submit: %s: io_uring_submit: %s", r->name, strerror(-n)) : n;
-}
-
-KGC_API int kgc_io_reap(kgc_io_ring *r, kgc_thread *t, struct kgc_io_cqe *out, unsigned max,
-		    unsigned wait_nr)
-{
-	unsigned target;
-	int n;
-
-	if (!out && max)
-		return IO_FAIL(EINVAL, "kgc_io_reap: NULL out, max %u", max);
-	if ((n = ring_begin(r, t, "kgc_io_reap", true)))
-		return n;
-	target = atomic_load(&r->inflight);
-	if (wait_nr < target)
-		target = wait_nr;
-	n = reap_locked(r, t, out, max, target);
-	pthread_mutex_unlock(&r->lock);
-	return n;
 }
 
 KGC_API unsigned kgc_io_inflight(const kgc_io_ring *r)
