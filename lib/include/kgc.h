@@ -650,6 +650,29 @@ KGC_INLINE int kgc_critical_release(kgc_thread *t, kgc_obj *ref, void *elems, in
 	return 0;
 }
 
+/* ------------------------------------ bulk copies (JNI Get/Set...Region) */
+
+/*
+ * Copy count elements from element index start of the primitive array held
+ * by the root *array out to buf (get) or in from buf (set), like JNI's
+ * Get/Set<Type>ArrayRegion. type is the array's element type (enum
+ * kgc_prim); buf holds count elements in ordinary memory (not the heap).
+ * Callable in managed or native state, not inside a critical section. The
+ * copy never holds up a collection for long: every 64 KiB it is a
+ * safepoint, where a pending collection may move the array; it then reads
+ * the array's new address from *array (so in native state *array must be a
+ * root - a frame slot, a handle; in managed state any variable: it gets the
+ * new address). No piece is ever copied from or to an address the array
+ * has left. 0; -EINVAL (NULL array or root, not a primitive array of type,
+ * type out of range, NULL buf with count > 0, buf in the heap), -ERANGE
+ * (start + count beyond the length), -EPERM (inside a critical section),
+ * each with kgc_last_error; nothing is copied then.
+ */
+int kgc_array_get_region(kgc_thread *t, kgc_obj *array, enum kgc_prim type, size_t start,
+			 size_t count, void *buf);
+int kgc_array_set_region(kgc_thread *t, kgc_obj *array, enum kgc_prim type, size_t start,
+			 size_t count, const void *buf);
+
 /* ------------------------------------------ asynchronous I/O (io_uring) */
 
 /*
@@ -725,6 +748,33 @@ int kgc_io_prep_recv(kgc_io_ring *r, kgc_thread *t, int sockfd, kgc_obj *array, 
 int kgc_io_prep_send(kgc_io_ring *r, kgc_thread *t, int sockfd, kgc_obj *array, size_t offset,
 		     size_t length, int msg_flags, uint64_t user_data);
 
+/*
+ * Operations that hold no array (nothing pinned or rooted; each still
+ * counts in kgc_io_inflight until a reap returns it). What the kernel
+ * reads later (a timeout's time, a connect's address) is copied into the
+ * ring at prep. Descriptor errors come back in res, like I/O errors.
+ *  fsync:   fsync_flags 0 or IORING_FSYNC_DATASYNC; res 0.
+ *  close:   res 0 (the fd is closed).
+ *  poll:    one-shot, poll_mask POLLIN, POLLOUT, ... (not 0); res the
+ *           events that are ready.
+ *  timeout: completes after ns nanoseconds (at most 2^63-1) with res
+ *           -ETIME, or -ECANCELED when kgc_io_cancel'd.
+ *  accept:  flags SOCK_NONBLOCK, SOCK_CLOEXEC; res the new socket (the
+ *           peer's address: getpeername(2)).
+ *  connect: addr of addrlen bytes (1 .. sizeof(struct sockaddr_storage));
+ *           res 0.
+ * Bad flags, masks, lengths or a NULL address: -EINVAL, nothing queued.
+ */
+struct sockaddr;
+int kgc_io_prep_fsync(kgc_io_ring *r, kgc_thread *t, int fd, unsigned fsync_flags,
+		      uint64_t user_data);
+int kgc_io_prep_close(kgc_io_ring *r, kgc_thread *t, int fd, uint64_t user_data);
+int kgc_io_prep_poll(kgc_io_ring *r, kgc_thread *t, int fd, unsigned poll_mask, uint64_t user_data);
+int kgc_io_prep_timeout(kgc_io_ring *r, kgc_thread *t, uint64_t ns, uint64_t user_data);
+int kgc_io_prep_accept(kgc_io_ring *r, kgc_thread *t, int sockfd, int flags, uint64_t user_data);
+int kgc_io_prep_connect(kgc_io_ring *r, kgc_thread *t, int sockfd, const struct sockaddr *addr,
+			unsigned addrlen, uint64_t user_data);
+
 /* Submit the queued operations (native state). Returns how many, or -errno
  * (io_uring_enter's). */
 int kgc_io_submit(kgc_io_ring *r, kgc_thread *t);
@@ -785,7 +835,8 @@ int kgc_io_ring_eventfd(kgc_io_ring *r, kgc_thread *t);
  * usual. Returns how many operations matched, -ENOENT if none.
  */
 int kgc_io_cancel(kgc_io_ring *r, kgc_thread *t, uint64_t user_data);
-/* Operations queued or in flight whose completions are not reaped yet. */
+/* Operations queued or in flight whose completions no reap has returned yet
+ * (a reap that waits counts those it holds until it returns them). */
 unsigned kgc_io_inflight(const kgc_io_ring *r);
 
 /* -------------------------------------------------------------- allocation */

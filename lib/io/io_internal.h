@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * io_internal.h - kgc_io rings (io_ring.c: lifecycle, submit, cancel;
- * io_prep.c: the prep calls; io_reap.c: completions, the eventfd;
- * io_roots.c: what the collector sees).
+ * io_internal.h - kgc_io rings (io_core.c: checks, lock, slots; io_ring.c:
+ * lifecycle, submit, cancel; io_prep.c: the prep calls; io_reap.c:
+ * completions, the eventfd; io_roots.c: what the collector sees).
  *
  * A slot is one operation queued, in flight, or completed and held by a
  * reap that has not returned it yet: the arrays it holds are roots
@@ -20,6 +20,7 @@
 #ifndef KGC_IO_INTERNAL_H
 #define KGC_IO_INTERNAL_H
 
+#include <sys/socket.h>
 #include <liburing.h>
 #include "gc_internal.h"
 
@@ -27,14 +28,24 @@
 #define IO_TAG_CANCEL	UINT64_MAX	/* user_data of our cancel sqes */
 #define IO_NONE		UINT32_MAX
 
+enum io_slot_state {
+	SLOT_FREE,
+	SLOT_INFLIGHT,	/* queued or in the kernel */
+	SLOT_DONE,	/* completed: a reap holds it until it returns it */
+};
+
 struct io_slot {
 	kgc_obj arr[KGC_IO_IOV_MAX];	/* roots, pinned (__atomic: the collector reads) */
-	uint32_t narr;			/* arrays held; 0 = free (__atomic) */
+	uint32_t narr;			/* arrays held (__atomic); 0 for fsync, poll, ... */
 	uint32_t next_free;		/* free, or held by a reap: the next in its list */
-	bool done;			/* completed: a reap holds it until it returns */
+	uint8_t state;			/* enum io_slot_state */
 	uint64_t user_data;		/* the program's */
 	struct kgc_io_cqe cqe;		/* done: the completion */
-	struct iovec iov[KGC_IO_IOV_MAX];	/* readv/writev: read by the kernel */
+	union {				/* what the kernel reads until the completion */
+		struct iovec iov[KGC_IO_IOV_MAX];	/* readv/writev */
+		struct __kernel_timespec ts;		/* timeout */
+		struct sockaddr_storage addr;		/* connect */
+	} u;
 };
 
 /* The ring's registered-buffer table (io_fixed.c): entry i is the
@@ -62,13 +73,13 @@ struct kgc_io_ring {
 
 #define IO_FAIL(err, ...) (kgci_err_set((err), __VA_ARGS__), -(err))
 
-/* io_ring.c */
+/* io_core.c */
 int kgci_io_check(struct kgc_io_ring *r, struct kgc_thread *t, const char *what);
 int kgci_io_begin(struct kgc_io_ring *r, struct kgc_thread *t, const char *what, bool sync);
 void kgci_io_lock(struct kgc_io_ring *r, struct kgc_thread *t);
 int kgci_io_submit_locked(struct kgc_io_ring *r, struct kgc_thread *t);
 struct io_uring_sqe *kgci_io_get_sqe(struct kgc_io_ring *r, struct kgc_thread *t);
-/* io_prep.c's slot bookkeeping, r->lock held, managed */
+/* slot bookkeeping, r->lock held, managed */
 struct io_slot *kgci_io_slot_get(struct kgc_io_ring *r);
 void kgci_io_slot_hold(struct kgc_io_ring *r, struct io_slot *s, const kgc_obj *objs, unsigned n,
 		       uint64_t user_data);

@@ -45,10 +45,10 @@ static void slot_done(struct kgc_io_ring *r, struct held *hl, uint64_t idx,
 {
 	struct io_slot *s = idx < r->nslots ? &r->slots[idx] : NULL;
 
-	if (!s || !__atomic_load_n(&s->narr, RELAXED) || s->done)
+	if (!s || s->state != SLOT_INFLIGHT)
 		kgci_fatal("kgc_io_reap: %s: completion for slot %llu not in flight", r->name,
 			   (unsigned long long)idx);
-	s->done = true;
+	s->state = SLOT_DONE;
 	s->cqe = (struct kgc_io_cqe){ .user_data = s->user_data, .res = cqe->res, .flags = cqe->flags };
 	s->next_free = IO_NONE;
 	if (hl->n++)
@@ -73,7 +73,7 @@ static void slot_release(struct kgc_io_ring *r, uint32_t idx)
 		__atomic_store_n(&s->arr[i], NULL, RELAXED);
 		atomic_fetch_sub(region_pins(h, region_index(h, o)), 1);
 	}
-	s->done = false;
+	s->state = SLOT_FREE;
 	s->next_free = r->free_head;
 	r->free_head = idx;
 	atomic_fetch_sub_explicit(&r->inflight, 1, memory_order_relaxed);

@@ -20,14 +20,6 @@
 static kgc_heap *heap;
 static int64_t gc_done_ns;
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void *gc_main(void *arg)
 {
 	kgc_thread *t;
@@ -36,7 +28,7 @@ static void *gc_main(void *arg)
 	T_ASSERT_EQ(kgc_thread_attach(heap, "gc", &t), 0);
 	usleep(30000);
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_FULL), 0);
-	__atomic_store_n(&gc_done_ns, now_ns(), __ATOMIC_RELEASE);
+	__atomic_store_n(&gc_done_ns, t_now_ns(), __ATOMIC_RELEASE);
 	T_ASSERT_EQ(kgc_thread_detach(t), 0);
 	return NULL;
 }
@@ -46,10 +38,10 @@ static int reap_for(kgc_io_ring *r, kgc_thread *t, struct kgc_io_cqe *c, unsigne
 		    int64_t timeout_ns, int64_t *ns)
 {
 	struct kgc_io_wait w = { .size = sizeof(w), .wait_nr = wait_nr, .timeout_ns = timeout_ns };
-	int64_t t0 = now_ns();
+	int64_t t0 = t_now_ns();
 	int n = kgc_io_reap_wait(r, t, c, 2, &w);
 
-	*ns = now_ns() - t0;
+	*ns = t_now_ns() - t0;
 	return n;
 }
 
@@ -118,7 +110,7 @@ int main(void)
 	T_ASSERT_EQ(pthread_create(&gc, NULL, gc_main, NULL), 0);
 	T_ASSERT_EQ(reap_for(r, t, c, 1, 300 * MS, &ns), -ETIME);
 	gc_ns = __atomic_load_n(&gc_done_ns, __ATOMIC_ACQUIRE);
-	T_ASSERT(gc_ns && gc_ns < now_ns() - ns + 300 * MS);
+	T_ASSERT(gc_ns && gc_ns < t_now_ns() - ns + 300 * MS);
 	kgc_enter_native(t);
 	T_ASSERT_EQ(pthread_join(gc, NULL), 0);
 	kgc_leave_native(t);
