@@ -835,6 +835,11 @@ int kgc_io_ring_eventfd(kgc_io_ring *r, kgc_thread *t);
  * usual. Returns how many operations matched, -ENOENT if none.
  */
 int kgc_io_cancel(kgc_io_ring *r, kgc_thread *t, uint64_t user_data);
+/* The same for every operation in flight on fd (-ENOENT if none, -EINVAL
+ * for fd < 0), and for every operation in flight (returns how many, 0 if
+ * none). */
+int kgc_io_cancel_fd(kgc_io_ring *r, kgc_thread *t, int fd);
+int kgc_io_cancel_all(kgc_io_ring *r, kgc_thread *t);
 /* Operations queued or in flight whose completions no reap has returned yet
  * (a reap that waits counts those it holds until it returns them). */
 unsigned kgc_io_inflight(const kgc_io_ring *r);

@@ -39,6 +39,7 @@ struct io_slot {
 	uint32_t narr;			/* arrays held (__atomic); 0 for fsync, poll, ... */
 	uint32_t next_free;		/* free, or held by a reap: the next in its list */
 	uint8_t state;			/* enum io_slot_state */
+	int fd;				/* the operation's (-1: a timeout) */
 	uint64_t user_data;		/* the program's */
 	struct kgc_io_cqe cqe;		/* done: the completion */
 	union {				/* what the kernel reads until the completion */

@@ -148,6 +148,7 @@ static int queue_locked(struct kgc_io_ring *r, struct kgc_thread *t, const struc
 		s->u.iov[i] = (struct iovec){ (char *)kgc_array_data(objs[i]) + bufs[i].offset,
 					    bufs[i].length };
 	kgci_io_slot_hold(r, s, objs, n, q->user_data);
+	s->fd = q->fd;
 	if (q->op == OP_READ || q->op == OP_WRITE) {
 		kgci_io_fixed_sync(r, t);	/* arrays pinned by the slot: may go native */
 		fixed = kgci_io_fixed_index(r, objs[0]);

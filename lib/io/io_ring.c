@@ -55,45 +55,82 @@ KGC_API int kgc_io_ring_create(kgc_thread *t, unsigned entries, unsigned setup_f
 	return 0;
 }
 
-/* Cancel every slot in flight (all: match ignored) with user_data match;
- * r->lock held. Returns how many matched, or -errno. */
-static int cancel_locked(struct kgc_io_ring *r, struct kgc_thread *t, bool all, uint64_t match)
+/* Which operations a cancel names. */
+struct cancel_match {
+	enum { BY_USER_DATA, BY_FD, BY_ALL } by;
+	uint64_t v;		/* the user_data or fd */
+	const char *what;
+};
+
+static bool cancel_matches(const struct io_slot *s, const struct cancel_match *m)
+{
+	/* (a completed slot a reap holds until it returns: nothing to cancel) */
+	if (s->state != SLOT_INFLIGHT)
+		return false;
+	return m->by == BY_ALL || (m->by == BY_FD ? (uint64_t)(int64_t)s->fd == m->v :
+				   s->user_data == m->v);
+}
+
+/* Cancel every slot in flight m names; r->lock held. Returns how many
+ * matched, or -errno. */
+static int cancel_locked(struct kgc_io_ring *r, struct kgc_thread *t, const struct cancel_match *m)
 {
 	int n = 0, err;
 
 	for (uint32_t i = 0; i < r->nslots; i++) {
 		struct io_uring_sqe *sqe;
 
-		const struct io_slot *s = &r->slots[i];
-
-		/* (a completed slot a reap holds until it returns: nothing to cancel) */
-		if (s->state != SLOT_INFLIGHT || (!all && s->user_data != match))
+		if (!cancel_matches(&r->slots[i], m))
 			continue;
 		sqe = kgci_io_get_sqe(r, t);
 		if (!sqe)
-			return IO_FAIL(EBUSY, "kgc_io_cancel: %s: no submission entry", r->name);
+			return IO_FAIL(EBUSY, "%s: %s: no submission entry", m->what, r->name);
 		io_uring_prep_cancel64(sqe, i, 0);
 		sqe->user_data = IO_TAG_CANCEL;
 		atomic_fetch_add_explicit(&r->h->io_stat[IOS_CANCELS], 1, memory_order_relaxed);
 		n++;
 	}
 	err = kgci_io_submit_locked(r, t);
-	return err < 0 ? IO_FAIL(-err, "kgc_io_cancel: %s: io_uring_submit: %s", r->name,
+	return err < 0 ? IO_FAIL(-err, "%s: %s: io_uring_submit: %s", m->what, r->name,
 				 strerror(-err)) : n;
+}
+
+static int cancel(struct kgc_io_ring *r, struct kgc_thread *t, const struct cancel_match *m)
+{
+	int n;
+
+	if ((n = kgci_io_begin(r, t, m->what, true)))
+		return n;
+	n = cancel_locked(r, t, m);
+	pthread_mutex_unlock(&r->lock);
+	return n;
 }
 
 KGC_API int kgc_io_cancel(kgc_io_ring *r, kgc_thread *t, uint64_t user_data)
 {
-	int n;
+	int n = cancel(r, t, &(struct cancel_match){ BY_USER_DATA, user_data, "kgc_io_cancel" });
 
-	if ((n = kgci_io_begin(r, t, "kgc_io_cancel", true)))
-		return n;
-	n = cancel_locked(r, t, false, user_data);
-	pthread_mutex_unlock(&r->lock);
 	if (n == 0)
 		return IO_FAIL(ENOENT, "kgc_io_cancel: %s: no operation in flight with user_data %llu",
 			       r->name, (unsigned long long)user_data);
 	return n;
+}
+
+KGC_API int kgc_io_cancel_fd(kgc_io_ring *r, kgc_thread *t, int fd)
+{
+	int n;
+
+	if (fd < 0)
+		return IO_FAIL(EINVAL, "kgc_io_cancel_fd: fd %d", fd);
+	n = cancel(r, t, &(struct cancel_match){ BY_FD, (uint64_t)fd, "kgc_io_cancel_fd" });
+	if (n == 0)
+		return IO_FAIL(ENOENT, "kgc_io_cancel_fd: %s: no operation in flight on fd %d", r->name, fd);
+	return n;
+}
+
+KGC_API int kgc_io_cancel_all(kgc_io_ring *r, kgc_thread *t)
+{
+	return cancel(r, t, &(struct cancel_match){ BY_ALL, 0, "kgc_io_cancel_all" });
 }
 
 KGC_API int kgc_io_ring_destroy(kgc_io_ring *r, kgc_thread *t)
@@ -104,7 +141,7 @@ KGC_API int kgc_io_ring_destroy(kgc_io_ring *r, kgc_thread *t)
 	if ((err = kgci_io_begin(r, t, "kgc_io_ring_destroy", false)))
 		return err;
 	was = atomic_load(&r->inflight);
-	err = was ? cancel_locked(r, t, true, 0) : 0;
+	err = was ? cancel_locked(r, t, &(struct cancel_match){ BY_ALL, 0, "kgc_io_ring_destroy" }) : 0;
 	/* the kernel may write into the arrays until each has completed */
 	if (err >= 0)
 		err = kgci_io_drain_locked(r, t);

@@ -8,7 +8,8 @@
  * Inside it the callback allocates and forces a young and a full
  * collection (the arrays must stay where they are: still pinned and
  * rooted), and preps and submits a new read on the same ring (no lock of
- * the ring is held). After the reap returns the arrays are released
+ * the ring is held); cancelling its own completion's user_data finds
+ * nothing in flight (-ENOENT). After the reap returns the arrays are released
  * (nothing pinned once the new read is reaped, and a full GC moves them)
  * and a reap without out but with a callback gets the new read. Verifier
  * and poison on.
@@ -55,6 +56,8 @@ static void cb(kgc_thread *t, const struct kgc_io_cqe *c, const kgc_obj *arrays,
 	T_ASSERT_EQ(narrays, o->narr);
 	T_ASSERT_EQ(c->res, LEN * o->narr);
 	order[ncalls++] = c->user_data;
+	/* completed (held until the reap returns): nothing to cancel */
+	T_ASSERT_EQ(kgc_io_cancel(ring, t, c->user_data), -ENOENT);
 	/* collections inside the callback leave its arrays in place */
 	t_churn(t, heap, node, 1);
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);
