@@ -775,6 +775,25 @@ int kgc_io_prep_accept(kgc_io_ring *r, kgc_thread *t, int sockfd, int flags, uin
 int kgc_io_prep_connect(kgc_io_ring *r, kgc_thread *t, int sockfd, const struct sockaddr *addr,
 			unsigned addrlen, uint64_t user_data);
 
+/*
+ * Flags of the operation the calling thread queued last on r, before it is
+ * submitted (io_uring's IOSQE_*): KGC_IO_LINK - the next operation queued
+ * starts when this one has completed, and completes with -ECANCELED if this
+ * one fails (or is short); KGC_IO_HARDLINK - the same, but the next one
+ * runs even if this one fails; KGC_IO_DRAIN - this one starts when every
+ * operation queued before it has completed; KGC_IO_ASYNC - never try it
+ * inline at submit. Every operation of a chain still completes and is
+ * reaped on its own. A chain ends at a submit (kgc_io_submit, a reap, or a
+ * full submission queue): keep it shorter than the ring's entries. 0;
+ * -EINVAL (other bits), -ENOENT (the last operation queued is submitted,
+ * or another thread's).
+ */
+#define KGC_IO_LINK	1u
+#define KGC_IO_HARDLINK	2u
+#define KGC_IO_DRAIN	4u
+#define KGC_IO_ASYNC	8u
+int kgc_io_set_flags(kgc_io_ring *r, kgc_thread *t, unsigned flags);
+
 /* Submit the queued operations (native state). Returns how many, or -errno
  * (io_uring_enter's). */
 int kgc_io_submit(kgc_io_ring *r, kgc_thread *t);

@@ -63,6 +63,7 @@ int kgci_io_submit_locked(struct kgc_io_ring *r, struct kgc_thread *t)
 	kgc_enter_native(t);
 	n = io_uring_submit(&r->ur);
 	kgc_leave_native(t);
+	r->last_sqe = NULL;	/* the kernel has it: too late for kgc_io_set_flags */
 	return n;
 }
 

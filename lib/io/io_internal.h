@@ -70,6 +70,8 @@ struct kgc_io_ring {
 	int efd;				/* the eventfd registered with the ring, or -1 */
 	char name[32];				/* for messages: "ring 0x..." */
 	struct io_fixed fx;			/* registered buffers: the pinned space */
+	struct io_uring_sqe *last_sqe;		/* the last operation queued, until submitted */
+	struct kgc_thread *last_thread;		/* the thread that queued it */
 };
 
 #define IO_FAIL(err, ...) (kgci_err_set((err), __VA_ARGS__), -(err))

@@ -158,6 +158,8 @@ static int queue_locked(struct kgc_io_ring *r, struct kgc_thread *t, const struc
 					  memory_order_relaxed);
 	sqe_fill(sqe, q, s, n ? s->u.iov[0].iov_base : NULL, n ? s->u.iov[0].iov_len : 0, n, fixed);
 	sqe->user_data = (uint64_t)(s - r->slots);
+	r->last_sqe = sqe;
+	r->last_thread = t;
 	return 0;
 }
 
@@ -296,4 +298,29 @@ KGC_API int kgc_io_prep_connect(kgc_io_ring *r, kgc_thread *t, int sockfd, const
 		return IO_FAIL(EINVAL, "kgc_io_prep_connect: addrlen %u (1..%zu)", addrlen,
 			       sizeof(struct sockaddr_storage));
 	return prep0(r, t, &(struct io_req){ OP_CONNECT, sockfd, 0, 0, user_data, addr, addrlen });
+}
+
+KGC_API int kgc_io_set_flags(kgc_io_ring *r, kgc_thread *t, unsigned flags)
+{
+	static const struct { unsigned kgc, iosqe; } map[] = {
+		{ KGC_IO_LINK, IOSQE_IO_LINK }, { KGC_IO_HARDLINK, IOSQE_IO_HARDLINK },
+		{ KGC_IO_DRAIN, IOSQE_IO_DRAIN }, { KGC_IO_ASYNC, IOSQE_ASYNC },
+	};
+	int err;
+
+	if (flags & ~(unsigned)(KGC_IO_LINK | KGC_IO_HARDLINK | KGC_IO_DRAIN | KGC_IO_ASYNC))
+		return IO_FAIL(EINVAL, "kgc_io_set_flags: flags %#x (KGC_IO_LINK, _HARDLINK, _DRAIN, _ASYNC)",
+			       flags);
+	if ((err = kgci_io_begin(r, t, "kgc_io_set_flags", false)))
+		return err;
+	if (!r->last_sqe || r->last_thread != t) {
+		err = IO_FAIL(ENOENT, "kgc_io_set_flags: %s: the last operation queued is %s", r->name,
+			      r->last_sqe ? "another thread's" : "submitted (or none was)");
+	} else {
+		for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+			if (flags & map[i].kgc)
+				r->last_sqe->flags |= map[i].iosqe;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return err;
 }
