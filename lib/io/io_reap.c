@@ -225,7 +225,8 @@ static void deliver(struct kgc_io_ring *r, struct kgc_thread *t, const struct re
 static int reap(struct kgc_io_ring *r, struct kgc_thread *t, const struct reap_req *q)
 {
 	struct held hl = { IO_NONE, IO_NONE, 0 };
-	int64_t end = q->timeout_ns < 0 ? NO_LIMIT : now_ns() + q->timeout_ns;
+	int64_t now = now_ns(), end = q->timeout_ns < 0 || q->timeout_ns >= NO_LIMIT - now ? NO_LIMIT :
+				       now + q->timeout_ns;
 	int err;
 
 	if ((err = kgci_io_begin(r, t, q->what, true)))
@@ -252,16 +253,18 @@ KGC_API int kgc_io_reap(kgc_io_ring *r, kgc_thread *t, struct kgc_io_cqe *out, u
 	return reap(r, t, &(struct reap_req){ "kgc_io_reap", out, max, wait_nr, -1, NULL, NULL });
 }
 
-/* w's fields this library knows, and nothing it does not (zero). */
+/* w's fields this library knows, and nothing it does not (zero); a size
+ * past WAIT_SIZE_MAX is not a newer struct but garbage. */
+#define WAIT_SIZE_MAX 4096u
 static int wait_check(const struct kgc_io_wait *w)
 {
 	const char *p = (const char *)w;
 
 	if (!w)
 		return IO_FAIL(EINVAL, "kgc_io_reap_wait: NULL wait");
-	if (w->size < sizeof(*w))
-		return IO_FAIL(EINVAL, "kgc_io_reap_wait: wait size %u (at least %zu)", w->size,
-			       sizeof(*w));
+	if (w->size < sizeof(*w) || w->size > WAIT_SIZE_MAX)
+		return IO_FAIL(EINVAL, "kgc_io_reap_wait: wait size %u (%zu..%u)", w->size, sizeof(*w),
+			       WAIT_SIZE_MAX);
 	for (size_t i = offsetof(struct kgc_io_wait, reserved); i < w->size; i++)
 		if (p[i])
 			return IO_FAIL(EINVAL, "kgc_io_reap_wait: wait byte %zu (reserved) not zero", i);

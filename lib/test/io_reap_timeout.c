@@ -5,7 +5,9 @@
  * least 60 ms and well under a second; timeout 0 returns -ETIME at once;
  * wait_nr 0 returns 0. With one of two reads completed, waiting for both
  * returns the one after the timeout (a count, not -ETIME) and its array is
- * released. While the main thread waits 300 ms another thread's full
+ * released. The longest timeout (INT64_MAX ns) waits for a completion that
+ * comes after 50 ms (it does not overflow into a deadline already past);
+ * a size of 2^31 is garbage, not a newer struct: -EINVAL. While the main thread waits 300 ms another thread's full
  * collection finishes (the wait is in native state). Bad structs: NULL,
  * a size too small, a reserved word set, bytes past the struct set (a
  * newer caller's field this library does not know), no out and no
@@ -56,6 +58,9 @@ static void bad_structs(kgc_io_ring *r, kgc_thread *t)
 	w.size = 8;
 	T_ASSERT_EQ(kgc_io_reap_wait(r, t, c, 2, &w), -EINVAL);
 	T_ASSERT(strstr(kgc_last_error(), "size 8"));
+	w.size = 1u << 31;	/* garbage, not a newer struct */
+	T_ASSERT_EQ(kgc_io_reap_wait(r, t, c, 2, &w), -EINVAL);
+	T_ASSERT(strstr(kgc_last_error(), "size 2147483648"));
 	w.size = sizeof(w);
 	w.reserved[3] = 1;
 	T_ASSERT_EQ(kgc_io_reap_wait(r, t, c, 2, &w), -EINVAL);
@@ -75,11 +80,14 @@ int main(void)
 {
 	kgc_thread *t;
 	kgc_io_ring *r;
-	kgc_obj roots[2] = { 0 };
+	kgc_obj roots[3] = { 0 };
 	struct kgc_frame f;
 	struct kgc_io_cqe c[2];
 	int p[2], q[2];
-	pthread_t gc;
+	pthread_t gc, wr;
+	int z[2], ctl[2];
+	struct t_writer wz;
+	struct t_req rq = { LEN, 9, 50000 };
 	int64_t ns, gc_ns;
 
 	alarm(20);
@@ -88,8 +96,8 @@ int main(void)
 	r = t_ring(t, 4);
 	T_ASSERT_EQ(pipe(p), 0);
 	T_ASSERT_EQ(pipe(q), 0);
-	kgc_frame_push(t, &f, roots, 2, NULL);
-	for (int i = 0; i < 2; i++)
+	kgc_frame_push(t, &f, roots, 3, NULL);
+	for (int i = 0; i < 3; i++)
 		T_ASSERT(roots[i] = kgc_alloc_array(t, KGC_TYPE_PRIM_ARRAY(KGC_PRIM_BYTE), LEN));
 	T_ASSERT_EQ(kgc_io_prep_read(r, t, p[0], &roots[0], 0, LEN, KGC_IO_OFF_CUR, 1), 0);
 	T_ASSERT_EQ(kgc_io_prep_read(r, t, q[0], &roots[1], 0, LEN, KGC_IO_OFF_CUR, 2), 0);
@@ -104,6 +112,23 @@ int main(void)
 	T_ASSERT(ns < 500 * MS);
 	T_ASSERT_EQ(reap_for(r, t, c, 0, 60 * MS, &ns), 0);
 	T_ASSERT(ns < 500 * MS);
+	/* the longest timeout does not overflow into one already past: it waits
+	 * for a read another thread completes after 50 ms */
+	T_ASSERT_EQ(pipe(z), 0);
+	T_ASSERT_EQ(pipe(ctl), 0);
+	wz = (struct t_writer){ ctl[0], z[1] };
+	T_ASSERT_EQ(kgc_io_prep_read(r, t, z[0], &roots[2], 0, LEN, KGC_IO_OFF_CUR, 5), 0);
+	T_ASSERT_EQ(pthread_create(&wr, NULL, t_writer_main, &wz), 0);
+	T_ASSERT_EQ(write(ctl[1], &rq, sizeof(rq)), (long)sizeof(rq));
+	T_ASSERT_EQ(reap_for(r, t, c, 1, INT64_MAX, &ns), 1);
+	T_ASSERT_EQ(c[0].user_data, 5);
+	close(ctl[1]);
+	kgc_enter_native(t);
+	T_ASSERT_EQ(pthread_join(wr, NULL), 0);
+	kgc_leave_native(t);
+	close(ctl[0]);
+	close(z[0]);
+	close(z[1]);
 	T_ASSERT_EQ(kgc_io_inflight(r), 2);
 
 	/* a collection on another thread finishes while this one waits */
