@@ -766,6 +766,21 @@ int kgc_io_prep_send(kgc_io_ring *r, kgc_thread *t, int sockfd, kgc_obj *array, 
  * Bad flags, masks, lengths or a NULL address: -EINVAL, nothing queued.
  */
 struct sockaddr;
+struct sockaddr_storage;
+/*
+ * sendmsg(2)/recvmsg(2) gathering from or scattering into nbufs (1..
+ * KGC_IO_IOV_MAX) array buffers, like readv/writev; no control messages.
+ * sendmsg: to/tolen the destination (NULL/0 on a connected socket; at most
+ * sizeof(struct sockaddr_storage)), copied at prep. recvmsg: from (NULL:
+ * not wanted) receives the source address; it must stay valid until the
+ * completion is reaped and must not be heap memory. res: bytes.
+ */
+int kgc_io_prep_sendmsg(kgc_io_ring *r, kgc_thread *t, int sockfd, const struct kgc_io_buf *bufs,
+			unsigned nbufs, const struct sockaddr *to, unsigned tolen, int msg_flags,
+			uint64_t user_data);
+int kgc_io_prep_recvmsg(kgc_io_ring *r, kgc_thread *t, int sockfd, const struct kgc_io_buf *bufs,
+			unsigned nbufs, struct sockaddr_storage *from, int msg_flags,
+			uint64_t user_data);
 int kgc_io_prep_fsync(kgc_io_ring *r, kgc_thread *t, int fd, unsigned fsync_flags,
 		      uint64_t user_data);
 int kgc_io_prep_close(kgc_io_ring *r, kgc_thread *t, int fd, uint64_t user_data);

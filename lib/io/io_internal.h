@@ -42,10 +42,12 @@ struct io_slot {
 	int fd;				/* the operation's (-1: a timeout) */
 	uint64_t user_data;		/* the program's */
 	struct kgc_io_cqe cqe;		/* done: the completion */
-	union {				/* what the kernel reads until the completion */
-		struct iovec iov[KGC_IO_IOV_MAX];	/* readv/writev */
+	/* what the kernel reads until the completion */
+	struct iovec iov[KGC_IO_IOV_MAX];	/* readv/writev/sendmsg/recvmsg */
+	struct msghdr msg;			/* sendmsg/recvmsg */
+	union {
 		struct __kernel_timespec ts;		/* timeout */
-		struct sockaddr_storage addr;		/* connect */
+		struct sockaddr_storage addr;		/* connect, sendmsg's destination */
 	} u;
 };
 

@@ -17,12 +17,14 @@
 
 enum io_op {
 	OP_READ, OP_WRITE, OP_READV, OP_WRITEV, OP_RECV, OP_SEND,	/* arrays */
+	OP_SENDMSG, OP_RECVMSG,
 	OP_FSYNC, OP_CLOSE, OP_POLL, OP_TIMEOUT, OP_ACCEPT, OP_CONNECT,	/* none */
 };
 
 static const char *const op_name[] = {
 	"kgc_io_prep_read", "kgc_io_prep_write", "kgc_io_prep_readv",
 	"kgc_io_prep_writev", "kgc_io_prep_recv", "kgc_io_prep_send",
+	"kgc_io_prep_sendmsg", "kgc_io_prep_recvmsg",
 	"kgc_io_prep_fsync", "kgc_io_prep_close", "kgc_io_prep_poll",
 	"kgc_io_prep_timeout", "kgc_io_prep_accept", "kgc_io_prep_connect",
 };
@@ -31,7 +33,7 @@ struct io_req {
 	enum io_op op;
 	int fd, msg_flags;	/* msg_flags: recv/send's; fsync, poll, accept flags */
 	uint64_t file_off, user_data;	/* file_off: a timeout's ns */
-	const void *addr;	/* connect */
+	const void *addr;	/* connect, sendmsg: copied; recvmsg: the caller's, written */
 	unsigned addrlen;
 };
 
@@ -60,6 +62,26 @@ static int buf_check(struct kgc_heap *h, const char *what, unsigned i, const str
 		return IO_FAIL(EINVAL, "%s: buffer %u: length %zu over %u", what, i, b->length, IO_LEN_MAX);
 	*p = (char *)kgc_array_data(*o) + b->offset;
 	return 0;
+}
+
+/* sendmsg/recvmsg: the msghdr in the slot; a destination is copied there
+ * too, a recvmsg's source address goes to the caller's memory. */
+static void sqe_fill_msg(struct io_uring_sqe *sqe, const struct io_req *q, struct io_slot *s,
+			 unsigned n)
+{
+	s->msg = (struct msghdr){ .msg_iov = s->iov, .msg_iovlen = n };
+	if (q->op == OP_RECVMSG) {
+		s->msg.msg_name = (void *)q->addr;
+		s->msg.msg_namelen = q->addr ? sizeof(struct sockaddr_storage) : 0;
+		io_uring_prep_recvmsg(sqe, q->fd, &s->msg, (unsigned)q->msg_flags);
+		return;
+	}
+	if (q->addr) {
+		memcpy(&s->u.addr, q->addr, q->addrlen);
+		s->msg.msg_name = &s->u.addr;
+		s->msg.msg_namelen = q->addrlen;
+	}
+	io_uring_prep_sendmsg(sqe, q->fd, &s->msg, (unsigned)q->msg_flags);
 }
 
 /* An operation without arrays; what the kernel reads goes in the slot. */
@@ -111,16 +133,20 @@ static void sqe_fill(struct io_uring_sqe *sqe, const struct io_req *q, struct io
 			io_uring_prep_write(sqe, q->fd, p, (unsigned)len, q->file_off);
 		break;
 	case OP_READV:
-		io_uring_prep_readv(sqe, q->fd, s->u.iov, n, q->file_off);
+		io_uring_prep_readv(sqe, q->fd, s->iov, n, q->file_off);
 		break;
 	case OP_WRITEV:
-		io_uring_prep_writev(sqe, q->fd, s->u.iov, n, q->file_off);
+		io_uring_prep_writev(sqe, q->fd, s->iov, n, q->file_off);
 		break;
 	case OP_RECV:
 		io_uring_prep_recv(sqe, q->fd, p, len, q->msg_flags);
 		break;
 	case OP_SEND:
 		io_uring_prep_send(sqe, q->fd, p, len, q->msg_flags);
+		break;
+	case OP_SENDMSG:
+	case OP_RECVMSG:
+		sqe_fill_msg(sqe, q, s, n);
 		break;
 	default:
 		sqe_fill_noarr(sqe, q, s);
@@ -145,7 +171,7 @@ static int queue_locked(struct kgc_io_ring *r, struct kgc_thread *t, const struc
 		return IO_FAIL(EAGAIN, "%s: %s: submission queue full", op_name[q->op], r->name);
 	}
 	for (unsigned i = 0; i < n; i++)
-		s->u.iov[i] = (struct iovec){ (char *)kgc_array_data(objs[i]) + bufs[i].offset,
+		s->iov[i] = (struct iovec){ (char *)kgc_array_data(objs[i]) + bufs[i].offset,
 					    bufs[i].length };
 	kgci_io_slot_hold(r, s, objs, n, q->user_data);
 	s->fd = q->fd;
@@ -156,7 +182,7 @@ static int queue_locked(struct kgc_io_ring *r, struct kgc_thread *t, const struc
 	if (n)
 		atomic_fetch_add_explicit(&r->h->io_stat[fixed >= 0 ? IOS_FIXED : IOS_PLAIN], 1,
 					  memory_order_relaxed);
-	sqe_fill(sqe, q, s, n ? s->u.iov[0].iov_base : NULL, n ? s->u.iov[0].iov_len : 0, n, fixed);
+	sqe_fill(sqe, q, s, n ? s->iov[0].iov_base : NULL, n ? s->iov[0].iov_len : 0, n, fixed);
 	sqe->user_data = (uint64_t)(s - r->slots);
 	r->last_sqe = sqe;
 	r->last_thread = t;
@@ -323,4 +349,25 @@ KGC_API int kgc_io_set_flags(kgc_io_ring *r, kgc_thread *t, unsigned flags)
 	}
 	pthread_mutex_unlock(&r->lock);
 	return err;
+}
+
+KGC_API int kgc_io_prep_sendmsg(kgc_io_ring *r, kgc_thread *t, int sockfd, const struct kgc_io_buf *bufs,
+			    unsigned nbufs, const struct sockaddr *to, unsigned tolen, int msg_flags,
+			    uint64_t user_data)
+{
+	if (tolen > sizeof(struct sockaddr_storage) || (!to) != (!tolen))
+		return IO_FAIL(EINVAL, "kgc_io_prep_sendmsg: to %p, tolen %u (both set, at most %zu; or "
+			       "neither)", (const void *)to, tolen, sizeof(struct sockaddr_storage));
+	return prep(r, t, &(struct io_req){ OP_SENDMSG, sockfd, msg_flags, 0, user_data, to, tolen },
+		    bufs, nbufs);
+}
+
+KGC_API int kgc_io_prep_recvmsg(kgc_io_ring *r, kgc_thread *t, int sockfd, const struct kgc_io_buf *bufs,
+			    unsigned nbufs, struct sockaddr_storage *from, int msg_flags,
+			    uint64_t user_data)
+{
+	if (from && r && in_heap(r->h, from))
+		return IO_FAIL(EINVAL, "kgc_io_prep_recvmsg: from %p lies in the heap", (void *)from);
+	return prep(r, t, &(struct io_req){ OP_RECVMSG, sockfd, msg_flags, 0, user_data, from, 0 },
+		    bufs, nbufs);
 }
