@@ -797,8 +797,9 @@ int kgc_io_prep_connect(kgc_io_ring *r, kgc_thread *t, int sockfd, const struct 
  * one fails (or is short); KGC_IO_HARDLINK - the same, but the next one
  * runs even if this one fails; KGC_IO_DRAIN - this one starts when every
  * operation queued before it has completed; KGC_IO_ASYNC - never try it
- * inline at submit. Every operation of a chain still completes and is
- * reaped on its own. A chain ends at a submit (kgc_io_submit, a reap, or a
+ * inline at submit; KGC_IO_FIXED_FILE - its fd is an index into the ring's
+ * registered files (kgc_io_register_files). Every operation of a chain
+ * still completes and is reaped on its own. A chain ends at a submit (kgc_io_submit, a reap, or a
  * full submission queue): keep it shorter than the ring's entries. 0;
  * -EINVAL (other bits), -ENOENT (the last operation queued is submitted,
  * or another thread's).
@@ -807,7 +808,18 @@ int kgc_io_prep_connect(kgc_io_ring *r, kgc_thread *t, int sockfd, const struct 
 #define KGC_IO_HARDLINK	2u
 #define KGC_IO_DRAIN	4u
 #define KGC_IO_ASYNC	8u
+#define KGC_IO_FIXED_FILE 16u
 int kgc_io_set_flags(kgc_io_ring *r, kgc_thread *t, unsigned flags);
+/*
+ * Register fds[0..n) as the ring's table of files (io_uring_register_files;
+ * in native state): the kernel holds a reference to each, and an operation
+ * flagged KGC_IO_FIXED_FILE names one by its index, which saves looking
+ * the descriptor up per operation. Replaces an earlier table; n 0 drops it
+ * (0 also when there was none). 0, -EINVAL (NULL fds with n > 0), or the
+ * kernel's -errno (a bad descriptor: -EBADF), after which the ring has no
+ * table.
+ */
+int kgc_io_register_files(kgc_io_ring *r, kgc_thread *t, const int *fds, unsigned n);
 
 /* Submit the queued operations (native state). Returns how many, or -errno
  * (io_uring_enter's). */

@@ -331,12 +331,14 @@ KGC_API int kgc_io_set_flags(kgc_io_ring *r, kgc_thread *t, unsigned flags)
 	static const struct { unsigned kgc, iosqe; } map[] = {
 		{ KGC_IO_LINK, IOSQE_IO_LINK }, { KGC_IO_HARDLINK, IOSQE_IO_HARDLINK },
 		{ KGC_IO_DRAIN, IOSQE_IO_DRAIN }, { KGC_IO_ASYNC, IOSQE_ASYNC },
+		{ KGC_IO_FIXED_FILE, IOSQE_FIXED_FILE },
 	};
 	int err;
 
-	if (flags & ~(unsigned)(KGC_IO_LINK | KGC_IO_HARDLINK | KGC_IO_DRAIN | KGC_IO_ASYNC))
-		return IO_FAIL(EINVAL, "kgc_io_set_flags: flags %#x (KGC_IO_LINK, _HARDLINK, _DRAIN, _ASYNC)",
-			       flags);
+	if (flags & ~(unsigned)(KGC_IO_LINK | KGC_IO_HARDLINK | KGC_IO_DRAIN | KGC_IO_ASYNC |
+				KGC_IO_FIXED_FILE))
+		return IO_FAIL(EINVAL, "kgc_io_set_flags: flags %#x (KGC_IO_LINK, _HARDLINK, _DRAIN, _ASYNC, "
+			       "_FIXED_FILE)", flags);
 	if ((err = kgci_io_begin(r, t, "kgc_io_set_flags", false)))
 		return err;
 	if (!r->last_sqe || r->last_thread != t) {

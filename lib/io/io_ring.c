@@ -168,6 +168,26 @@ KGC_API int kgc_io_ring_destroy(kgc_io_ring *r, kgc_thread *t)
 	return (int)was;
 }
 
+KGC_API int kgc_io_register_files(kgc_io_ring *r, kgc_thread *t, const int *fds, unsigned n)
+{
+	int err;
+
+	if (!fds && n)
+		return IO_FAIL(EINVAL, "kgc_io_register_files: NULL fds, n %u", n);
+	if ((err = kgci_io_begin(r, t, "kgc_io_register_files", false)))
+		return err;
+	kgc_enter_native(t);	/* older kernels quiesce the ring for a registration */
+	err = io_uring_unregister_files(&r->ur);
+	if (err == -ENXIO)	/* there was none */
+		err = 0;
+	if (!err && n)
+		err = io_uring_register_files(&r->ur, fds, n);
+	kgc_leave_native(t);
+	pthread_mutex_unlock(&r->lock);
+	return err < 0 ? IO_FAIL(-err, "kgc_io_register_files: %s: %u files: %s (the ring has no table "
+				 "now)", r->name, n, strerror(-err)) : 0;
+}
+
 KGC_API int kgc_io_submit(kgc_io_ring *r, kgc_thread *t)
 {
 	int n;
