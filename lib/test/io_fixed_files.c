@@ -22,7 +22,6 @@ int main(void)
 	kgc_obj roots[2] = { 0 };
 	struct kgc_frame f;
 	struct kgc_io_cqe c;
-	char path[] = "/tmp/kgc_io_files_XXXXXX";
 	uint8_t back[LEN];
 	int p[2], fd, table[2], bad;
 
@@ -31,9 +30,7 @@ int main(void)
 	r = t_ring(t, 4);
 	T_ASSERT_EQ(pipe(p), 0);
 	kgc_frame_push(t, &f, roots, 2, NULL);
-	fd = mkstemp(path);
-	T_ASSERT(fd >= 0);
-	T_ASSERT_EQ(unlink(path), 0);
+	fd = t_tmpfile();
 	for (int i = 0; i < 2; i++)
 		T_ASSERT(roots[i] = kgc_alloc_array(t, KGC_TYPE_PRIM_ARRAY(KGC_PRIM_BYTE), LEN));
 	t_pat_fill(kgc_array_data(roots[1]), LEN, 6);

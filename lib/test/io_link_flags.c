@@ -49,7 +49,6 @@ int main(void)
 	struct kgc_frame f;
 	struct kgc_io_cqe c[4];
 	struct kgc_io_wait w = { .size = sizeof(w), .wait_nr = 1, .timeout_ns = 100 * MS };
-	char path[] = "/tmp/kgc_io_link_XXXXXX";
 	int fd, bad, p[2];
 	pthread_t th;
 
@@ -59,9 +58,7 @@ int main(void)
 	ring = t_ring(t, 8);
 	T_ASSERT_EQ(pipe(p), 0);
 	kgc_frame_push(t, &f, roots, 2, NULL);
-	fd = mkstemp(path);
-	T_ASSERT(fd >= 0);
-	T_ASSERT_EQ(unlink(path), 0);
+	fd = t_tmpfile();
 	for (int i = 0; i < 2; i++)
 		T_ASSERT(roots[i] = kgc_alloc_array(t, KGC_TYPE_PRIM_ARRAY(KGC_PRIM_BYTE), LEN));
 	t_pat_fill(kgc_array_data(roots[0]), LEN, 3);

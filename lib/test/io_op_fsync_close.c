@@ -20,7 +20,6 @@ int main(void)
 	kgc_obj roots[1] = { 0 };
 	struct kgc_frame f;
 	struct kgc_io_cqe c;
-	char path[] = "/tmp/kgc_io_fsync_XXXXXX";
 	uint8_t back[LEN];
 	int fd, p[2];
 
@@ -29,9 +28,7 @@ int main(void)
 	r = t_ring(t, 4);
 	T_ASSERT_EQ(pipe(p), 0);
 	kgc_frame_push(t, &f, roots, 1, NULL);
-	fd = mkstemp(path);
-	T_ASSERT(fd >= 0);
-	T_ASSERT_EQ(unlink(path), 0);
+	fd = t_tmpfile();
 	roots[0] = kgc_alloc_array(t, KGC_TYPE_PRIM_ARRAY(KGC_PRIM_BYTE), LEN);
 	T_ASSERT(roots[0]);
 	t_pat_fill(kgc_array_data(roots[0]), LEN, 5);

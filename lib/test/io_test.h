@@ -51,6 +51,17 @@ static inline int64_t t_now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* An anonymous temporary file (created and unlinked in /tmp). */
+static inline int t_tmpfile(void)
+{
+	char path[] = "/tmp/kgc_io_XXXXXX";
+	int fd = mkstemp(path);
+
+	T_ASSERT(fd >= 0);
+	T_ASSERT_EQ(unlink(path), 0);
+	return fd;
+}
+
 /* Write n bytes of pattern gen to fd (a pipe or socket with room for them). */
 static inline void t_pat_write(int fd, size_t n, unsigned gen)
 {
