@@ -748,6 +748,22 @@ int kgc_io_prep_recv(kgc_io_ring *r, kgc_thread *t, int sockfd, kgc_obj *array, 
 int kgc_io_prep_send(kgc_io_ring *r, kgc_thread *t, int sockfd, kgc_obj *array, size_t offset,
 		     size_t length, int msg_flags, uint64_t user_data);
 
+struct sockaddr;
+struct sockaddr_storage;
+/*
+ * sendmsg(2)/recvmsg(2) gathering from or scattering into nbufs (1..
+ * KGC_IO_IOV_MAX) array buffers, like readv/writev; no control messages.
+ * sendmsg: to/tolen the destination (NULL/0 on a connected socket; at most
+ * sizeof(struct sockaddr_storage)), copied at prep. recvmsg: from (NULL:
+ * not wanted) receives the source address; it must stay valid until the
+ * completion is reaped and must not be heap memory. res: bytes.
+ */
+int kgc_io_prep_sendmsg(kgc_io_ring *r, kgc_thread *t, int sockfd, const struct kgc_io_buf *bufs,
+			unsigned nbufs, const struct sockaddr *to, unsigned tolen, int msg_flags,
+			uint64_t user_data);
+int kgc_io_prep_recvmsg(kgc_io_ring *r, kgc_thread *t, int sockfd, const struct kgc_io_buf *bufs,
+			unsigned nbufs, struct sockaddr_storage *from, int msg_flags,
+			uint64_t user_data);
 /*
  * Operations that hold no array (nothing pinned or rooted; each still
  * counts in kgc_io_inflight until a reap returns it). What the kernel
@@ -765,22 +781,6 @@ int kgc_io_prep_send(kgc_io_ring *r, kgc_thread *t, int sockfd, kgc_obj *array, 
  *           res 0.
  * Bad flags, masks, lengths or a NULL address: -EINVAL, nothing queued.
  */
-struct sockaddr;
-struct sockaddr_storage;
-/*
- * sendmsg(2)/recvmsg(2) gathering from or scattering into nbufs (1..
- * KGC_IO_IOV_MAX) array buffers, like readv/writev; no control messages.
- * sendmsg: to/tolen the destination (NULL/0 on a connected socket; at most
- * sizeof(struct sockaddr_storage)), copied at prep. recvmsg: from (NULL:
- * not wanted) receives the source address; it must stay valid until the
- * completion is reaped and must not be heap memory. res: bytes.
- */
-int kgc_io_prep_sendmsg(kgc_io_ring *r, kgc_thread *t, int sockfd, const struct kgc_io_buf *bufs,
-			unsigned nbufs, const struct sockaddr *to, unsigned tolen, int msg_flags,
-			uint64_t user_data);
-int kgc_io_prep_recvmsg(kgc_io_ring *r, kgc_thread *t, int sockfd, const struct kgc_io_buf *bufs,
-			unsigned nbufs, struct sockaddr_storage *from, int msg_flags,
-			uint64_t user_data);
 int kgc_io_prep_fsync(kgc_io_ring *r, kgc_thread *t, int fd, unsigned fsync_flags,
 		      uint64_t user_data);
 int kgc_io_prep_close(kgc_io_ring *r, kgc_thread *t, int fd, uint64_t user_data);
@@ -799,8 +799,9 @@ int kgc_io_prep_connect(kgc_io_ring *r, kgc_thread *t, int sockfd, const struct 
  * operation queued before it has completed; KGC_IO_ASYNC - never try it
  * inline at submit; KGC_IO_FIXED_FILE - its fd is an index into the ring's
  * registered files (kgc_io_register_files). Every operation of a chain
- * still completes and is reaped on its own. A chain ends at a submit (kgc_io_submit, a reap, or a
- * full submission queue): keep it shorter than the ring's entries. 0;
+ * still completes and is reaped on its own. A chain ends at a submit
+ * (kgc_io_submit, a reap, or a full submission queue): keep it shorter
+ * than the ring's entries. 0;
  * -EINVAL (other bits), -ENOENT (the last operation queued is submitted,
  * or another thread's).
  */
@@ -838,7 +839,8 @@ int kgc_io_reap(kgc_io_ring *r, kgc_thread *t, struct kgc_io_cqe *out, unsigned 
  * A completion callback of kgc_io_reap_wait: called once per completion it
  * returns, in out[]'s order, on the reaping thread in managed state, with
  * no lock of the ring held. arrays[0..narrays) are the operation's arrays
- * (1 for read/write/recv/send, nbufs for readv/writev), still pinned and
+ * (1 for read/write/recv/send, nbufs for readv/writev/sendmsg/recvmsg, 0
+ * for the operations without arrays), still pinned and
  * rooted by the ring until kgc_io_reap_wait returns: the callback may
  * allocate (collections run, the arrays stay in place), prep, submit, reap
  * and cancel on the ring, but not destroy it.
