@@ -750,6 +750,29 @@ KGC_INLINE int kgc_critical_release(kgc_thread *t, kgc_obj *ref, void *elems, in
 	return 0;
 }
 
+/* ------------------------------------ bulk copies (JNI Get/Set...Region) */
+
+/*
+ * Copy count elements from element index start of the primitive array held
+ * by the root *array out to buf (get) or in from buf (set), like JNI's
+ * Get/Set<Type>ArrayRegion. type is the array's element type (enum
+ * kgc_prim); buf holds count elements in ordinary memory (not the heap).
+ * Callable in managed or native state, not inside a critical section. The
+ * copy never holds up a collection for long: every 64 KiB it is a
+ * safepoint, where a pending collection may move the array; it then reads
+ * the array's new address from *array (so in native state *array must be a
+ * root - a frame slot, a handle; in managed state any variable: it gets the
+ * new address). No piece is ever copied from or to an address the array
+ * has left. 0; -EINVAL (NULL array or root, not a primitive array of type,
+ * type out of range, NULL buf with count > 0, buf in the heap), -ERANGE
+ * (start + count beyond the length), -EPERM (inside a critical section),
+ * each with kgc_last_error; nothing is copied then.
+ */
+int kgc_array_get_region(kgc_thread *t, kgc_obj *array, enum kgc_prim type, size_t start,
+			 size_t count, void *buf);
+int kgc_array_set_region(kgc_thread *t, kgc_obj *array, enum kgc_prim type, size_t start,
+			 size_t count, const void *buf);
+
 /* ------------------------------------------ asynchronous I/O (io_uring) */
 
 /*
@@ -762,7 +785,9 @@ KGC_INLINE int kgc_critical_release(kgc_thread *t, kgc_obj *ref, void *elems, in
  * reaped the array's region is pinned (JEP 423: collections keep running,
  * the region stays in place) and the ring holds the array as a root: it
  * stays alive and in place even when the program drops its last reference.
- * Reaping the completion releases both.
+ * The reap call that returns the completion releases both, when it returns:
+ * every array of a completion it returns is where the prep found it, even
+ * when collections ran while the reap waited for later completions.
  *
  * Every call takes the calling thread, attached to the ring's heap and in
  * managed state; calls that may block (submit, reap with wait_nr > 0,
@@ -823,16 +848,134 @@ int kgc_io_prep_recv(kgc_io_ring *r, kgc_thread *t, int sockfd, kgc_obj *array, 
 int kgc_io_prep_send(kgc_io_ring *r, kgc_thread *t, int sockfd, kgc_obj *array, size_t offset,
 		     size_t length, int msg_flags, uint64_t user_data);
 
+struct sockaddr;
+struct sockaddr_storage;
+/*
+ * sendmsg(2)/recvmsg(2) gathering from or scattering into nbufs (1..
+ * KGC_IO_IOV_MAX) array buffers, like readv/writev; no control messages.
+ * sendmsg: to/tolen the destination (NULL/0 on a connected socket; at most
+ * sizeof(struct sockaddr_storage)), copied at prep. recvmsg: from (NULL:
+ * not wanted) receives the source address; it must stay valid until the
+ * completion is reaped and must not be heap memory. res: bytes.
+ */
+int kgc_io_prep_sendmsg(kgc_io_ring *r, kgc_thread *t, int sockfd, const struct kgc_io_buf *bufs,
+			unsigned nbufs, const struct sockaddr *to, unsigned tolen, int msg_flags,
+			uint64_t user_data);
+int kgc_io_prep_recvmsg(kgc_io_ring *r, kgc_thread *t, int sockfd, const struct kgc_io_buf *bufs,
+			unsigned nbufs, struct sockaddr_storage *from, int msg_flags,
+			uint64_t user_data);
+/*
+ * Operations that hold no array (nothing pinned or rooted; each still
+ * counts in kgc_io_inflight until a reap returns it). What the kernel
+ * reads later (a timeout's time, a connect's address) is copied into the
+ * ring at prep. Descriptor errors come back in res, like I/O errors.
+ *  fsync:   fsync_flags 0 or IORING_FSYNC_DATASYNC; res 0.
+ *  close:   res 0 (the fd is closed).
+ *  poll:    one-shot, poll_mask POLLIN, POLLOUT, ... (not 0); res the
+ *           events that are ready.
+ *  timeout: completes after ns nanoseconds (at most 2^63-1) with res
+ *           -ETIME, or -ECANCELED when kgc_io_cancel'd.
+ *  accept:  flags SOCK_NONBLOCK, SOCK_CLOEXEC; res the new socket (the
+ *           peer's address: getpeername(2)).
+ *  connect: addr of addrlen bytes (1 .. sizeof(struct sockaddr_storage));
+ *           res 0.
+ * Bad flags, masks, lengths or a NULL address: -EINVAL, nothing queued.
+ */
+int kgc_io_prep_fsync(kgc_io_ring *r, kgc_thread *t, int fd, unsigned fsync_flags,
+		      uint64_t user_data);
+int kgc_io_prep_close(kgc_io_ring *r, kgc_thread *t, int fd, uint64_t user_data);
+int kgc_io_prep_poll(kgc_io_ring *r, kgc_thread *t, int fd, unsigned poll_mask, uint64_t user_data);
+int kgc_io_prep_timeout(kgc_io_ring *r, kgc_thread *t, uint64_t ns, uint64_t user_data);
+int kgc_io_prep_accept(kgc_io_ring *r, kgc_thread *t, int sockfd, int flags, uint64_t user_data);
+int kgc_io_prep_connect(kgc_io_ring *r, kgc_thread *t, int sockfd, const struct sockaddr *addr,
+			unsigned addrlen, uint64_t user_data);
+
+/*
+ * Flags of the operation the calling thread queued last on r, before it is
+ * submitted (io_uring's IOSQE_*): KGC_IO_LINK - the next operation queued
+ * starts when this one has completed, and completes with -ECANCELED if this
+ * one fails (or is short); KGC_IO_HARDLINK - the same, but the next one
+ * runs even if this one fails; KGC_IO_DRAIN - this one starts when every
+ * operation queued before it has completed; KGC_IO_ASYNC - never try it
+ * inline at submit; KGC_IO_FIXED_FILE - its fd is an index into the ring's
+ * registered files (kgc_io_register_files). Every operation of a chain
+ * still completes and is reaped on its own. A chain ends at a submit
+ * (kgc_io_submit, a reap, or a full submission queue): keep it shorter
+ * than the ring's entries. 0;
+ * -EINVAL (other bits), -ENOENT (the last operation queued is submitted,
+ * or another thread's).
+ */
+#define KGC_IO_LINK	1u
+#define KGC_IO_HARDLINK	2u
+#define KGC_IO_DRAIN	4u
+#define KGC_IO_ASYNC	8u
+#define KGC_IO_FIXED_FILE 16u
+int kgc_io_set_flags(kgc_io_ring *r, kgc_thread *t, unsigned flags);
+/*
+ * Register fds[0..n) as the ring's table of files (io_uring_register_files;
+ * in native state): the kernel holds a reference to each, and an operation
+ * flagged KGC_IO_FIXED_FILE names one by its index, which saves looking
+ * the descriptor up per operation. Replaces an earlier table; n 0 drops it
+ * (0 also when there was none). 0, -EINVAL (NULL fds with n > 0), or the
+ * kernel's -errno (a bad descriptor: -EBADF), after which the ring has no
+ * table.
+ */
+int kgc_io_register_files(kgc_io_ring *r, kgc_thread *t, const int *fds, unsigned n);
+
 /* Submit the queued operations (native state). Returns how many, or -errno
  * (io_uring_enter's). */
 int kgc_io_submit(kgc_io_ring *r, kgc_thread *t);
 /*
  * Reap up to max completions into out, first waiting (native state) until
- * at least min(wait_nr, max, operations in flight) are there. Each reaped
- * completion unpins and unroots its arrays. Returns how many, or -errno.
+ * at least min(wait_nr, max, operations in flight) are there. The arrays of
+ * the completions it returns stay pinned and rooted until it returns (a
+ * collection while it waits for the rest moves and frees none of them);
+ * then it unpins and unroots them. Returns how many, or -errno.
  */
 int kgc_io_reap(kgc_io_ring *r, kgc_thread *t, struct kgc_io_cqe *out, unsigned max,
 		unsigned wait_nr);
+
+/*
+ * A completion callback of kgc_io_reap_wait: called once per completion it
+ * returns, in out[]'s order, on the reaping thread in managed state, with
+ * no lock of the ring held. arrays[0..narrays) are the operation's arrays
+ * (1 for read/write/recv/send, nbufs for readv/writev/sendmsg/recvmsg, 0
+ * for the operations without arrays), still pinned and
+ * rooted by the ring until kgc_io_reap_wait returns: the callback may
+ * allocate (collections run, the arrays stay in place), prep, submit, reap
+ * and cancel on the ring, but not destroy it.
+ */
+typedef void kgc_io_complete_fn(kgc_thread *t, const struct kgc_io_cqe *c, const kgc_obj *arrays,
+				unsigned narrays, void *arg);
+
+/* How kgc_io_reap_wait waits. Size-versioned: size = sizeof(struct
+ * kgc_io_wait), reserved (and any bytes past what the library knows) zero. */
+struct kgc_io_wait {
+	uint32_t size;
+	uint32_t wait_nr;		/* as kgc_io_reap's */
+	int64_t timeout_ns;		/* < 0: no limit; else the longest the wait takes */
+	kgc_io_complete_fn *complete;	/* NULL, or called for each completion */
+	void *arg;			/* complete's */
+	uint64_t reserved[4];
+};
+/*
+ * kgc_io_reap with a timeout and a callback (either may be unused); out may
+ * be NULL when complete is set. When timeout_ns passes first it returns
+ * what it has: the count if any, else -ETIME (wait_nr > 0 and no
+ * completion came; timeout_ns 0 polls). -EINVAL for a bad struct.
+ */
+int kgc_io_reap_wait(kgc_io_ring *r, kgc_thread *t, struct kgc_io_cqe *out, unsigned max,
+		     const struct kgc_io_wait *w);
+/*
+ * An eventfd for an event loop (epoll, poll, select): registered with the
+ * ring on the first call, the same one after, owned by the ring (closed by
+ * kgc_io_ring_destroy: take it out of the epoll set first; do not close
+ * it). It is readable while completions may be waiting: a reap resets it
+ * and sets it again when it leaves some in the ring, so an epoll wake-up
+ * is followed by kgc_io_reap(..., wait_nr 0), which does not block (it may
+ * find none: a spurious wake-up). The fd or -errno.
+ */
+int kgc_io_ring_eventfd(kgc_io_ring *r, kgc_thread *t);
 /*
  * Request cancellation of every operation in flight with this user_data
  * (submitted now; queued ones are submitted first). Each still completes,
@@ -840,7 +983,13 @@ int kgc_io_reap(kgc_io_ring *r, kgc_thread *t, struct kgc_io_cqe *out, unsigned 
  * usual. Returns how many operations matched, -ENOENT if none.
  */
 int kgc_io_cancel(kgc_io_ring *r, kgc_thread *t, uint64_t user_data);
-/* Operations queued or in flight whose completions are not reaped yet. */
+/* The same for every operation in flight on fd (-ENOENT if none, -EINVAL
+ * for fd < 0), and for every operation in flight (returns how many, 0 if
+ * none). */
+int kgc_io_cancel_fd(kgc_io_ring *r, kgc_thread *t, int fd);
+int kgc_io_cancel_all(kgc_io_ring *r, kgc_thread *t);
+/* Operations queued or in flight whose completions no reap has returned yet
+ * (a reap that waits counts those it holds until it returns them). */
 unsigned kgc_io_inflight(const kgc_io_ring *r);
 
 /* -------------------------------------------------------------- allocation */

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * io_internal.h - kgc_io rings (io_ring.c: lifecycle, submit, reap, cancel;
- * io_prep.c: the prep calls; io_roots.c: what the collector sees).
+ * io_internal.h - kgc_io rings (io_core.c: checks, lock, slots; io_ring.c:
+ * lifecycle, submit, cancel; io_prep.c: the prep calls; io_reap.c:
+ * completions, the eventfd; io_roots.c: what the collector sees).
  *
- * A slot is one operation queued or in flight: the arrays it holds are
- * roots (io_roots.c) and each pins its region (one count in the region's
- * pin count per array) from the prep until its completion is reaped. The
+ * A slot is one operation queued, in flight, or completed and held by a
+ * reap that has not returned it yet: the arrays it holds are roots
+ * (io_roots.c) and each pins its region (one count in the region's pin
+ * count per array) from the prep until a reap returns its completion. The
  * sqe's user_data is the slot index; the program's user_data stays in the
  * slot. Slots change only in managed state with r->lock held, so a
  * collection (at a safepoint) never sees one half-written; the collector
@@ -18,6 +20,7 @@
 #ifndef KGC_IO_INTERNAL_H
 #define KGC_IO_INTERNAL_H
 
+#include <sys/socket.h>
 #include <liburing.h>
 #include "gc_internal.h"
 
@@ -25,12 +28,27 @@
 #define IO_TAG_CANCEL	UINT64_MAX	/* user_data of our cancel sqes */
 #define IO_NONE		UINT32_MAX
 
+enum io_slot_state {
+	SLOT_FREE,
+	SLOT_INFLIGHT,	/* queued or in the kernel */
+	SLOT_DONE,	/* completed: a reap holds it until it returns it */
+};
+
 struct io_slot {
 	kgc_obj arr[KGC_IO_IOV_MAX];	/* roots, pinned (__atomic: the collector reads) */
-	uint32_t narr;			/* arrays held; 0 = free (__atomic) */
-	uint32_t next_free;
+	uint32_t narr;			/* arrays held (__atomic); 0 for fsync, poll, ... */
+	uint32_t next_free;		/* free, or held by a reap: the next in its list */
+	uint8_t state;			/* enum io_slot_state */
+	int fd;				/* the operation's (-1: a timeout) */
 	uint64_t user_data;		/* the program's */
-	struct iovec iov[KGC_IO_IOV_MAX];	/* readv/writev: read by the kernel */
+	struct kgc_io_cqe cqe;		/* done: the completion */
+	/* what the kernel reads until the completion */
+	struct iovec iov[KGC_IO_IOV_MAX];	/* readv/writev/sendmsg/recvmsg */
+	struct msghdr msg;			/* sendmsg/recvmsg */
+	union {
+		struct __kernel_timespec ts;		/* timeout */
+		struct sockaddr_storage addr;		/* connect, sendmsg's destination */
+	} u;
 };
 
 /* The ring's registered-buffer table (io_fixed.c): entry i is the
@@ -50,20 +68,30 @@ struct kgc_io_ring {
 	struct io_slot *slots;
 	uint32_t nslots, free_head;
 	_Atomic uint32_t inflight;		/* slots in use (kgc_io_inflight reads it unlocked) */
+	uint32_t kernel;			/* of those, not completed (queued or in the kernel) */
+	int efd;				/* the eventfd registered with the ring, or -1 */
 	char name[32];				/* for messages: "ring 0x..." */
 	struct io_fixed fx;			/* registered buffers: the pinned space */
+	struct io_uring_sqe *last_sqe;		/* the last operation queued, until submitted */
+	struct kgc_thread *last_thread;		/* the thread that queued it */
 };
 
 #define IO_FAIL(err, ...) (kgci_err_set((err), __VA_ARGS__), -(err))
 
-/* io_ring.c */
+/* io_core.c */
 int kgci_io_check(struct kgc_io_ring *r, struct kgc_thread *t, const char *what);
+int kgci_io_begin(struct kgc_io_ring *r, struct kgc_thread *t, const char *what, bool sync);
 void kgci_io_lock(struct kgc_io_ring *r, struct kgc_thread *t);
+int kgci_io_submit_locked(struct kgc_io_ring *r, struct kgc_thread *t);
 struct io_uring_sqe *kgci_io_get_sqe(struct kgc_io_ring *r, struct kgc_thread *t);
-/* io_prep.c's slot bookkeeping, r->lock held, managed */
+/* slot bookkeeping, r->lock held, managed */
 struct io_slot *kgci_io_slot_get(struct kgc_io_ring *r);
 void kgci_io_slot_hold(struct kgc_io_ring *r, struct io_slot *s, const kgc_obj *objs, unsigned n,
 		       uint64_t user_data);
+
+/* io_reap.c, r->lock held, managed */
+int kgci_io_drain_locked(struct kgc_io_ring *r, struct kgc_thread *t);	/* every completion, dropped */
+void kgci_io_eventfd_destroy(struct kgc_io_ring *r);			/* nothing in flight */
 
 /* io_fixed.c: the pinned-object space as io_uring fixed buffers */
 void kgci_io_fixed_init(struct kgc_io_ring *r);

@@ -2,26 +2,39 @@
 /*
  * io_prep.c - the kgc_io prep calls: read, write, readv, writev, recv, send
  * into or out of (array root, byte offset, byte length) of primitive
- * arrays. Every argument is checked before anything is queued; then the
- * arrays are rooted and pinned in a slot of the ring (io_ring.c) and the
- * sqe is queued for kgc_io_submit.
+ * arrays; fsync, close, poll, timeout, accept, connect, which hold no
+ * array. Every argument is checked before anything is queued; then the
+ * arrays are rooted and pinned in a slot of the ring (io_core.c), what
+ * else the kernel reads until the completion (iovecs, a timeout's time, a
+ * connect's address) is copied into the slot, and the sqe is queued for
+ * kgc_io_submit.
  */
 #include <errno.h>
+#include <string.h>
 #include "io/io_internal.h"
 
 #define IO_LEN_MAX	0x7fffffffu	/* cqe->res is an int32_t */
 
-enum io_op { OP_READ, OP_WRITE, OP_READV, OP_WRITEV, OP_RECV, OP_SEND };
+enum io_op {
+	OP_READ, OP_WRITE, OP_READV, OP_WRITEV, OP_RECV, OP_SEND,	/* arrays */
+	OP_SENDMSG, OP_RECVMSG,
+	OP_FSYNC, OP_CLOSE, OP_POLL, OP_TIMEOUT, OP_ACCEPT, OP_CONNECT,	/* none */
+};
 
 static const char *const op_name[] = {
 	"kgc_io_prep_read", "kgc_io_prep_write", "kgc_io_prep_readv",
 	"kgc_io_prep_writev", "kgc_io_prep_recv", "kgc_io_prep_send",
+	"kgc_io_prep_sendmsg", "kgc_io_prep_recvmsg",
+	"kgc_io_prep_fsync", "kgc_io_prep_close", "kgc_io_prep_poll",
+	"kgc_io_prep_timeout", "kgc_io_prep_accept", "kgc_io_prep_connect",
 };
 
 struct io_req {
 	enum io_op op;
-	int fd, msg_flags;
-	uint64_t file_off, user_data;
+	int fd, msg_flags;	/* msg_flags: recv/send's; fsync, poll, accept flags */
+	uint64_t file_off, user_data;	/* file_off: a timeout's ns */
+	const void *addr;	/* connect, sendmsg: copied; recvmsg: the caller's, written */
+	unsigned addrlen;
 };
 
 /* Buffer i: *array a primitive array of h, [offset, offset+length) in its
@@ -49,6 +62,56 @@ static int buf_check(struct kgc_heap *h, const char *what, unsigned i, const str
 		return IO_FAIL(EINVAL, "%s: buffer %u: length %zu over %u", what, i, b->length, IO_LEN_MAX);
 	*p = (char *)kgc_array_data(*o) + b->offset;
 	return 0;
+}
+
+/* sendmsg/recvmsg: the msghdr in the slot; a destination is copied there
+ * too, a recvmsg's source address goes to the caller's memory. */
+static void sqe_fill_msg(struct io_uring_sqe *sqe, const struct io_req *q, struct io_slot *s,
+			 unsigned n)
+{
+	s->msg = (struct msghdr){ .msg_iov = s->iov, .msg_iovlen = n };
+	if (q->op == OP_RECVMSG) {
+		s->msg.msg_name = (void *)q->addr;
+		s->msg.msg_namelen = q->addr ? sizeof(struct sockaddr_storage) : 0;
+		io_uring_prep_recvmsg(sqe, q->fd, &s->msg, (unsigned)q->msg_flags);
+		return;
+	}
+	if (q->addr) {
+		memcpy(&s->u.addr, q->addr, q->addrlen);
+		s->msg.msg_name = &s->u.addr;
+		s->msg.msg_namelen = q->addrlen;
+	}
+	io_uring_prep_sendmsg(sqe, q->fd, &s->msg, (unsigned)q->msg_flags);
+}
+
+/* An operation without arrays; what the kernel reads goes in the slot. */
+static void sqe_fill_noarr(struct io_uring_sqe *sqe, const struct io_req *q, struct io_slot *s)
+{
+	switch (q->op) {
+	case OP_FSYNC:
+		io_uring_prep_fsync(sqe, q->fd, (unsigned)q->msg_flags);
+		break;
+	case OP_CLOSE:
+		io_uring_prep_close(sqe, q->fd);
+		break;
+	case OP_POLL:
+		io_uring_prep_poll_add(sqe, q->fd, (unsigned)q->msg_flags);
+		break;
+	case OP_TIMEOUT:
+		s->u.ts = (struct __kernel_timespec){ (int64_t)(q->file_off / 1000000000),
+						      (long long)(q->file_off % 1000000000) };
+		io_uring_prep_timeout(sqe, &s->u.ts, 0, 0);
+		break;
+	case OP_ACCEPT:
+		io_uring_prep_accept(sqe, q->fd, NULL, NULL, q->msg_flags);
+		break;
+	case OP_CONNECT:
+		memcpy(&s->u.addr, q->addr, q->addrlen);
+		io_uring_prep_connect(sqe, q->fd, (struct sockaddr *)&s->u.addr, q->addrlen);
+		break;
+	default:
+		kgci_fatal("kgc_io: operation %d has arrays", (int)q->op);
+	}
 }
 
 /* fixed: the buffer's index in the ring's registered table (a pinned
@@ -81,6 +144,12 @@ static void sqe_fill(struct io_uring_sqe *sqe, const struct io_req *q, struct io
 	case OP_SEND:
 		io_uring_prep_send(sqe, q->fd, p, len, q->msg_flags);
 		break;
+	case OP_SENDMSG:
+	case OP_RECVMSG:
+		sqe_fill_msg(sqe, q, s, n);
+		break;
+	default:
+		sqe_fill_noarr(sqe, q, s);
 	}
 }
 
@@ -105,14 +174,18 @@ static int queue_locked(struct kgc_io_ring *r, struct kgc_thread *t, const struc
 		s->iov[i] = (struct iovec){ (char *)kgc_array_data(objs[i]) + bufs[i].offset,
 					    bufs[i].length };
 	kgci_io_slot_hold(r, s, objs, n, q->user_data);
+	s->fd = q->fd;
 	if (q->op == OP_READ || q->op == OP_WRITE) {
 		kgci_io_fixed_sync(r, t);	/* arrays pinned by the slot: may go native */
 		fixed = kgci_io_fixed_index(r, objs[0]);
 	}
-	atomic_fetch_add_explicit(&r->h->io_stat[fixed >= 0 ? IOS_FIXED : IOS_PLAIN], 1,
-				  memory_order_relaxed);
-	sqe_fill(sqe, q, s, s->iov[0].iov_base, s->iov[0].iov_len, n, fixed);
+	if (n)
+		atomic_fetch_add_explicit(&r->h->io_stat[fixed >= 0 ? IOS_FIXED : IOS_PLAIN], 1,
+					  memory_order_relaxed);
+	sqe_fill(sqe, q, s, n ? s->iov[0].iov_base : NULL, n ? s->iov[0].iov_len : 0, n, fixed);
 	sqe->user_data = (uint64_t)(s - r->slots);
+	r->last_sqe = sqe;
+	r->last_thread = t;
 	return 0;
 }
 
@@ -154,37 +227,149 @@ static int prep1(struct kgc_io_ring *r, struct kgc_thread *t, struct io_req q, k
 KGC_API int kgc_io_prep_read(kgc_io_ring *r, kgc_thread *t, int fd, kgc_obj *array, size_t offset,
 			 size_t length, uint64_t file_off, uint64_t user_data)
 {
-	return prep1(r, t, (struct io_req){ OP_READ, fd, 0, file_off, user_data }, array, offset, length);
+	return prep1(r, t, (struct io_req){ OP_READ, fd, 0, file_off, user_data, NULL, 0 }, array, offset, length);
 }
 
 KGC_API int kgc_io_prep_write(kgc_io_ring *r, kgc_thread *t, int fd, kgc_obj *array, size_t offset,
 			  size_t length, uint64_t file_off, uint64_t user_data)
 {
-	return prep1(r, t, (struct io_req){ OP_WRITE, fd, 0, file_off, user_data }, array, offset, length);
+	return prep1(r, t, (struct io_req){ OP_WRITE, fd, 0, file_off, user_data, NULL, 0 }, array, offset, length);
 }
 
 KGC_API int kgc_io_prep_recv(kgc_io_ring *r, kgc_thread *t, int sockfd, kgc_obj *array, size_t offset,
 			 size_t length, int msg_flags, uint64_t user_data)
 {
-	return prep1(r, t, (struct io_req){ OP_RECV, sockfd, msg_flags, 0, user_data }, array, offset,
+	return prep1(r, t, (struct io_req){ OP_RECV, sockfd, msg_flags, 0, user_data, NULL, 0 }, array, offset,
 		     length);
 }
 
 KGC_API int kgc_io_prep_send(kgc_io_ring *r, kgc_thread *t, int sockfd, kgc_obj *array, size_t offset,
 			 size_t length, int msg_flags, uint64_t user_data)
 {
-	return prep1(r, t, (struct io_req){ OP_SEND, sockfd, msg_flags, 0, user_data }, array, offset,
+	return prep1(r, t, (struct io_req){ OP_SEND, sockfd, msg_flags, 0, user_data, NULL, 0 }, array, offset,
 		     length);
 }
 
 KGC_API int kgc_io_prep_readv(kgc_io_ring *r, kgc_thread *t, int fd, const struct kgc_io_buf *bufs,
 			  unsigned nbufs, uint64_t file_off, uint64_t user_data)
 {
-	return prep(r, t, &(struct io_req){ OP_READV, fd, 0, file_off, user_data }, bufs, nbufs);
+	return prep(r, t, &(struct io_req){ OP_READV, fd, 0, file_off, user_data, NULL, 0 }, bufs, nbufs);
 }
 
 KGC_API int kgc_io_prep_writev(kgc_io_ring *r, kgc_thread *t, int fd, const struct kgc_io_buf *bufs,
 			   unsigned nbufs, uint64_t file_off, uint64_t user_data)
 {
-	return prep(r, t, &(struct io_req){ OP_WRITEV, fd, 0, file_off, user_data }, bufs, nbufs);
+	return prep(r, t, &(struct io_req){ OP_WRITEV, fd, 0, file_off, user_data, NULL, 0 }, bufs, nbufs);
+}
+
+/* The operations without arrays: r and t checked, then queued. */
+static int prep0(struct kgc_io_ring *r, struct kgc_thread *t, const struct io_req *q)
+{
+	int err;
+
+	if (!r)
+		return IO_FAIL(EINVAL, "%s: NULL ring", op_name[q->op]);
+	if ((err = kgci_io_check(r, t, op_name[q->op])))
+		return err;
+	kgci_io_lock(r, t);
+	err = queue_locked(r, t, q, NULL, NULL, 0);
+	pthread_mutex_unlock(&r->lock);
+	return err;
+}
+
+KGC_API int kgc_io_prep_fsync(kgc_io_ring *r, kgc_thread *t, int fd, unsigned fsync_flags,
+			  uint64_t user_data)
+{
+	if (fsync_flags & ~IORING_FSYNC_DATASYNC)
+		return IO_FAIL(EINVAL, "kgc_io_prep_fsync: fsync_flags %#x (0 or IORING_FSYNC_DATASYNC)",
+			       fsync_flags);
+	return prep0(r, t, &(struct io_req){ OP_FSYNC, fd, (int)fsync_flags, 0, user_data, NULL, 0 });
+}
+
+KGC_API int kgc_io_prep_close(kgc_io_ring *r, kgc_thread *t, int fd, uint64_t user_data)
+{
+	return prep0(r, t, &(struct io_req){ OP_CLOSE, fd, 0, 0, user_data, NULL, 0 });
+}
+
+KGC_API int kgc_io_prep_poll(kgc_io_ring *r, kgc_thread *t, int fd, unsigned poll_mask,
+			 uint64_t user_data)
+{
+	if (!poll_mask || poll_mask > 0xffff)
+		return IO_FAIL(EINVAL, "kgc_io_prep_poll: poll_mask %#x (POLLIN, POLLOUT, ...)", poll_mask);
+	return prep0(r, t, &(struct io_req){ OP_POLL, fd, (int)poll_mask, 0, user_data, NULL, 0 });
+}
+
+KGC_API int kgc_io_prep_timeout(kgc_io_ring *r, kgc_thread *t, uint64_t ns, uint64_t user_data)
+{
+	if (ns > INT64_MAX)
+		return IO_FAIL(EINVAL, "kgc_io_prep_timeout: %llu ns (at most 2^63-1)", (unsigned long long)ns);
+	return prep0(r, t, &(struct io_req){ OP_TIMEOUT, -1, 0, ns, user_data, NULL, 0 });
+}
+
+KGC_API int kgc_io_prep_accept(kgc_io_ring *r, kgc_thread *t, int sockfd, int flags,
+			   uint64_t user_data)
+{
+	if (flags & ~(SOCK_NONBLOCK | SOCK_CLOEXEC))
+		return IO_FAIL(EINVAL, "kgc_io_prep_accept: flags %#x (SOCK_NONBLOCK, SOCK_CLOEXEC)",
+			       (unsigned)flags);
+	return prep0(r, t, &(struct io_req){ OP_ACCEPT, sockfd, flags, 0, user_data, NULL, 0 });
+}
+
+KGC_API int kgc_io_prep_connect(kgc_io_ring *r, kgc_thread *t, int sockfd, const struct sockaddr *addr,
+			    unsigned addrlen, uint64_t user_data)
+{
+	if (!addr)
+		return IO_FAIL(EINVAL, "kgc_io_prep_connect: NULL address");
+	if (!addrlen || addrlen > sizeof(struct sockaddr_storage))
+		return IO_FAIL(EINVAL, "kgc_io_prep_connect: addrlen %u (1..%zu)", addrlen,
+			       sizeof(struct sockaddr_storage));
+	return prep0(r, t, &(struct io_req){ OP_CONNECT, sockfd, 0, 0, user_data, addr, addrlen });
+}
+
+KGC_API int kgc_io_set_flags(kgc_io_ring *r, kgc_thread *t, unsigned flags)
+{
+	static const struct { unsigned kgc, iosqe; } map[] = {
+		{ KGC_IO_LINK, IOSQE_IO_LINK }, { KGC_IO_HARDLINK, IOSQE_IO_HARDLINK },
+		{ KGC_IO_DRAIN, IOSQE_IO_DRAIN }, { KGC_IO_ASYNC, IOSQE_ASYNC },
+		{ KGC_IO_FIXED_FILE, IOSQE_FIXED_FILE },
+	};
+	int err;
+
+	if (flags & ~(unsigned)(KGC_IO_LINK | KGC_IO_HARDLINK | KGC_IO_DRAIN | KGC_IO_ASYNC |
+				KGC_IO_FIXED_FILE))
+		return IO_FAIL(EINVAL, "kgc_io_set_flags: flags %#x (KGC_IO_LINK, _HARDLINK, _DRAIN, _ASYNC, "
+			       "_FIXED_FILE)", flags);
+	if ((err = kgci_io_begin(r, t, "kgc_io_set_flags", false)))
+		return err;
+	if (!r->last_sqe || r->last_thread != t) {
+		err = IO_FAIL(ENOENT, "kgc_io_set_flags: %s: the last operation queued is %s", r->name,
+			      r->last_sqe ? "another thread's" : "submitted (or none was)");
+	} else {
+		for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+			if (flags & map[i].kgc)
+				r->last_sqe->flags |= map[i].iosqe;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return err;
+}
+
+KGC_API int kgc_io_prep_sendmsg(kgc_io_ring *r, kgc_thread *t, int sockfd, const struct kgc_io_buf *bufs,
+			    unsigned nbufs, const struct sockaddr *to, unsigned tolen, int msg_flags,
+			    uint64_t user_data)
+{
+	if (tolen > sizeof(struct sockaddr_storage) || (!to) != (!tolen))
+		return IO_FAIL(EINVAL, "kgc_io_prep_sendmsg: to %p, tolen %u (both set, at most %zu; or "
+			       "neither)", (const void *)to, tolen, sizeof(struct sockaddr_storage));
+	return prep(r, t, &(struct io_req){ OP_SENDMSG, sockfd, msg_flags, 0, user_data, to, tolen },
+		    bufs, nbufs);
+}
+
+KGC_API int kgc_io_prep_recvmsg(kgc_io_ring *r, kgc_thread *t, int sockfd, const struct kgc_io_buf *bufs,
+			    unsigned nbufs, struct sockaddr_storage *from, int msg_flags,
+			    uint64_t user_data)
+{
+	if (from && r && in_heap(r->h, from))
+		return IO_FAIL(EINVAL, "kgc_io_prep_recvmsg: from %p lies in the heap", (void *)from);
+	return prep(r, t, &(struct io_req){ OP_RECVMSG, sockfd, msg_flags, 0, user_data, from, 0 },
+		    bufs, nbufs);
 }

@@ -1,212 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * io_ring.c - kgc_io rings: an io_uring (liburing) bound to a heap. Setup
- * and teardown, the slots of operations in flight (each roots and pins its
- * arrays until its completion is reaped), submit, reap, cancel. The prep
- * calls are io_prep.c's; what the collector sees of a ring, io_roots.c's.
+ * and teardown (a destroy waits until the kernel is done with every array),
+ * submit, cancel. The checks, lock and slots every call shares are
+ * io_core.c's (a slot roots and pins its arrays until a reap returns its
+ * completion); the prep calls, io_prep.c's; reaping and the eventfd,
+ * io_reap.c's; what the collector sees of a ring, io_roots.c's.
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "io/io_internal.h"
-
-#define RELAXED __ATOMIC_RELAXED
-
-/* t may use r (NULL: only t checked): attached to r's heap, managed state. */
-int kgci_io_check(struct kgc_io_ring *r, struct kgc_thread *t, const char *what)
-{
-	/* a detached thread is still readable when the heap keeps it (KGC_CHECK) */
-	if (!t || t->magic != THREAD_MAGIC)
-		return IO_FAIL(EINVAL, "%s: thread %p is not attached (detached?)", what, (void *)t);
-	if (r && r->h != t->heap)
-		return IO_FAIL(EINVAL, "%s: thread '%s' is not attached to the heap of %s", what,
-			       t->name, r->name);
-	if (thread_state(t) != TS_MANAGED)
-		return IO_FAIL(EPERM, "%s: thread '%s' is in native state%s", what, t->name,
-			       t->pub.crit_open ? " (inside a critical section)" : "");
-	return 0;
-}
-
-/* r non-NULL and usable by t (kgci_io_check), then r->lock taken; with sync
- * its registered buffers follow the pinned space (destroy drops them all). */
-static int ring_begin(struct kgc_io_ring *r, struct kgc_thread *t, const char *what, bool sync)
-{
-	int err;
-
-	if (!r)
-		return IO_FAIL(EINVAL, "%s: NULL ring", what);
-	if ((err = kgci_io_check(r, t, what)))
-		return err;
-	kgci_io_lock(r, t);
-	if (sync)	/* the pinned space changed: the kernel lets go of what left */
-		kgci_io_fixed_sync(r, t);
-	return 0;
-}
-
-/* Take r->lock; contended, wait for it in native state (its holder may be
- * waiting for a collection). Returns managed. */
-void kgci_io_lock(struct kgc_io_ring *r, struct kgc_thread *t)
-{
-	if (pthread_mutex_trylock(&r->lock) == 0)
-		return;
-	kgc_enter_native(t);
-	pthread_mutex_lock(&r->lock);
-	kgc_leave_native(t);
-}
-
-/* io_uring_submit in native state (it may do the I/O inline), r->lock held. */
-static int submit_locked(struct kgc_io_ring *r, struct kgc_thread *t)
-{
-	int n;
-
-	if (!io_uring_sq_ready(&r->ur))
-		return 0;
-	kgc_enter_native(t);
-	n = io_uring_submit(&r->ur);
-	kgc_leave_native(t);
-	return n;
-}
-
-/* An sqe; the SQ full (cancels after queued operations), submit first. */
-struct io_uring_sqe *kgci_io_get_sqe(struct kgc_io_ring *r, struct kgc_thread *t)
-{
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ur);
-
-	if (!sqe && submit_locked(r, t) >= 0)
-		sqe = io_uring_get_sqe(&r->ur);
-	return sqe;
-}
-
-struct io_slot *kgci_io_slot_get(struct kgc_io_ring *r)
-{
-	struct io_slot *s;
-
-	if (r->free_head == IO_NONE)
-		return NULL;
-	s = &r->slots[r->free_head];
-	r->free_head = s->next_free;
-	return s;
-}
-
-/* Root and pin objs[0..n) in s (managed: no collection runs meanwhile). */
-void kgci_io_slot_hold(struct kgc_io_ring *r, struct io_slot *s, const kgc_obj *objs, unsigned n,
-		       uint64_t user_data)
-{
-	for (unsigned i = 0; i < n; i++) {
-		atomic_fetch_add(region_pins(r->h, region_index(r->h, objs[i])), 1);
-		__atomic_store_n(&s->arr[i], objs[i], RELAXED);
-	}
-	s->user_data = user_data;
-	__atomic_store_n(&s->narr, n, __ATOMIC_RELEASE);
-	atomic_fetch_add_explicit(&r->inflight, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&r->h->io_stat[IOS_SUBMITTED], 1, memory_order_relaxed);
-}
-
-/* The completion of slot idx: unroot, then unpin its arrays; free it. */
-static uint64_t slot_complete(struct kgc_io_ring *r, uint64_t idx, int32_t res)
-{
-	struct kgc_heap *h = r->h;
-	struct io_slot *s;
-	uint32_t n;
-
-	s = idx < r->nslots ? &r->slots[idx] : NULL;
-	n = s ? __atomic_load_n(&s->narr, RELAXED) : 0;
-	if (!n)
-		kgci_fatal("kgc_io_reap: %s: completion for slot %llu not in flight", r->name,
-			   (unsigned long long)idx);
-	__atomic_store_n(&s->narr, 0, __ATOMIC_RELEASE);
-	for (uint32_t i = 0; i < n; i++) {
-		kgc_obj o = __atomic_load_n(&s->arr[i], RELAXED);
-
-		__atomic_store_n(&s->arr[i], NULL, RELAXED);
-		atomic_fetch_sub(region_pins(h, region_index(h, o)), 1);
-	}
-	s->next_free = r->free_head;
-	r->free_head = (uint32_t)idx;
-	atomic_fetch_sub_explicit(&r->inflight, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&h->io_stat[IOS_COMPLETED], 1, memory_order_relaxed);
-	if (res < 0)
-		atomic_fetch_add_explicit(&h->io_stat[IOS_ERRORS], 1, memory_order_relaxed);
-	else
-		atomic_fetch_add_explicit(&h->io_stat[IOS_BYTES], (uint64_t)res, memory_order_relaxed);
-	return s->user_data;
-}
-
-/* Reap up to max completions there now into out (NULL: drop them);
- * r->lock held, managed. Our cancels' completions are consumed silently. */
-static unsigned consume(struct kgc_io_ring *r, struct kgc_io_cqe *out, unsigned max)
-{
-	struct io_uring_cqe *cqe;
-	unsigned head, seen = 0, n = 0;
-
-	io_uring_for_each_cqe(&r->ur, head, cqe) {
-		if (n == max)
-			break;
-		seen++;
-		if (cqe->user_data == IO_TAG_CANCEL)
-			continue;
-		uint64_t ud = slot_complete(r, cqe->user_data, cqe->res);
-
-		if (out)
-			out[n] = (struct kgc_io_cqe){ .user_data = ud, .res = cqe->res, .flags = cqe->flags };
-		n++;
-	}
-	io_uring_cq_advance(&r->ur, seen);
-	return n;
-}
-
-/*
- * Wait (native state, r->lock not held) until a completion is there, or at
- * most IO_WAIT_SLICE_NS: another thread reaping the same ring may take the
- * completion this one was woken for, and then this one looks again.
- */
-#define IO_WAIT_SLICE_NS 20000000
-static int wait_one(struct kgc_io_ring *r)
-{
-	struct __kernel_timespec ts = { .tv_sec = 0, .tv_nsec = IO_WAIT_SLICE_NS };
-	struct io_uring_getevents_arg arg = { .sigmask_sz = _NSIG / 8, .ts = (uintptr_t)&ts };
-	int err;
-
-	if (!(r->ur.features & IORING_FEAT_EXT_ARG))
-		return io_uring_enter(r->ur.ring_fd, 0, 1, IORING_ENTER_GETEVENTS, NULL);
-	err = io_uring_enter2(r->ur.ring_fd, 0, 1, IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG,
-			      (sigset_t *)&arg, sizeof(arg));
-	return err == -ETIME ? 0 : err;
-}
-
-/*
- * Up to max completions into out (NULL: dropped), waiting until target
- * are reaped; r->lock held on entry and exit, dropped while waiting (native
- * state). Returns how many, or -errno if the wait failed with none reaped.
- */
-static int reap_locked(struct kgc_io_ring *r, struct kgc_thread *t, struct kgc_io_cqe *out,
-		       unsigned max, unsigned target)
-{
-	unsigned got = 0;
-	int err;
-
-	for (;;) {
-		got += consume(r, out ? out + got : NULL, max - got);
-		/* (other threads may reap what this one waits for) */
-		if (got >= target || got >= max || !atomic_load(&r->inflight))
-			return (int)got;
-		err = submit_locked(r, t);	/* what we wait for may still be queued */
-		if (err > 0 && io_uring_cq_ready(&r->ur))
-			continue;	/* completed inline (the page cache): no wait */
-		if (err >= 0 || err == -EAGAIN || err == -EBUSY || err == -EINTR) {
-			pthread_mutex_unlock(&r->lock);
-			kgc_enter_native(t);
-			err = wait_one(r);
-			kgc_leave_native(t);
-			kgci_io_lock(r, t);
-		}
-		if (err < 0 && err != -EINTR && err != -EAGAIN && err != -EBUSY)
-			return got ? (int)got : IO_FAIL(-err, "kgc_io_reap: %s: io_uring_enter: %s",
-							 r->name, strerror(-err));
-	}
-}
 
 KGC_API int kgc_io_ring_create(kgc_thread *t, unsigned entries, unsigned setup_flags, kgc_io_ring **out)
 {
@@ -234,6 +39,7 @@ KGC_API int kgc_io_ring_create(kgc_thread *t, unsigned entries, unsigned setup_f
 	}
 	r->h = t->heap;
 	r->nslots = entries;
+	r->efd = -1;
 	snprintf(r->name, sizeof(r->name), "kgc_io ring %p", (void *)r);
 	kgci_io_fixed_init(r);
 	for (uint32_t i = 0; i < entries; i++)
@@ -249,42 +55,82 @@ KGC_API int kgc_io_ring_create(kgc_thread *t, unsigned entries, unsigned setup_f
 	return 0;
 }
 
-/* Cancel every slot in flight (all: match ignored) with user_data match;
- * r->lock held. Returns how many matched, or -errno. */
-static int cancel_locked(struct kgc_io_ring *r, struct kgc_thread *t, bool all, uint64_t match)
+/* Which operations a cancel names. */
+struct cancel_match {
+	enum { BY_USER_DATA, BY_FD, BY_ALL } by;
+	uint64_t v;		/* the user_data or fd */
+	const char *what;
+};
+
+static bool cancel_matches(const struct io_slot *s, const struct cancel_match *m)
+{
+	/* (a completed slot a reap holds until it returns: nothing to cancel) */
+	if (s->state != SLOT_INFLIGHT)
+		return false;
+	return m->by == BY_ALL || (m->by == BY_FD ? (uint64_t)(int64_t)s->fd == m->v :
+				   s->user_data == m->v);
+}
+
+/* Cancel every slot in flight m names; r->lock held. Returns how many
+ * matched, or -errno. */
+static int cancel_locked(struct kgc_io_ring *r, struct kgc_thread *t, const struct cancel_match *m)
 {
 	int n = 0, err;
 
 	for (uint32_t i = 0; i < r->nslots; i++) {
 		struct io_uring_sqe *sqe;
 
-		if (!__atomic_load_n(&r->slots[i].narr, RELAXED) || (!all && r->slots[i].user_data != match))
+		if (!cancel_matches(&r->slots[i], m))
 			continue;
 		sqe = kgci_io_get_sqe(r, t);
 		if (!sqe)
-			return IO_FAIL(EBUSY, "kgc_io_cancel: %s: no submission entry", r->name);
+			return IO_FAIL(EBUSY, "%s: %s: no submission entry", m->what, r->name);
 		io_uring_prep_cancel64(sqe, i, 0);
 		sqe->user_data = IO_TAG_CANCEL;
 		atomic_fetch_add_explicit(&r->h->io_stat[IOS_CANCELS], 1, memory_order_relaxed);
 		n++;
 	}
-	err = submit_locked(r, t);
-	return err < 0 ? IO_FAIL(-err, "kgc_io_cancel: %s: io_uring_submit: %s", r->name,
+	err = kgci_io_submit_locked(r, t);
+	return err < 0 ? IO_FAIL(-err, "%s: %s: io_uring_submit: %s", m->what, r->name,
 				 strerror(-err)) : n;
+}
+
+static int cancel(struct kgc_io_ring *r, struct kgc_thread *t, const struct cancel_match *m)
+{
+	int n;
+
+	if ((n = kgci_io_begin(r, t, m->what, true)))
+		return n;
+	n = cancel_locked(r, t, m);
+	pthread_mutex_unlock(&r->lock);
+	return n;
 }
 
 KGC_API int kgc_io_cancel(kgc_io_ring *r, kgc_thread *t, uint64_t user_data)
 {
-	int n;
+	int n = cancel(r, t, &(struct cancel_match){ BY_USER_DATA, user_data, "kgc_io_cancel" });
 
-	if ((n = ring_begin(r, t, "kgc_io_cancel", true)))
-		return n;
-	n = cancel_locked(r, t, false, user_data);
-	pthread_mutex_unlock(&r->lock);
 	if (n == 0)
 		return IO_FAIL(ENOENT, "kgc_io_cancel: %s: no operation in flight with user_data %llu",
 			       r->name, (unsigned long long)user_data);
 	return n;
+}
+
+KGC_API int kgc_io_cancel_fd(kgc_io_ring *r, kgc_thread *t, int fd)
+{
+	int n;
+
+	if (fd < 0)
+		return IO_FAIL(EINVAL, "kgc_io_cancel_fd: fd %d", fd);
+	n = cancel(r, t, &(struct cancel_match){ BY_FD, (uint64_t)fd, "kgc_io_cancel_fd" });
+	if (n == 0)
+		return IO_FAIL(ENOENT, "kgc_io_cancel_fd: %s: no operation in flight on fd %d", r->name, fd);
+	return n;
+}
+
+KGC_API int kgc_io_cancel_all(kgc_io_ring *r, kgc_thread *t)
+{
+	return cancel(r, t, &(struct cancel_match){ BY_ALL, 0, "kgc_io_cancel_all" });
 }
 
 KGC_API int kgc_io_ring_destroy(kgc_io_ring *r, kgc_thread *t)
@@ -292,16 +138,19 @@ KGC_API int kgc_io_ring_destroy(kgc_io_ring *r, kgc_thread *t)
 	unsigned was;
 	int err;
 
-	if ((err = ring_begin(r, t, "kgc_io_ring_destroy", false)))
+	if ((err = kgci_io_begin(r, t, "kgc_io_ring_destroy", false)))
 		return err;
 	was = atomic_load(&r->inflight);
-	err = was ? cancel_locked(r, t, true, 0) : 0;
+	err = was ? cancel_locked(r, t, &(struct cancel_match){ BY_ALL, 0, "kgc_io_ring_destroy" }) : 0;
 	/* the kernel may write into the arrays until each has completed */
-	while (err >= 0 && atomic_load(&r->inflight))
-		err = reap_locked(r, t, NULL, UINT32_MAX, atomic_load(&r->inflight));
+	if (err >= 0)
+		err = kgci_io_drain_locked(r, t);
+	if (err >= 0 && atomic_load(&r->inflight))
+		err = IO_FAIL(EBUSY, "kgc_io_ring_destroy: %s: a reap on another thread holds %u "
+			      "completions", r->name, atomic_load(&r->inflight));
 	pthread_mutex_unlock(&r->lock);
 	if (err < 0)
-		return err;	/* still in flight: the ring stays, pinned and rooted */
+		return err;	/* still in flight or held: the ring stays, pinned and rooted */
 	pthread_mutex_lock(&r->h->lock);
 	if (r->prev)
 		r->prev->next = r->next;
@@ -311,6 +160,7 @@ KGC_API int kgc_io_ring_destroy(kgc_io_ring *r, kgc_thread *t)
 		r->next->prev = r->prev;
 	pthread_mutex_unlock(&r->h->lock);
 	kgci_io_fixed_destroy(r);
+	kgci_io_eventfd_destroy(r);
 	io_uring_queue_exit(&r->ur);
 	pthread_mutex_destroy(&r->lock);
 	free(r->slots);
@@ -318,33 +168,35 @@ KGC_API int kgc_io_ring_destroy(kgc_io_ring *r, kgc_thread *t)
 	return (int)was;
 }
 
+KGC_API int kgc_io_register_files(kgc_io_ring *r, kgc_thread *t, const int *fds, unsigned n)
+{
+	int err;
+
+	if (!fds && n)
+		return IO_FAIL(EINVAL, "kgc_io_register_files: NULL fds, n %u", n);
+	if ((err = kgci_io_begin(r, t, "kgc_io_register_files", false)))
+		return err;
+	kgc_enter_native(t);	/* older kernels quiesce the ring for a registration */
+	err = io_uring_unregister_files(&r->ur);
+	if (err == -ENXIO)	/* there was none */
+		err = 0;
+	if (!err && n)
+		err = io_uring_register_files(&r->ur, fds, n);
+	kgc_leave_native(t);
+	pthread_mutex_unlock(&r->lock);
+	return err < 0 ? IO_FAIL(-err, "kgc_io_register_files: %s: %u files: %s (the ring has no table "
+				 "now)", r->name, n, strerror(-err)) : 0;
+}
+
 KGC_API int kgc_io_submit(kgc_io_ring *r, kgc_thread *t)
 {
 	int n;
 
-	if ((n = ring_begin(r, t, "kgc_io_submit", true)))
+	if ((n = kgci_io_begin(r, t, "kgc_io_submit", true)))
 		return n;
-	n = submit_locked(r, t);
+	n = kgci_io_submit_locked(r, t);
 	pthread_mutex_unlock(&r->lock);
 	return n < 0 ? IO_FAIL(-n, "kgc_io_submit: %s: io_uring_submit: %s", r->name, strerror(-n)) : n;
-}
-
-KGC_API int kgc_io_reap(kgc_io_ring *r, kgc_thread *t, struct kgc_io_cqe *out, unsigned max,
-		    unsigned wait_nr)
-{
-	unsigned target;
-	int n;
-
-	if (!out && max)
-		return IO_FAIL(EINVAL, "kgc_io_reap: NULL out, max %u", max);
-	if ((n = ring_begin(r, t, "kgc_io_reap", true)))
-		return n;
-	target = atomic_load(&r->inflight);
-	if (wait_nr < target)
-		target = wait_nr;
-	n = reap_locked(r, t, out, max, target);
-	pthread_mutex_unlock(&r->lock);
-	return n;
 }
 
 KGC_API unsigned kgc_io_inflight(const kgc_io_ring *r)

@@ -42,6 +42,26 @@ static inline void t_pat_check(const uint8_t *p, size_t n, unsigned gen)
 			T_FAIL("byte %zu: %#x, want %#x (pattern %u)", i, p[i], t_pat(i, gen), gen);
 }
 
+/* CLOCK_MONOTONIC in nanoseconds. */
+static inline int64_t t_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* An anonymous temporary file (created and unlinked in /tmp). */
+static inline int t_tmpfile(void)
+{
+	char path[] = "/tmp/kgc_io_XXXXXX";
+	int fd = mkstemp(path);
+
+	T_ASSERT(fd >= 0);
+	T_ASSERT_EQ(unlink(path), 0);
+	return fd;
+}
+
 /* Write n bytes of pattern gen to fd (a pipe or socket with room for them). */
 static inline void t_pat_write(int fd, size_t n, unsigned gen)
 {

@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * io_reap.c - the completions of a kgc_io ring: reaping (with a wait, a
+ * timeout, a callback per completion) and the eventfd an event loop waits
+ * on.
+ *
+ * Release at return: a reap consumes completions from the CQ as they
+ * arrive, but each one's slot stays as it was - its arrays rooted and
+ * pinned - until the reap returns it (out[], the callback): only then is
+ * the slot released, in managed state with r->lock held and no safepoint
+ * before the call returns. So a collection that runs while the reap waits
+ * for later completions (the lock dropped, native state) neither moves nor
+ * frees an array of a completion the reap already holds: the program finds
+ * every returned array where the prep found it. Held slots are chained
+ * through next_free in completion order (struct held, one per reap call).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+#include "io/io_internal.h"
+
+#define RELAXED __ATOMIC_RELAXED
+#define NO_LIMIT INT64_MAX
+
+/* The completed slots one reap holds until it returns them. */
+struct held {
+	uint32_t head, tail, n;
+};
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Slot idx has completed: record its completion, append it to hl. */
+static void slot_done(struct kgc_io_ring *r, struct held *hl, uint64_t idx,
+		      const struct io_uring_cqe *cqe)
+{
+	struct io_slot *s = idx < r->nslots ? &r->slots[idx] : NULL;
+
+	if (!s || s->state != SLOT_INFLIGHT)
+		kgci_fatal("kgc_io_reap: %s: completion for slot %llu not in flight", r->name,
+			   (unsigned long long)idx);
+	s->state = SLOT_DONE;
+	s->cqe = (struct kgc_io_cqe){ .user_data = s->user_data, .res = cqe->res, .flags = cqe->flags };
+	s->next_free = IO_NONE;
+	if (hl->n++)
+		r->slots[hl->tail].next_free = (uint32_t)idx;
+	else
+		hl->head = (uint32_t)idx;
+	hl->tail = (uint32_t)idx;
+	r->kernel--;
+}
+
+/* Slot idx returned: unroot, then unpin its arrays; free it. */
+static void slot_release(struct kgc_io_ring *r, uint32_t idx)
+{
+	struct kgc_heap *h = r->h;
+	struct io_slot *s = &r->slots[idx];
+	uint32_t n = __atomic_load_n(&s->narr, RELAXED);
+
+	__atomic_store_n(&s->narr, 0, __ATOMIC_RELEASE);
+	for (uint32_t i = 0; i < n; i++) {
+		kgc_obj o = __atomic_load_n(&s->arr[i], RELAXED);
+
+		__atomic_store_n(&s->arr[i], NULL, RELAXED);
+		atomic_fetch_sub(region_pins(h, region_index(h, o)), 1);
+	}
+	s->state = SLOT_FREE;
+	s->next_free = r->free_head;
+	r->free_head = idx;
+	atomic_fetch_sub_explicit(&r->inflight, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&h->io_stat[IOS_COMPLETED], 1, memory_order_relaxed);
+	if (s->cqe.res < 0)
+		atomic_fetch_add_explicit(&h->io_stat[IOS_ERRORS], 1, memory_order_relaxed);
+	else
+		atomic_fetch_add_explicit(&h->io_stat[IOS_BYTES], (uint64_t)s->cqe.res,
+					  memory_order_relaxed);
+}
+
+/* Release every slot hl holds (r->lock held, managed). */
+static void release_held(struct kgc_io_ring *r, const struct held *hl)
+{
+	uint32_t i = hl->head;
+
+	for (uint32_t k = 0; k < hl->n; k++) {
+		uint32_t next = r->slots[i].next_free;
+
+		slot_release(r, i);
+		i = next;
+	}
+}
+
+/* Take the completions there now into hl, until it holds max; r->lock
+ * held, managed. Our cancels' completions are consumed silently. */
+static void consume(struct kgc_io_ring *r, struct held *hl, unsigned max)
+{
+	struct io_uring_cqe *cqe;
+	unsigned head, seen = 0;
+
+	io_uring_for_each_cqe(&r->ur, head, cqe) {
+		if (hl->n >= max)
+			break;
+		seen++;
+		if (cqe->user_data != IO_TAG_CANCEL)
+			slot_done(r, hl, cqe->user_data, cqe);
+	}
+	io_uring_cq_advance(&r->ur, seen);
+}
+
+/*
+ * Wait (native state, r->lock not held) until a completion is there, or at
+ * most slice_ns: another thread reaping the same ring may take the
+ * completion this one was woken for, and then this one looks again.
+ */
+#define IO_WAIT_SLICE_NS 20000000
+static int wait_one(struct kgc_io_ring *r, int64_t slice_ns)
+{
+	struct __kernel_timespec ts = { .tv_sec = 0, .tv_nsec = slice_ns };
+	struct io_uring_getevents_arg arg = { .sigmask_sz = _NSIG / 8, .ts = (uintptr_t)&ts };
+	int err;
+
+	if (!(r->ur.features & IORING_FEAT_EXT_ARG))
+		return io_uring_enter(r->ur.ring_fd, 0, 1, IORING_ENTER_GETEVENTS, NULL);
+	err = io_uring_enter2(r->ur.ring_fd, 0, 1, IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG,
+			      (sigset_t *)&arg, sizeof(arg));
+	return err == -ETIME ? 0 : err;
+}
+
+static bool transient(int err)
+{
+	return err == -EINTR || err == -EAGAIN || err == -EBUSY;
+}
+
+/*
+ * Hold completions in hl until it has target (or max, or nothing is left
+ * in the kernel), waiting until end (now_ns() clock; NO_LIMIT). r->lock
+ * held on entry and exit, dropped while waiting (native state). 0, -ETIME
+ * (end passed first), or io_uring_enter's -errno.
+ */
+static int hold_locked(struct kgc_io_ring *r, struct kgc_thread *t, struct held *hl, unsigned max,
+		       unsigned target, int64_t end)
+{
+	int err;
+
+	for (;;) {
+		int64_t left;
+
+		consume(r, hl, max);
+		/* (other threads may reap what this one waits for) */
+		if (hl->n >= target || hl->n >= max || !r->kernel)
+			return 0;
+		err = kgci_io_submit_locked(r, t);	/* what we wait for may still be queued */
+		if (err > 0 && io_uring_cq_ready(&r->ur))
+			continue;	/* completed inline (the page cache): no wait */
+		if (err < 0 && !transient(err))
+			return err;
+		left = end == NO_LIMIT ? IO_WAIT_SLICE_NS : end - now_ns();
+		if (left <= 0)
+			return -ETIME;
+		pthread_mutex_unlock(&r->lock);
+		kgc_enter_native(t);
+		err = wait_one(r, left < IO_WAIT_SLICE_NS ? left : IO_WAIT_SLICE_NS);
+		kgc_leave_native(t);
+		kgci_io_lock(r, t);
+		if (err < 0 && !transient(err))
+			return err;
+	}
+}
+
+/* Level-triggered eventfd: reset when a reap starts, set again when it
+ * leaves completions in the CQ (r->lock held). */
+static void eventfd_reset(struct kgc_io_ring *r)
+{
+	eventfd_t v;
+
+	if (r->efd >= 0)
+		(void)eventfd_read(r->efd, &v);	/* nonblocking: EAGAIN when clear */
+}
+
+static void eventfd_rearm(struct kgc_io_ring *r)
+{
+	if (r->efd >= 0 && io_uring_cq_ready(&r->ur))
+		(void)eventfd_write(r->efd, 1);
+}
+
+struct reap_req {
+	const char *what;
+	struct kgc_io_cqe *out;
+	unsigned max, wait_nr;
+	int64_t timeout_ns;		/* < 0: no limit */
+	kgc_io_complete_fn *complete;
+	void *arg;
+};
+
+/* The held completions to out and to the callback; the callback runs
+ * without r->lock (it may use the ring), the slots still held. */
+static void deliver(struct kgc_io_ring *r, struct kgc_thread *t, const struct reap_req *q,
+		    const struct held *hl)
+{
+	uint32_t i = hl->head;
+
+	for (uint32_t k = 0; k < hl->n; k++, i = r->slots[i].next_free)
+		if (q->out)
+			q->out[k] = r->slots[i].cqe;
+	if (!q->complete || !hl->n)
+		return;
+	pthread_mutex_unlock(&r->lock);
+	i = hl->head;
+	for (uint32_t k = 0; k < hl->n; k++, i = r->slots[i].next_free) {
+		struct io_slot *s = &r->slots[i];
+
+		q->complete(t, &s->cqe, s->arr, __atomic_load_n(&s->narr, RELAXED), q->arg);
+	}
+	kgci_io_lock(r, t);
+}
+
+static int reap(struct kgc_io_ring *r, struct kgc_thread *t, const struct reap_req *q)
+{
+	struct held hl = { IO_NONE, IO_NONE, 0 };
+	int64_t now = now_ns(), end = q->timeout_ns < 0 || q->timeout_ns >= NO_LIMIT - now ? NO_LIMIT :
+				       now + q->timeout_ns;
+	int err;
+
+	if ((err = kgci_io_begin(r, t, q->what, true)))
+		return err;
+	eventfd_reset(r);
+	err = hold_locked(r, t, &hl, q->max, q->wait_nr < r->kernel ? q->wait_nr : r->kernel, end);
+	deliver(r, t, q, &hl);
+	release_held(r, &hl);
+	eventfd_rearm(r);
+	pthread_mutex_unlock(&r->lock);
+	if (hl.n || !err)
+		return (int)hl.n;
+	if (err == -ETIME)
+		return IO_FAIL(ETIME, "%s: %s: none of %u completions within %lld ns", q->what, r->name,
+			       q->wait_nr, (long long)q->timeout_ns);
+	return IO_FAIL(-err, "%s: %s: io_uring_enter: %s", q->what, r->name, strerror(-err));
+}
+
+KGC_API int kgc_io_reap(kgc_io_ring *r, kgc_thread *t, struct kgc_io_cqe *out, unsigned max,
+		    unsigned wait_nr)
+{
+	if (!out && max)
+		return IO_FAIL(EINVAL, "kgc_io_reap: NULL out, max %u", max);
+	return reap(r, t, &(struct reap_req){ "kgc_io_reap", out, max, wait_nr, -1, NULL, NULL });
+}
+
+/* w's fields this library knows, and nothing it does not (zero); a size
+ * past WAIT_SIZE_MAX is not a newer struct but garbage. */
+#define WAIT_SIZE_MAX 4096u
+static int wait_check(const struct kgc_io_wait *w)
+{
+	const char *p = (const char *)w;
+
+	if (!w)
+		return IO_FAIL(EINVAL, "kgc_io_reap_wait: NULL wait");
+	if (w->size < sizeof(*w) || w->size > WAIT_SIZE_MAX)
+		return IO_FAIL(EINVAL, "kgc_io_reap_wait: wait size %u (%zu..%u)", w->size, sizeof(*w),
+			       WAIT_SIZE_MAX);
+	for (size_t i = offsetof(struct kgc_io_wait, reserved); i < w->size; i++)
+		if (p[i])
+			return IO_FAIL(EINVAL, "kgc_io_reap_wait: wait byte %zu (reserved) not zero", i);
+	return 0;
+}
+
+KGC_API int kgc_io_reap_wait(kgc_io_ring *r, kgc_thread *t, struct kgc_io_cqe *out, unsigned max,
+			 const struct kgc_io_wait *w)
+{
+	int err = wait_check(w);
+
+	if (err)
+		return err;
+	if (!out && !w->complete && max)
+		return IO_FAIL(EINVAL, "kgc_io_reap_wait: NULL out and no callback, max %u", max);
+	return reap(r, t, &(struct reap_req){ "kgc_io_reap_wait", out, max, w->wait_nr, w->timeout_ns,
+					      w->complete, w->arg });
+}
+
+int kgci_io_drain_locked(struct kgc_io_ring *r, struct kgc_thread *t)
+{
+	while (r->kernel) {
+		struct held hl = { IO_NONE, IO_NONE, 0 };
+		int err = hold_locked(r, t, &hl, UINT32_MAX, r->kernel, NO_LIMIT);
+
+		release_held(r, &hl);
+		if (err < 0)
+			return IO_FAIL(-err, "kgc_io_ring_destroy: %s: io_uring_enter: %s", r->name,
+				       strerror(-err));
+	}
+	return 0;
+}
+
+KGC_API int kgc_io_ring_eventfd(kgc_io_ring *r, kgc_thread *t)
+{
+	int err, fd;
+
+	if ((err = kgci_io_begin(r, t, "kgc_io_ring_eventfd", false)))
+		return err;
+	if ((fd = r->efd) >= 0)
+		goto out;
+	fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (fd < 0) {
+		fd = IO_FAIL(errno, "kgc_io_ring_eventfd: %s: eventfd: %s", r->name, strerror(errno));
+		goto out;
+	}
+	kgc_enter_native(t);	/* older kernels quiesce the ring for a registration */
+	err = io_uring_register_eventfd(&r->ur, fd);
+	kgc_leave_native(t);
+	if (err < 0) {
+		close(fd);
+		fd = IO_FAIL(-err, "kgc_io_ring_eventfd: %s: io_uring_register_eventfd: %s", r->name,
+			     strerror(-err));
+		goto out;
+	}
+	r->efd = fd;
+	eventfd_rearm(r);	/* completions already there */
+out:
+	pthread_mutex_unlock(&r->lock);
+	return fd;
+}
+
+void kgci_io_eventfd_destroy(struct kgc_io_ring *r)
+{
+	if (r->efd < 0)
+		return;
+	io_uring_unregister_eventfd(&r->ur);
+	close(r->efd);
+	r->efd = -1;
+}
