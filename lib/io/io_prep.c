@@ -47,6 +47,9 @@ static int buf_check(struct kgc_heap *h, const char *what, unsigned i, const str
 
 	if (!b->array || !(*o = *b->array))
 		return IO_FAIL(EINVAL, "%s: buffer %u: NULL array", what, i);
+	if (!is_ref(h, *o))	/* its "header" would be a wild read */
+		return IO_FAIL(EINVAL, "%s: buffer %u: %p is a tagged immediate (tag_mask %#x), not an array",
+			       what, i, (void *)*o, h->opt.tag_mask);
 	if (!in_heap(h, *o) || region_of(h, *o)->type == RT_FREE)
 		return IO_FAIL(EINVAL, "%s: buffer %u: %p is not an object of the ring's heap", what, i,
 			       (void *)*o);

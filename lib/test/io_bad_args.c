@@ -47,6 +47,7 @@ int main(void)
 
 	t_opts_small(&o, 64, 4);
 	o.check = 1;	/* detached threads stay readable (zombies) */
+	o.tag_mask = 1;	/* a tagged immediate is no array */
 	heap = t_heap_opts(&o, &node);
 	T_ASSERT_EQ(kgc_thread_attach(heap, "main", &t), 0);
 	ring = t_ring(t, 2);
@@ -64,6 +65,8 @@ int main(void)
 	EXPECT(kgc_io_prep_read(ring, t, p[0], &roots[1], 0, 8, 0, 1), -EINVAL, "reference array");
 	EXPECT(kgc_io_prep_send(ring, t, p[1], &roots[2], 0, 8, 0, 1), -EINVAL, "not a primitive array");
 	EXPECT(kgc_io_prep_read(ring, t, p[0], NULL, 0, 8, 0, 1), -EINVAL, "NULL array");
+	roots[2] = (kgc_obj)((char *)roots[0] + 1);	/* tagged, and would point into the array */
+	EXPECT(kgc_io_prep_read(ring, t, p[0], &roots[2], 0, 8, 0, 1), -EINVAL, "tagged immediate");
 	roots[2] = NULL;
 	EXPECT(kgc_io_prep_read(ring, t, p[0], &roots[2], 0, 8, 0, 1), -EINVAL, "NULL array");
 	EXPECT(kgc_io_prep_read(NULL, t, p[0], &roots[0], 0, 8, 0, 1), -EINVAL, "NULL ring");
