@@ -48,7 +48,9 @@ static size_t check(kgc_obj n, int64_t idx, int depth)
 	       check(kgc_get_ref(n, N_RIGHT), 2 * idx + 1, depth - 1);
 }
 
-int main(void)
+/* One tree in a fresh heap, one young collection; true if the second
+ * worker copied some of it. */
+static bool attempt(void)
 {
 	struct kgc_options o;
 	kgc_heap *h;
@@ -74,10 +76,20 @@ int main(void)
 	max = h->last_young.copied_max;
 	printf("copied %zuK, at most %zuK by one worker\n", copied >> 10, max >> 10);
 	T_ASSERT_EQ(copied, ((size_t)2 << DEPTH) * 32 - 32);
-	T_ASSERT(max < copied);		/* the other worker copied some */
 	T_ASSERT_EQ(check(slots[0], 1, DEPTH), ((size_t)2 << DEPTH) - 1);
 	T_ASSERT_EQ(kgc_frame_pop(t, &f), 0);
 	T_ASSERT_EQ(kgc_thread_detach(t), 0);
 	T_ASSERT_EQ(kgc_heap_destroy(h), 0);
-	return 0;
+	return max < copied;
+}
+
+/* The other worker copies some: on a loaded host (ASan, load 10 on 2
+ * CPUs) it may not get a CPU during one pause, so up to 5 tries. */
+int main(void)
+{
+	for (int i = 0; i < 5; i++)
+		if (attempt())
+			return 0;
+	T_ASSERT(!"the second worker copied nothing in 5 pauses");
+	return 1;
 }
