@@ -629,8 +629,11 @@ void kgci_policy_young_pause(struct kgc_heap *h, const struct young_facts *f)
 		p->rslot_ns = avg(p->rslot_ns, (double)f->refined_cpu_ns / (double)f->refined_slots);
 	p->rslots = avg(p->rslots, (double)f->refined_slots);
 	p->card_work = avg(p->card_work, (double)(f->dirty_cards + f->refined_cards));
-	/* a pause that promoted in place also scanned what it did not copy */
-	if (f->copied >= MB / 4 && !f->kept) {
+	/* a pause that promoted in place also scanned what it did not copy:
+	 * its cost per byte reads high, taken only when there is no other
+	 * (else a budget spent before copying was ever measured would keep
+	 * it unmeasured, and every pause promoting after 1 MiB) */
+	if (f->copied >= MB / 4 && (!f->kept || !p->byte_ns)) {
 		p->byte_ns = avg(p->byte_ns, (double)f->evac_cpu_ns / (double)f->copied);
 		p->copy_share = avg(p->copy_share, (double)f->copied_max / (double)f->copied);
 	}
