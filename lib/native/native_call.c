@@ -29,7 +29,7 @@ invoke_regular(kgc_thread *t, struct kgc_method *m, kgc_obj recv, const union kg
 	kgc_obj slots[cap];
 	u64 cv[m->call_kind == NC_FFI ? m->ncargs + 1 : 1];
 	void *av[m->call_kind == NC_FFI ? m->ncargs + 1 : 1];
-	struct cargs c = { .cv = cv, .av = av };
+	struct cargs c;
 	struct kgc_frame frame;
 	struct native_env env;
 	union rawret r = { 0 };
@@ -46,6 +46,7 @@ invoke_regular(kgc_thread *t, struct kgc_method *m, kgc_obj recv, const union kg
 		if (m->ops[i].op == OP_REF)
 			slots[m->ops[i].slot] = args[i].l;
 	slots[m->nrefs] = NULL;		/* pending exception */
+	cargs_init(&c, cv, av);
 
 	env.fns = &kgcn_env_fns;
 	env.t = t;
@@ -110,8 +111,10 @@ invoke_regular(kgc_thread *t, struct kgc_method *m, kgc_obj recv, const union kg
 		env.exc_msg = NULL;
 		rc = -EPROTO;
 	}
-	free(env.exc_msg);
-	kgcn_env_pop_locals(&env);
+	if (unlikely(env.exc_msg))
+		free(env.exc_msg);
+	if (unlikely(env.chunks))
+		kgcn_env_pop_locals(&env);
 	kgc_frame_pop(t, &frame);
 	return rc;
 }
