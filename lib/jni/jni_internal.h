@@ -211,14 +211,16 @@ static inline int kgcj_mark_push(struct kgcj_env *e, uint32_t capacity, bool cal
 /* Ends the innermost local frame: its locals are gone. */
 static inline void kgcj_mark_pop(struct kgcj_env *e)
 {
-	struct kgcj_mark m = e->marks[--e->nmarks];
+	/* field by field: a copy of the struct would load 16 bytes the push
+	 * just stored in pieces (a store-forwarding stall on every call) */
+	const struct kgcj_mark *m = &e->marks[--e->nmarks];
 
-	if (unlikely(e->top != m.chunk)) {
-		kgcj_mark_pop_chunks(e, m);
+	if (unlikely(e->top != m->chunk)) {
+		kgcj_mark_pop_chunks(e, *m);
 		return;
 	}
 	if (e->top)
-		e->top->f.nslots = m.n;
+		e->top->f.nslots = m->n;
 }
 void kgcj_locals_free(struct kgcj_env *e);
 
