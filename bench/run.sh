@@ -153,6 +153,7 @@ section() {	# section <prog> <md-fragment-name> <fallback title> [<dir> <status 
 		echo
 		echo "Not run: \`bench/native_bench.c\` did not build or does not exist yet."
 	fi
+	section jnibench jnibench "Debian's lz4-java natives: kgc vs HotSpot (issue 29)"
 	fi	# first pass
 	if [ ${#hog_progs[@]} -gt 0 ]; then
 		echo

@@ -19,10 +19,10 @@
 # its packages some other way, e.g. a distribution package's build chroot).
 set -euo pipefail
 
-build=(build-essential pkg-config libffi-dev liburing-dev openjdk-17-jdk-headless)
+build=(build-essential pkg-config libffi-dev liburing-dev openjdk-17-jdk-headless liblz4-jni)
 check=(qemu-system-x86 busybox-static cpio xz-utils kmod dwarves libelf1 libssl3 groff-base
-       liblz4-jni libsnappy-jni libzstd-jni1 libxerial-sqlite-jdbc-jni)
-bench=(libgc-dev gnuplot-nox)
+       libsnappy-jni libzstd-jni1 libxerial-sqlite-jdbc-jni)
+bench=(libgc-dev gnuplot-nox liblz4-java)
 
 case "${1:-check}" in
 build) pkgs=("${build[@]}") ;;

@@ -211,6 +211,9 @@ int kgc_native_call(kgc_thread *t, kgc_method *m, kgc_obj receiver,
  *                        regular: any reference/array parameter - (L...;)I,
  *                        ([I)I, ([[B)I; critical: one primitive array
  *                        ([I)I, ([B)I, ... passed as (len, elements).
+ *  KGC_NATIVE_SHAPE_I_I  static (I)I, regular or critical, also a regular
+ *                        native of a heap with env ops (libkgc-jni's JNIEnv):
+ *                          rc = e.i_i(t, m, arg, &result);
  *
  * kgc_native_entry returns 0; -EINVAL for a NULL argument, an unknown shape
  * or a method of another shape (kgc_last_error says which shape the method
@@ -231,11 +234,13 @@ int kgc_native_call(kgc_thread *t, kgc_method *m, kgc_obj receiver,
 enum kgc_native_shape {
 	KGC_NATIVE_SHAPE_V = 1,		/* static ()V */
 	KGC_NATIVE_SHAPE_L_I = 2,	/* static (reference)I */
+	KGC_NATIVE_SHAPE_I_I = 3,	/* static (I)I */
 };
 
 union kgc_native_entry {
 	int (*v)(kgc_thread *t, kgc_method *m);
 	int (*l_i)(kgc_thread *t, kgc_method *m, kgc_obj arg, int32_t *result);
+	int (*i_i)(kgc_thread *t, kgc_method *m, int32_t arg, int32_t *result);
 };
 
 int kgc_native_entry(kgc_method *m, enum kgc_native_shape shape, union kgc_native_entry *out);

@@ -24,6 +24,7 @@
 #ifndef KGC_JNI_INTERNAL_H
 #define KGC_JNI_INTERNAL_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -191,8 +192,36 @@ extern const struct kgc_native_env_ops kgcj_env_ops;
 jobject kgcj_local(struct kgcj_env *e, kgc_obj o);
 /* The object a reference stands for (local, global, weak, class). */
 kgc_obj kgcj_deref(struct kgcj_env *e, jobject r, const char *fn);
-int kgcj_mark_push(struct kgcj_env *e, uint32_t capacity, bool call);
-void kgcj_mark_pop(struct kgcj_env *e);
+int kgcj_marks_grow(struct kgcj_env *e);
+void kgcj_mark_pop_chunks(struct kgcj_env *e, struct kgcj_mark m);
+
+/* Starts a local frame (a native call's if call) promising capacity locals.
+ * Inline: every regular native call pushes and pops one. */
+static inline int kgcj_mark_push(struct kgcj_env *e, uint32_t capacity, bool call)
+{
+	if (unlikely(e->nmarks == e->capmarks) && kgcj_marks_grow(e))
+		return -ENOMEM;
+	e->marks[e->nmarks++] = (struct kgcj_mark){
+		.chunk = e->top, .n = e->top ? e->top->f.nslots : 0,
+		.capacity = capacity, .call = call,
+	};
+	return 0;
+}
+
+/* Ends the innermost local frame: its locals are gone. */
+static inline void kgcj_mark_pop(struct kgcj_env *e)
+{
+	/* field by field: a copy of the struct would load 16 bytes the push
+	 * just stored in pieces (a store-forwarding stall on every call) */
+	const struct kgcj_mark *m = &e->marks[--e->nmarks];
+
+	if (unlikely(e->top != m->chunk)) {
+		kgcj_mark_pop_chunks(e, *m);
+		return;
+	}
+	if (e->top)
+		e->top->f.nslots = m->n;
+}
 void kgcj_locals_free(struct kgcj_env *e);
 
 /* --- jni_exc.c */

@@ -89,23 +89,18 @@ jobject kgcj_local(struct kgcj_env *e, kgc_obj o)
 	return (jobject)&c->slots[0];
 }
 
-int kgcj_mark_push(struct kgcj_env *e, uint32_t capacity, bool call)
+/* kgcj_mark_push's slow path: room for more marks. */
+int kgcj_marks_grow(struct kgcj_env *e)
 {
-	if (e->nmarks == e->capmarks) {
-		uint32_t n = e->capmarks ? e->capmarks * 2 : 16;
-		struct kgcj_mark *m = realloc(e->marks, n * sizeof(*m));
+	uint32_t n = e->capmarks ? e->capmarks * 2 : 16;
+	struct kgcj_mark *m = realloc(e->marks, n * sizeof(*m));
 
-		if (!m) {
-			kgcj_error("JNI: out of memory for a local frame");
-			return -ENOMEM;
-		}
-		e->marks = m;
-		e->capmarks = n;
+	if (!m) {
+		kgcj_error("JNI: out of memory for a local frame");
+		return -ENOMEM;
 	}
-	e->marks[e->nmarks++] = (struct kgcj_mark){
-		.chunk = e->top, .n = e->top ? e->top->f.nslots : 0,
-		.capacity = capacity, .call = call,
-	};
+	e->marks = m;
+	e->capmarks = n;
 	return 0;
 }
 
@@ -139,10 +134,9 @@ static void chunk_retire(struct kgcj_env *e, struct kgcj_chunk *c)
 }
 
 /* Ends the top local frame: chunks above its start are popped and kept. */
-void kgcj_mark_pop(struct kgcj_env *e)
+/* kgcj_mark_pop's slow path: chunks pushed since the mark m end. */
+void kgcj_mark_pop_chunks(struct kgcj_env *e, struct kgcj_mark m)
 {
-	struct kgcj_mark m = e->marks[--e->nmarks];
-
 	while (e->top && e->top != m.chunk) {
 		struct kgcj_chunk *c = e->top;
 

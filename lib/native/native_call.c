@@ -29,7 +29,7 @@ invoke_regular(kgc_thread *t, struct kgc_method *m, kgc_obj recv, const union kg
 	kgc_obj slots[cap];
 	u64 cv[m->call_kind == NC_FFI ? m->ncargs + 1 : 1];
 	void *av[m->call_kind == NC_FFI ? m->ncargs + 1 : 1];
-	struct cargs c = { .cv = cv, .av = av };
+	struct cargs c;
 	struct kgc_frame frame;
 	struct native_env env;
 	union rawret r = { 0 };
@@ -46,6 +46,7 @@ invoke_regular(kgc_thread *t, struct kgc_method *m, kgc_obj recv, const union kg
 		if (m->ops[i].op == OP_REF)
 			slots[m->ops[i].slot] = args[i].l;
 	slots[m->nrefs] = NULL;		/* pending exception */
+	cargs_init(&c, cv, av);
 
 	env.fns = &kgcn_env_fns;
 	env.t = t;
@@ -110,8 +111,10 @@ invoke_regular(kgc_thread *t, struct kgc_method *m, kgc_obj recv, const union kg
 		env.exc_msg = NULL;
 		rc = -EPROTO;
 	}
-	free(env.exc_msg);
-	kgcn_env_pop_locals(&env);
+	if (unlikely(env.exc_msg))
+		free(env.exc_msg);
+	if (unlikely(env.chunks))
+		kgcn_env_pop_locals(&env);
 	kgc_frame_pop(t, &frame);
 	return rc;
 }
@@ -223,6 +226,11 @@ static unsigned shape_of(unsigned ekind)
 	case EK_REG_L_I:
 	case EK_CRIT_L_I:
 		return KGC_NATIVE_SHAPE_L_I;
+	case EK_I_I_GENERIC:
+	case EK_REG_I_I:
+	case EK_CRIT_I_I:
+	case EK_ENV_I_I:
+		return KGC_NATIVE_SHAPE_I_I;
 	default:
 		return 0;
 	}
@@ -233,6 +241,7 @@ static const char *shape_name(unsigned shape)
 	switch (shape) {
 	case KGC_NATIVE_SHAPE_V: return "KGC_NATIVE_SHAPE_V (static ()V)";
 	case KGC_NATIVE_SHAPE_L_I: return "KGC_NATIVE_SHAPE_L_I (static, one reference, int result)";
+	case KGC_NATIVE_SHAPE_I_I: return "KGC_NATIVE_SHAPE_I_I (static (I)I)";
 	default: return "no prepared shape";
 	}
 }
@@ -280,17 +289,33 @@ static __attribute__((noinline)) int entry_l_i_generic(kgc_thread *t, kgc_method
 	return rc;
 }
 
+static __attribute__((noinline)) int entry_i_i_generic(kgc_thread *t, kgc_method *m,
+							int32_t arg, int32_t *res)
+{
+	union kgc_value a = { .i = arg }, r = { .i = 0 };
+	int rc;
+
+	if (unlikely(!m || shape_of(m->ekind) != KGC_NATIVE_SHAPE_I_I))
+		return entry_wrong_method(m, KGC_NATIVE_SHAPE_I_I);
+	rc = kgc_native_call(t, m, NULL, &a, &r);
+	if (!rc && res)
+		*res = r.i;
+	return rc;
+}
+
+enum { RA_NONE, RA_REF, RA_INT };	/* reg_entry_call's argument */
+
 /*
- * A regular static native with no or one reference argument, called with
+ * A regular static native with no argument, one reference or one int, called with
  * the frame of kgcn_invoke_regular laid out at compile time: slot 0 the (absent)
  * receiver, then the argument, then the pending-exception slot, then room
  * for local refs.
  */
 static inline __attribute__((always_inline)) int
-reg_entry_call(kgc_thread *t, struct kgc_method *m, void *fn, bool one_ref, kgc_obj arg,
-	       int32_t *res)
+reg_entry_call(kgc_thread *t, struct kgc_method *m, void *fn, int kind, kgc_obj arg,
+	       int32_t iarg, int32_t *res)
 {
-	const uint32_t nrefs = one_ref ? 2 : 1;
+	const uint32_t nrefs = kind == RA_REF ? 2 : 1;
 	kgc_obj slots[2 + 1 + NATIVE_LOCAL_CAPACITY];
 	struct kgc_frame frame;
 	struct native_env env;
@@ -312,9 +337,11 @@ reg_entry_call(kgc_thread *t, struct kgc_method *m, void *fn, bool one_ref, kgc_
 	env.exc_pending = false;
 	kgc_frame_push(t, &frame, slots, nrefs + 1, NULL);
 	kgc_ext_enter_native(t);
-	if (one_ref)
+	if (kind == RA_REF)
 		v = ((int32_t (*)(kgc_env *, kgc_jclass, kgc_jobject))fn)(
 			(kgc_env *)&env, m->owner, arg ? &slots[1] : NULL);
+	else if (kind == RA_INT)
+		v = ((int32_t (*)(kgc_env *, kgc_jclass, int32_t))fn)((kgc_env *)&env, m->owner, iarg);
 	else
 		((void (*)(kgc_env *, kgc_jclass))fn)((kgc_env *)&env, m->owner);
 	native_return(t);
@@ -351,7 +378,7 @@ static int entry_reg_v(kgc_thread *t, kgc_method *m)
 
 	if (unlikely(!fn))
 		return entry_v_generic(t, m);
-	return reg_entry_call(t, m, fn, false, NULL, NULL);
+	return reg_entry_call(t, m, fn, RA_NONE, NULL, 0, NULL);
 }
 
 static int entry_reg_l_i(kgc_thread *t, kgc_method *m, kgc_obj arg, int32_t *res)
@@ -360,7 +387,70 @@ static int entry_reg_l_i(kgc_thread *t, kgc_method *m, kgc_obj arg, int32_t *res
 
 	if (unlikely(!fn))
 		return entry_l_i_generic(t, m, arg, res);
-	return reg_entry_call(t, m, fn, true, arg, res);
+	return reg_entry_call(t, m, fn, RA_REF, arg, 0, res);
+}
+
+static int entry_reg_i_i(kgc_thread *t, kgc_method *m, int32_t arg, int32_t *res)
+{
+	void *fn = entry_fn(m, EK_REG_I_I);
+
+	if (unlikely(!fn))
+		return entry_i_i_generic(t, m, arg, res);
+	return reg_entry_call(t, m, fn, RA_INT, NULL, arg, res);
+}
+
+/*
+ * A regular static (I)I of a heap with env ops (libkgc-jni): the hooked
+ * invoker's sequence with its frame laid out at compile time - slot 0 the
+ * (absent) receiver, slot 1 the pending exception - and the int in a
+ * register: enter gives the env and the class argument, leave the
+ * exception (issue 29: the per-call cost of a trivial JNI native).
+ */
+static int entry_env_i_i(kgc_thread *t, kgc_method *m, int32_t arg, int32_t *res)
+{
+	void *fn = entry_fn(m, EK_ENV_I_I), *envp, *cls = NULL;
+	kgc_obj slots[2] = { NULL, NULL };
+	struct native_registry *reg;
+	struct kgc_frame frame;
+	char *msg = NULL;
+	int32_t v;
+	int rc = 0;
+
+	if (unlikely(!fn))
+		return entry_i_i_generic(t, m, arg, res);
+	reg = m->owner->reg;
+	kgc_frame_push(t, &frame, slots, 2, NULL);
+	envp = reg->env_ops.enter(reg->env_ctx, t, m->owner, 1, &cls);
+	if (unlikely(!envp)) {
+		kgc_frame_pop(t, &frame);
+		return -ENOMEM;
+	}
+	kgc_ext_enter_native(t);
+	v = ((int32_t (*)(void *, void *, int32_t))fn)(envp, cls, arg);
+	native_return(t);
+	if (res)
+		*res = v;
+	if (unlikely(reg->env_ops.leave(reg->env_ctx, t, envp, &slots[1], &msg))) {
+		kgcn_exception_set(t, slots[1], msg);	/* takes msg */
+		rc = -EPROTO;
+	}
+	kgc_frame_pop(t, &frame);
+	return rc;
+}
+
+static int entry_crit_i_i(kgc_thread *t, kgc_method *m, int32_t arg, int32_t *res)
+{
+	void *fn = entry_fn(m, EK_CRIT_I_I);
+	int32_t v;
+
+	if (unlikely(!fn))
+		return entry_i_i_generic(t, m, arg, res);
+	kgc_ext_enter_native(t);
+	v = ((int32_t (*)(int32_t))fn)(arg);
+	native_return(t);
+	if (res)
+		*res = v;
+	return 0;
 }
 
 static int entry_crit_v(kgc_thread *t, kgc_method *m)
@@ -409,7 +499,8 @@ KGC_API int kgc_native_entry(kgc_method *m, enum kgc_native_shape shape,
 		kgcn_error("kgc_native_entry: NULL %s", m ? "out" : "method");
 		return -EINVAL;
 	}
-	if (shape != KGC_NATIVE_SHAPE_V && shape != KGC_NATIVE_SHAPE_L_I) {
+	if (shape != KGC_NATIVE_SHAPE_V && shape != KGC_NATIVE_SHAPE_L_I &&
+	    shape != KGC_NATIVE_SHAPE_I_I) {
 		kgcn_error("native %s.%s%s: kgc_native_entry: unknown shape %d",
 			     m->owner->name, m->name, m->desc, (int)shape);
 		return -EINVAL;
@@ -433,11 +524,17 @@ KGC_API int kgc_native_entry(kgc_method *m, enum kgc_native_shape shape,
 			out->v = entry_v_generic;
 		else
 			out->v = m->ekind == EK_CRIT_V ? entry_crit_v : entry_reg_v;
-	} else {
+	} else if (shape == KGC_NATIVE_SHAPE_L_I) {
 		if (checked || m->ekind == EK_L_I_GENERIC)
 			out->l_i = entry_l_i_generic;
 		else
 			out->l_i = m->ekind == EK_CRIT_L_I ? entry_crit_l_i : entry_reg_l_i;
+	} else {
+		if (checked || m->ekind == EK_I_I_GENERIC)
+			out->i_i = entry_i_i_generic;
+		else
+			out->i_i = m->ekind == EK_CRIT_I_I ? entry_crit_i_i
+				 : m->ekind == EK_ENV_I_I ? entry_env_i_i : entry_reg_i_i;
 	}
 	return 0;
 }

@@ -154,6 +154,10 @@ enum native_entry_kind {
 	EK_L_I_GENERIC,	/* static (ref)I through m->invoke */
 	EK_REG_L_I,	/* regular static (ref)I, direct */
 	EK_CRIT_L_I,	/* critical ([X)I, direct */
+	EK_I_I_GENERIC,	/* static (I)I through m->invoke */
+	EK_REG_I_I,	/* regular static (I)I, direct */
+	EK_CRIT_I_I,	/* critical (I)I, direct */
+	EK_ENV_I_I,	/* regular static (I)I, direct, the env ops' env */
 };
 
 struct kgc_method {

@@ -89,6 +89,8 @@ static uint8_t entry_kind_of(const struct kgc_method *m)
 	if (s->nparams == 1 && s->ret == NT_I &&
 	    (s->types[0] == NT_OBJ || s->types[0] == NT_PARR || s->types[0] == NT_RARR))
 		return !direct ? EK_L_I_GENERIC : crit ? EK_CRIT_L_I : EK_REG_L_I;
+	if (s->nparams == 1 && s->ret == NT_I && s->types[0] == NT_I)
+		return !direct ? EK_I_I_GENERIC : crit ? EK_CRIT_I_I : EK_REG_I_I;
 	return EK_NONE;
 }
 
@@ -129,6 +131,8 @@ static void choose_invoker(struct kgc_method *m)
 			m->ekind = EK_V_GENERIC;
 		else if (m->ekind == EK_REG_L_I)
 			m->ekind = EK_L_I_GENERIC;
+		else if (m->ekind == EK_REG_I_I)
+			m->ekind = EK_ENV_I_I;	/* the one hooked stub (issue 29) */
 		return;
 	}
 	if (m->call_kind != NC_FFI)
