@@ -33,7 +33,9 @@ static int vm_obj(struct kgc_thread *t, kgc_obj o, const char *what)
 		return 0;
 	r = region_of(h, o);
 	hd = __atomic_load_n(obj_hdr(o), __ATOMIC_RELAXED);
-	if (r->type == RT_FREE || r->type == RT_HUM_CONT || (char *)o >= r->top || (hd & HDR_TAG_MASK) ||
+	/* not r->top: another thread's allocation moves it (under h->lock);
+	 * unallocated memory reads as header 0, which is no valid type */
+	if (r->type == RT_FREE || r->type == RT_HUM_CONT || (hd & HDR_TAG_MASK) ||
 	    hdr_kind(hd) == KIND_FILLER || !kgci_type_valid(h, hdr_type(hd)))
 		kgci_fatal("%s: thread '%s': %p is not a live object's start (header %#llx, region %u %s): "
 			   "a stale or interior pointer", what, t->name, (void *)o, (unsigned long long)hd,
