@@ -685,8 +685,11 @@ void kgci_policy_young_pause(struct kgc_heap *h, const struct young_facts *f)
  *    promotes young garbage with the live objects: old space fills sooner).
  * Before the model has measured copying (nothing survived so far: the very
  * case of a program that starts building), BUDGET_GOAL of the goal and
- * BUDGET_MIN_BYTES. None with KGC_PAUSE_BUDGET=off or a fixed young size
- * (KGC_YOUNG_SIZE: eden is the program's choice, not a prediction).
+ * BUDGET_MIN_BYTES. Only with KGC_PAUSE_BUDGET=on (off by default: on
+ * binary trees at depth 21 it promoted young garbage in place, old space
+ * filled, 1.5x the time for no better max pause; bench/RESULTS-ab.md), and
+ * never with a fixed young size (KGC_YOUNG_SIZE: eden is the program's
+ * choice, not a prediction).
  */
 #define BUDGET_GOAL 0.8
 #define BUDGET_OVERRUN 1.25
@@ -701,7 +704,7 @@ void kgci_policy_evac_budget(struct kgc_heap *h, struct evac_budget *b)
 
 	b->ns = b->bytes = 0;
 	/* a young size the program fixed is no prediction to be surprised by */
-	if (h->opt.pause_budget == KGC_PAUSE_BUDGET_OFF || h->opt.young_size)
+	if (h->opt.pause_budget != KGC_PAUSE_BUDGET_ON || h->opt.young_size)
 		return;
 	b->ns = (uint64_t)goal;
 	b->bytes = BUDGET_MIN_BYTES;

@@ -28,7 +28,7 @@ static int heap_geometry(const struct kgc_options *opts, struct kgc_options *o, 
 	*heap = ALIGN_UP(*heap, *rs);
 	if (*heap / *rs < 2 || *heap / *rs > (1u << 24) || o->pin_mode < 0 || o->pin_mode > 1 ||
 	    o->backend < 0 || o->backend > 2 || o->refine > KGC_REFINE_ALWAYS ||
-	    o->pause_budget > KGC_PAUSE_BUDGET_OFF) {
+	    o->pause_budget > KGC_PAUSE_BUDGET_ON) {
 		kgci_err_set(EINVAL, "kgc_heap_create: bad options (heap %zu, region %zu)", *heap, *rs);
 		return -EINVAL;
 	}

@@ -121,7 +121,7 @@ struct kgc_options {
 				 * (objects are 8-byte aligned), 0 = none (see
 				 * "Tagged immediates" below, kgc_options.3) */
 	unsigned pause_budget;	/* enum kgc_pause_budget: promotion in place when a young
-				 * pause overruns (0 = auto) */
+				 * pause overruns (0 = off) */
 	uint32_t reserved3;	/* zero */
 	uint64_t reserved2;	/* zero */
 };
@@ -129,10 +129,11 @@ struct kgc_options {
 /* struct kgc_options.pause_budget (KGC_PAUSE_BUDGET): a young pause in which
  * far more survives than the policy predicted stops copying once past its
  * evacuation budget and promotes the rest of the young objects in place
- * (stats evac_fail_budget, bytes_kept_in_place; kgc.7). */
+ * (stats evac_fail_budget, bytes_kept_in_place; kgc.7). Off by default: on
+ * binary trees it promoted young garbage, 1.5x the time (bench/RESULTS-ab.md). */
 enum kgc_pause_budget {
-	KGC_PAUSE_BUDGET_AUTO = 0,	/* on */
-	KGC_PAUSE_BUDGET_OFF = 1,	/* every survivor is copied, however long it takes */
+	KGC_PAUSE_BUDGET_OFF = 0,	/* every survivor is copied, however long it takes */
+	KGC_PAUSE_BUDGET_ON = 1,
 };
 
 /*

@@ -39,7 +39,7 @@ static const struct opt_desc {
 	{ "KGC_LOG_FILE_SIZE", O_SIZE, offsetof(struct kgc_options, log_file_size), "rotate the log file at this size (0: 20m)" },
 	{ "KGC_LOG_FILE_COUNT", O_UINT, offsetof(struct kgc_options, log_file_count), "rotated log files kept (0: 5)" },
 	{ "KGC_REFINE", O_REFINE, offsetof(struct kgc_options, refine), "auto|off|always: concurrent refinement of dirty cards" },
-	{ "KGC_PAUSE_BUDGET", O_BUDGET, offsetof(struct kgc_options, pause_budget), "auto|off: a young pause past its budget promotes the rest in place" },
+	{ "KGC_PAUSE_BUDGET", O_BUDGET, offsetof(struct kgc_options, pause_budget), "off|on: a young pause past its budget promotes the rest in place" },
 	{ "KGC_STATS_PUBLISH", O_BOOL, offsetof(struct kgc_options, stats_publish), "publish stats in /dev/shm/kgc-<pid> for kgcstat" },
 };
 
@@ -128,10 +128,10 @@ static int option_parse(struct kgc_options *o, const struct opt_desc *d, const c
 			bad = 1;
 		break;
 	case O_BUDGET:
-		if (!strcasecmp(v, "auto"))
-			*(unsigned *)p = KGC_PAUSE_BUDGET_AUTO;
-		else if (!strcasecmp(v, "off"))
+		if (!strcasecmp(v, "off"))
 			*(unsigned *)p = KGC_PAUSE_BUDGET_OFF;
+		else if (!strcasecmp(v, "on"))
+			*(unsigned *)p = KGC_PAUSE_BUDGET_ON;
 		else
 			bad = 1;
 		break;

@@ -5,7 +5,7 @@
  *    copies more than that is a surprise, whatever its length;
  *  - after a phase in which everything survives: 1.25x the expected
  *    survivors, and at least 0.8x the goal;
- *  - KGC_PAUSE_BUDGET=off: none.
+ *  - KGC_PAUSE_BUDGET=off (the default): none.
  * (The pause's side, promoting in place once past it: gc_inplace_budget.) */
 #include "tgc.h"
 #include "../gc_internal.h"
@@ -38,11 +38,12 @@ static struct evac_budget budget(kgc_heap *h)
 int main(void)
 {
 	kgc_type_id node;
-	kgc_heap *h = heap(KGC_PAUSE_BUDGET_AUTO, &node);
+	kgc_heap *h = heap(KGC_PAUSE_BUDGET_ON, &node);
 	kgc_thread *t;
 	kgc_obj slot = NULL;
 	struct kgc_frame f;
 	struct evac_budget b;
+	struct kgc_options o;
 
 	T_ASSERT_EQ(kgc_thread_attach(h, "main", &t), 0);
 	b = budget(h);
@@ -56,7 +57,7 @@ int main(void)
 	T_ASSERT_EQ(kgc_heap_destroy(h), 0);
 
 	/* every young object survives: one list that only grows */
-	h = heap(KGC_PAUSE_BUDGET_AUTO, &node);
+	h = heap(KGC_PAUSE_BUDGET_ON, &node);
 	T_ASSERT_EQ(kgc_thread_attach(h, "main", &t), 0);
 	kgc_frame_push(t, &f, &slot, 1, NULL);
 	while (t_stats(h).young_gcs < 6) {
@@ -76,6 +77,11 @@ int main(void)
 	T_ASSERT_EQ(kgc_heap_destroy(h), 0);
 
 	h = heap(KGC_PAUSE_BUDGET_OFF, &node);
+	T_ASSERT_EQ(budget(h).ns, 0);
+	T_ASSERT_EQ(kgc_heap_destroy(h), 0);
+	T_ASSERT_EQ(kgc_options_init(&o), 0);	/* the default */
+	T_ASSERT_EQ(o.pause_budget, KGC_PAUSE_BUDGET_OFF);
+	h = t_heap_opts(&o, &node);
 	T_ASSERT_EQ(budget(h).ns, 0);
 	T_ASSERT_EQ(kgc_heap_destroy(h), 0);
 	return 0;

@@ -25,10 +25,10 @@ int main(void)
 	T_ASSERT_EQ(kgc_options_init(&o), 0);
 	T_ASSERT_EQ(o.pacing_percent, 100);
 	unsetenv("KGC_PACING");
-	T_ASSERT_EQ(o.pause_budget, KGC_PAUSE_BUDGET_AUTO);
-	setenv("KGC_PAUSE_BUDGET", "off", 1);
-	T_ASSERT_EQ(kgc_options_init(&o), 0);
 	T_ASSERT_EQ(o.pause_budget, KGC_PAUSE_BUDGET_OFF);
+	setenv("KGC_PAUSE_BUDGET", "on", 1);
+	T_ASSERT_EQ(kgc_options_init(&o), 0);
+	T_ASSERT_EQ(o.pause_budget, KGC_PAUSE_BUDGET_ON);
 	setenv("KGC_PAUSE_BUDGET", "sometimes", 1);
 	T_ASSERT_EQ(kgc_options_init(&o), -EINVAL);
 	T_ASSERT(strstr(kgc_last_error(), "KGC_PAUSE_BUDGET"));
