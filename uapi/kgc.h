@@ -48,6 +48,7 @@
  */
 #define KGC_FEAT_SHMEM		(1ULL << 6)
 #define KGC_FEAT_PIN_WATCH	(1ULL << 7)	/* KGC_IOC_PIN_WATCH, poll */
+#define KGC_FEAT_REGION_MOVE	(1ULL << 8)	/* KGC_IOC_REGION_MOVE */
 
 /* Region sizes: power of two from 1 MiB to 32 MiB. */
 #define KGC_REGION_SHIFT_MIN	20
@@ -180,6 +181,33 @@ struct kgc_pin_watch {
 	__u64 reserved[2];	/* must be 0 */
 };
 
+/*
+ * KGC_IOC_REGION_MOVE: the memory of regions [src, src + count) becomes the
+ * memory of [dst, dst + count) without copying its bytes: each page of the
+ * source moves to the same offset of the destination, in the heap's file
+ * and in every mapping of the heap at once (a huge folio moves whole when
+ * source and destination are both aligned to it). Afterwards dst reads what
+ * src held when the call began, and src reads zeros, as after UNCOMMIT; the
+ * destination's old pages are released. Holes of the source (pages never
+ * touched) become holes of the destination. A thread that touches either
+ * range during the call waits for it and sees the contents of before or of
+ * after, never a mix. The table follows: committed_pages and KGC_RF_* of
+ * both ranges are refreshed; pin-drop watches armed on either range stay
+ * armed on the same region numbers.
+ *
+ * Nothing moves while pinned: a region of either range with user_pins != 0
+ * or a kernel-pinned page refuses the whole call (EBUSY, busy_region).
+ */
+struct kgc_region_move {
+	__u32 src;		/* first source region */
+	__u32 dst;		/* first destination region */
+	__u32 count;		/* regions in each range */
+	__u32 flags;		/* must be 0 */
+	__u32 busy_region;	/* out: on -EBUSY, the first pinned region */
+	__u32 moved_pages;	/* out: base pages moved (holes not counted) */
+	__u64 reserved[2];	/* must be 0 */
+};
+
 struct kgc_dev_stats {
 	__u64 heap_pages;	/* pages this heap holds now */
 	__u64 reserved0;	/* output: zero (v1: module-wide pages) */
@@ -201,9 +229,9 @@ struct kgc_dev_stats {
  *   EFAULT  the argument pointer cannot be read (input commands) or written
  *           (the result is copied out last: the command's effect - a created
  *           heap, committed or released regions, table updates - stays).
- *   EBADF   HEAP_CREATE, REGION_COMMIT, REGION_UNCOMMIT (the commands that
- *           change the heap) on an fd not open for writing; checked before
- *           anything else, the argument is not read.
+ *   EBADF   HEAP_CREATE, REGION_COMMIT, REGION_UNCOMMIT, REGION_MOVE (the
+ *           commands that change the heap) on an fd not open for
+ *           writing; checked before anything else, the argument is not read.
  *   EINTR   HEAP_CREATE, REGION_UNCOMMIT, PIN_QUERY: a fatal signal arrived
  *           while waiting for the heap's lock (the wait is killable; the
  *           task dies, nothing was changed).
@@ -264,6 +292,14 @@ struct kgc_dev_stats {
  *           walk of a large range: ARM and DISARM keep what they did to a
  *           first part of the range; FIRED gives back every fired bit it
  *           had taken (the fd's other holders still collect them).
+ * KGC_IOC_REGION_MOVE
+ *   ENODEV  before HEAP_CREATE.
+ *   EINVAL  flags or reserved[] nonzero; count == 0; either range not
+ *           inside the heap; the ranges overlap (src == dst included).
+ *   EBUSY   a region of either range has user_pins != 0 or a kernel-pinned
+ *           page: busy_region is the first such region, nothing moved.
+ *   ENOMEM  no memory for the move's bookkeeping: nothing moved.
+ *   EINTR   a fatal signal while waiting for the heap's lock: nothing moved.
  * poll (not an ioctl): EPOLLIN | EPOLLPRI | EPOLLRDNORM while fired
  * watches wait to be collected; 0 otherwise (also before HEAP_CREATE: a
  * poll() or an epoll set that waits on the fd from then on wakes when
@@ -289,6 +325,7 @@ struct kgc_dev_stats {
 #define KGC_IOC_PIN_QUERY	_IOWR(KGC_IOC_MAGIC, 0x04, struct kgc_pin_query)
 #define KGC_IOC_STATS		_IOR(KGC_IOC_MAGIC, 0x05, struct kgc_dev_stats)
 #define KGC_IOC_PIN_WATCH	_IOWR(KGC_IOC_MAGIC, 0x06, struct kgc_pin_watch)
+#define KGC_IOC_REGION_MOVE	_IOWR(KGC_IOC_MAGIC, 0x07, struct kgc_region_move)
 
 /* Sizes are part of the ABI; both sides assert them. */
 #define KGC_INFO_SIZE		80
@@ -298,5 +335,6 @@ struct kgc_dev_stats {
 #define KGC_PIN_QUERY_SIZE	40
 #define KGC_STATS_SIZE		128
 #define KGC_PIN_WATCH_SIZE	40
+#define KGC_REGION_MOVE_SIZE	40
 
 #endif /* _UAPI_KGC_H */
