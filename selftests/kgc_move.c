@@ -419,7 +419,7 @@ static void *race_reader(void *arg)
 	return NULL;
 }
 
-TEST_F(move, racing_readers_never_see_a_torn_page)
+TEST_F_TIMEOUT(move, racing_readers_never_see_a_torn_page, 240)
 {
 	struct racer r[2];
 	pthread_t t[2];

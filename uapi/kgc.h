@@ -245,7 +245,7 @@ struct kgc_dev_stats {
 	__u64 pages_freed;	/* by UNCOMMIT, and MOVE's destination */
 	__u64 moves;		/* REGION_MOVE calls that moved */
 	__u64 move_busy;	/* REGION_MOVE calls refused with -EBUSY */
-	__u64 move_copied_pages; /* pages MOVE had to copy (see below) */
+	__u64 move_copied_pages; /* pages MOVE had to copy (see above) */
 	__u64 reserved[5];	/* output: zero */
 };
 

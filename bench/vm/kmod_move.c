@@ -8,10 +8,14 @@
  *   KGC_VM_MEM=2048 KGC_VM_FILES=/tmp/kmod_move \
  *       bash selftests/vm/run.sh --demo kmod_move
  * Arguments: region size in MiB (2), largest size in MiB (256), runs (3).
- * Each size: src and dst both resident; the best of the runs of memcpy
- * (src -> dst), of the move (src -> dst, then back, each timed), and of the
- * move followed by a read of one word per page of the moved range (its
- * page faults: the move leaves both ranges unmapped).
+ * Each size, best of the runs: memcpy (src -> dst, both resident); the
+ * move into a resident destination (its old pages are released by the
+ * move: with the rig's page_poison=1 that is a write of every freed byte);
+ * the move into an empty (uncommitted) destination, the collector's case;
+ * and that move followed by a read of one word per page of the moved
+ * range (its page faults: the move leaves both ranges unmapped).
+ * ShmemHugePages (/proc/meminfo) after filling src says whether the heap
+ * got huge folios.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,6 +49,27 @@ static int move(int fd, uint32_t src, uint32_t dst, uint32_t n)
 		exit(1);
 	}
 	return mv.moved_pages;
+}
+
+static long shmem_huge_kb(void)
+{
+	char line[128];
+	long kb = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "ShmemHugePages: %ld kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+static void uncommit(int fd, uint32_t first, uint32_t n)
+{
+	struct kgc_region_range rr = { .first = first, .count = n };
+
+	ioctl(fd, KGC_IOC_REGION_UNCOMMIT, &rr);
 }
 
 static void touch(char *p, size_t len, long pg)
@@ -87,18 +112,21 @@ int main(int argc, char **argv)
 	}
 	printf("region %zu MiB, runs %d; times in ms (TCG: use the ratios)\n",
 	       region / MiB, runs);
-	printf("%8s %10s %10s %10s %8s %12s %8s\n", "MiB", "memcpy", "move",
-	       "move+read", "ratio", "ratio+read", "copied");
+	printf("%5s %8s %9s %9s %9s %7s %7s %7s %6s %7s\n", "MiB", "memcpy",
+	       "mv(full)", "mv(empty)", "mv+read", "r(full)", "r(empty)",
+	       "r+read", "copied", "hugeMiB");
 	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
 		size_t len = sizes[k] * MiB;
 		uint32_t n = len / region;
 		char *src = mem, *dst = mem + (size_t)half * region;
-		double t, tc = 1e9, tm = 1e9, tr = 1e9;
+		double t, tc = 1e9, tm = 1e9, te = 1e9, tr = 1e9;
+		long huge;
 
 		if (len > max || n == 0)
 			continue;
 		memset(src, 0x5a, len);
 		memset(dst, 0xa5, len);
+		huge = shmem_huge_kb();
 		for (r = 0; r < runs; r++) {
 			t = now();
 			memcpy(dst, src, len);
@@ -107,33 +135,37 @@ int main(int argc, char **argv)
 		}
 		ioctl(fd, KGC_IOC_STATS, &st0);
 		for (r = 0; r < runs; r++) {
-			/* src -> dst with both resident, then back, read. */
+			/* src -> resident dst; back into an empty src; read. */
 			touch(dst, len, pg);
 			t = now();
 			move(fd, 0, half, n);
 			t = now() - t;
 			tm = t < tm ? t : tm;
-			memset(src, 0x11, len);	/* resident again */
 			t = now();
 			move(fd, half, 0, n);
-			touch(src, len, pg);
+			t = now() - t;
+			te = t < te ? t : te;
+			t = now();
+			move(fd, 0, half, n);
+			touch(dst, len, pg);
 			t = now() - t;
 			tr = t < tr ? t : tr;
+			move(fd, half, 0, n);
+			memset(dst, 0xa5, len);
 		}
 		ioctl(fd, KGC_IOC_STATS, &st1);
 		if (src[0] != 0x5a || src[len - 1] != 0x5a) {
 			fprintf(stderr, "wrong bytes after the moves\n");
 			return 1;
 		}
-		printf("%8zu %10.2f %10.2f %10.2f %7.2f%% %11.2f%% %8llu\n",
-		       sizes[k], tc * 1e3, tm * 1e3, tr * 1e3, 100 * tm / tc,
-		       100 * tr / tc,
+		printf("%5zu %8.2f %9.2f %9.2f %9.2f %6.2f%% %6.2f%% %6.2f%% %6llu %7ld\n",
+		       sizes[k], tc * 1e3, tm * 1e3, te * 1e3, tr * 1e3,
+		       100 * tm / tc, 100 * te / tc, 100 * tr / tc,
 		       (unsigned long long)(st1.move_copied_pages -
-					    st0.move_copied_pages));
+					    st0.move_copied_pages),
+		       huge < 0 ? -1 : huge / 1024);
 		/* Release both ranges before the next size. */
-		struct kgc_region_range rr = { .first = 0, .count = 2 * half };
-
-		ioctl(fd, KGC_IOC_REGION_UNCOMMIT, &rr);
+		uncommit(fd, 0, 2 * half);
 	}
 	return 0;
 }
