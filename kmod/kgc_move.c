@@ -46,9 +46,11 @@
  * Huge folios move whole when they lie inside the source range, which is
  * always the case on heaps of 2 MiB regions and up (a huge folio is
  * PMD-aligned, regions are aligned to their size, so the destination
- * index is PMD-aligned too). A huge folio straddling the range (possible
- * only on heaps of smaller regions whose mappings undid VM_NOHUGEPAGE)
- * takes the copy path below for the part inside the range.
+ * index is PMD-aligned too). Heaps of smaller regions live on a
+ * huge=never mount and get no huge folio (selftests/kgc_shmem.c); should
+ * one straddle the range all the same, the part inside the range takes
+ * the copy path below rather than moving a folio partly out of range.
+ * (Large folios of other orders, mTHP, move whole alike.)
  *
  * Swapped-out source pages are read back in first (one swap-in each, by
  * shmem_read_folio_gfp()), then moved like the others.

@@ -5,6 +5,7 @@
  */
 #include <liburing.h>
 #include <pthread.h>
+#include <sys/swap.h>
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
@@ -463,6 +464,58 @@ TEST_F_TIMEOUT(move, racing_readers_never_see_a_torn_page, 240)
 	ASSERT_EQ(0, r[0].torn + r[1].torn);
 	ASSERT_EQ(-1, check(REG(0), 2 * RPAGES, self->pg, 3));
 	ASSERT_TRUE(all_zero(REG(2), 6 * variant->region));
+}
+
+#define RAMDISK		"/dev/ram0"
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT	21
+#endif
+
+/*
+ * Source pages swapped out (MADV_PAGEOUT, swap on a ramdisk) are swapped
+ * in by the move and arrive intact; the source reads zero.
+ */
+TEST(swapped_out_source_pages_move)
+{
+	size_t len = MiB, pages = MiB / 4096;
+	struct kgc_region_move mv;
+	long pg = sysconf(_SC_PAGESIZE), out;
+	char *mem;
+	int fd, rfd;
+
+	if (geteuid())
+		SKIP(return, "needs root");
+	fd = kgc_open();
+	if (fd < 0)
+		SKIP(return, "cannot open " KGC_DEV ": %s", strerror(errno));
+	rfd = open(RAMDISK, O_RDWR);
+	if (rfd < 0)
+		SKIP(return, RAMDISK ": %s (no ramdisk for swap)", strerror(errno));
+	ASSERT_EQ(0, make_swap(rfd, 32 * MiB / 4096));
+	fsync(rfd);
+	close(rfd);
+	if (swapon(RAMDISK, 0))
+		SKIP(return, "swapon " RAMDISK ": %s", strerror(errno));
+	ASSERT_EQ(0, kgc_create(fd, MiB, 4, NULL));
+	mem = kgc_map(fd, 4 * MiB, 0);
+	ASSERT_NE(MAP_FAILED, mem);
+	fill(mem, pages, pg, 21);
+	ASSERT_EQ(0, madvise(mem, len, MADV_PAGEOUT));
+	out = pages - resident(mem, len, pg);
+	TH_LOG("%ld of %zu pages swapped out", out, pages);
+	if (out == 0) {
+		swapoff(RAMDISK);
+		SKIP(return, "MADV_PAGEOUT swapped nothing out");
+	}
+	ASSERT_EQ(pages, kgc_heap_pages(fd));	/* swapped pages count */
+	ASSERT_EQ(0, kgc_move(fd, 0, 2, 1, &mv));
+	ASSERT_EQ(pages, mv.moved_pages);
+	ASSERT_EQ(-1, check(mem + 2 * MiB, pages, pg, 21));
+	ASSERT_TRUE(all_zero(mem, len));
+	ASSERT_EQ(pages, kgc_heap_pages(fd));
+	munmap(mem, 4 * MiB);
+	close(fd);
+	ASSERT_EQ(0, swapoff(RAMDISK));
 }
 
 TEST_HARNESS_MAIN

@@ -193,10 +193,11 @@ struct kgc_pin_watch {
  * source (pages never touched) become holes of the destination.
  *
  * Huge folios move whole: on heaps of 2 MiB regions and up every huge
- * folio lies inside one region and lands aligned. A huge folio that
- * straddles the source range (heaps of smaller regions whose mappings
- * undid VM_NOHUGEPAGE, see KGC_FEAT_SHMEM) has its part inside the range
- * copied instead. Swapped-out source pages are swapped in, then moved.
+ * folio lies inside one region and lands aligned (heaps of smaller
+ * regions get no huge folio, see KGC_FEAT_SHMEM; one straddling the range
+ * all the same would have its part inside the range copied). Swapped-out
+ * source pages are swapped in first (not tested: the VM rig has no swap
+ * device for kgc_move), then moved.
  *
  * Racing accesses, per page: a thread touching a source page during the
  * call waits for that page's move and sees it whole, before or after (its
