@@ -473,20 +473,27 @@ TEST_F_TIMEOUT(move, racing_readers_never_see_a_torn_page, 240)
 
 /*
  * Source pages swapped out (MADV_PAGEOUT, swap on a ramdisk) are swapped
- * in by the move and arrive intact; the source reads zero.
+ * in by the move and arrive intact; the source reads zero. The swap is
+ * turned off in the teardown, whatever happened: later tests (kgc_pin,
+ * kgc_shmem) use the ramdisk.
  */
-TEST(swapped_out_source_pages_move)
-{
-	size_t len = MiB, pages = MiB / 4096;
-	struct kgc_region_move mv;
-	long pg = sysconf(_SC_PAGESIZE), out;
+FIXTURE(swap) {
+	int fd;
+	int swap_on;
 	char *mem;
-	int fd, rfd;
+};
 
+FIXTURE_SETUP(swap)
+{
+	int rfd;
+
+	self->mem = MAP_FAILED;
+	self->swap_on = 0;
+	self->fd = -1;
 	if (geteuid())
 		SKIP(return, "needs root");
-	fd = kgc_open();
-	if (fd < 0)
+	self->fd = kgc_open();
+	if (self->fd < 0)
 		SKIP(return, "cannot open " KGC_DEV ": %s", strerror(errno));
 	rfd = open(RAMDISK, O_RDWR);
 	if (rfd < 0)
@@ -496,26 +503,44 @@ TEST(swapped_out_source_pages_move)
 	close(rfd);
 	if (swapon(RAMDISK, 0))
 		SKIP(return, "swapon " RAMDISK ": %s", strerror(errno));
-	ASSERT_EQ(0, kgc_create(fd, MiB, 4, NULL));
-	mem = kgc_map(fd, 4 * MiB, 0);
+	self->swap_on = 1;
+}
+
+FIXTURE_TEARDOWN(swap)
+{
+	if (self->mem != MAP_FAILED)
+		munmap(self->mem, 4 * MiB);
+	if (self->fd >= 0)
+		close(self->fd);
+	if (self->swap_on && swapoff(RAMDISK))
+		TH_LOG("swapoff " RAMDISK ": %s", strerror(errno));
+}
+
+TEST_F(swap, swapped_out_source_pages_move)
+{
+	size_t len = MiB, pages = MiB / 4096;
+	struct kgc_region_move mv;
+	long pg = sysconf(_SC_PAGESIZE), out;
+	char *mem;
+
+	ASSERT_EQ(0, kgc_create(self->fd, MiB, 4, NULL));
+	mem = self->mem = kgc_map(self->fd, 4 * MiB, 0);
 	ASSERT_NE(MAP_FAILED, mem);
 	fill(mem, pages, pg, 21);
 	ASSERT_EQ(0, madvise(mem, len, MADV_PAGEOUT));
 	out = pages - resident(mem, len, pg);
 	TH_LOG("%ld of %zu pages swapped out", out, pages);
-	if (out == 0) {
-		swapoff(RAMDISK);
+	if (out == 0)
 		SKIP(return, "MADV_PAGEOUT swapped nothing out");
-	}
-	ASSERT_EQ(pages, kgc_heap_pages(fd));	/* swapped pages count */
-	ASSERT_EQ(0, kgc_move(fd, 0, 2, 1, &mv));
+	ASSERT_EQ(pages, kgc_heap_pages(self->fd));	/* swapped ones count */
+	ASSERT_EQ(0, kgc_move(self->fd, 0, 2, 1, &mv));
 	ASSERT_EQ(pages, mv.moved_pages);
+	/* Swapped in and moved: none left in swap, none at the source. */
+	ASSERT_EQ(pages, kgc_heap_pages(self->fd));
+	ASSERT_EQ(pages, resident(mem + 2 * MiB, len, pg));
+	ASSERT_EQ(0, resident(mem, len, pg));
 	ASSERT_EQ(-1, check(mem + 2 * MiB, pages, pg, 21));
-	ASSERT_TRUE(all_zero(mem, len));
-	ASSERT_EQ(pages, kgc_heap_pages(fd));
-	munmap(mem, 4 * MiB);
-	close(fd);
-	ASSERT_EQ(0, swapoff(RAMDISK));
+	ASSERT_TRUE(all_zero(mem, len));	/* faults zero pages in */
 }
 
 TEST_HARNESS_MAIN
