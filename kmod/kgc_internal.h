@@ -14,7 +14,10 @@
  *                      region's pages afterwards. Never held across
  *                      copy_{from,to}_user, so no heap->lock -> mmap_lock
  *                      edge exists.
- *       i_rwsem of the heap's shmem inode (vfs_fallocate() in uncommit)
+ *       i_rwsem of the heap's shmem inode (vfs_fallocate() in uncommit
+ *                      and move)
+ *       folio locks    (move: a source folio, then a destination one on
+ *                      its copy path; see kgc_move.c)
  *       heap->slot_lock  spinlock: heap->regions[] and the module-owned
  *                      fields of the region table. Never held across
  *                      allocation, sleeping or unmapping.
@@ -92,6 +95,9 @@ struct kgc_heap {
 	atomic64_t uncommit_busy;
 	atomic64_t pin_queries;
 	atomic64_t pages_freed;
+	atomic64_t moves;
+	atomic64_t move_busy;
+	atomic64_t move_copied;
 };
 
 /* kgc_main.c */
@@ -140,6 +146,9 @@ void kgc_watch_free(struct kgc_heap *heap);
 int kgc_heap_pin_watch(struct kgc_heap *heap, struct kgc_pin_watch *w,
 		       u64 *bitmap);
 __poll_t kgc_poll(struct file *file, poll_table *wait);
+
+/* kgc_move.c */
+int kgc_heap_move(struct kgc_heap *heap, struct kgc_region_move *arg);
 
 /* kgc_debugfs.c */
 void kgc_debugfs_init(void);

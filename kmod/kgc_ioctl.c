@@ -7,12 +7,14 @@
  *   -ENOTTY  unknown command
  *   -EFAULT  bad argument or bitmap pointer
  *   -EINVAL  nonzero flags/reserved fields, bad sizes, bad region ranges
- *   -ENODEV  COMMIT, UNCOMMIT or PIN_QUERY before HEAP_CREATE (as mmap)
- *   -EBADF   HEAP_CREATE, COMMIT, UNCOMMIT on an fd not open for writing
+ *   -ENODEV  COMMIT, UNCOMMIT, PIN_QUERY, PIN_WATCH, MOVE before HEAP_CREATE
+ *            (as mmap)
+ *   -EBADF   HEAP_CREATE, COMMIT, UNCOMMIT, MOVE on an fd not open for
+ *            writing
  *   -EINTR   fatal signal while waiting for the heap lock, populating or
  *            walking a PIN_WATCH range
  * HEAP_CREATE: -EEXIST on a second create, -E2BIG over max_heap_mb.
- * UNCOMMIT: -EBUSY with busy_region set (the struct is copied out).
+ * UNCOMMIT, MOVE: -EBUSY with busy_region set (the struct is copied out).
  */
 #include <linux/fs.h>
 #include <linux/mm.h>
@@ -29,6 +31,7 @@ union kgc_ioctl_arg {
 	struct kgc_pin_query pin;
 	struct kgc_dev_stats stats;
 	struct kgc_pin_watch watch;
+	struct kgc_region_move move;
 };
 
 static int kgc_ioctl_info(struct kgc_info *info)
@@ -40,7 +43,7 @@ static int kgc_ioctl_info(struct kgc_info *info)
 	info->features = KGC_FEAT_REGION_TABLE | KGC_FEAT_PIN_QUERY |
 			 KGC_FEAT_STATS | KGC_FEAT_DEBUGFS | KGC_FEAT_POPULATE |
 			 KGC_FEAT_PIN_SELECT | KGC_FEAT_SHMEM |
-			 KGC_FEAT_PIN_WATCH;
+			 KGC_FEAT_PIN_WATCH | KGC_FEAT_REGION_MOVE;
 	info->region_shift_min = KGC_REGION_SHIFT_MIN;
 	info->region_shift_max = KGC_REGION_SHIFT_MAX;
 	info->max_heap_bytes = max_bytes;
@@ -146,6 +149,9 @@ static int kgc_ioctl_stats(struct kgc_heap *heap, struct kgc_dev_stats *st)
 	st->uncommit_busy = atomic64_read(&heap->uncommit_busy);
 	st->pin_queries = atomic64_read(&heap->pin_queries);
 	st->pages_freed = atomic64_read(&heap->pages_freed);
+	st->moves = atomic64_read(&heap->moves);
+	st->move_busy = atomic64_read(&heap->move_busy);
+	st->move_copied_pages = atomic64_read(&heap->move_copied);
 	return 0;
 }
 
@@ -166,6 +172,7 @@ long kgc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case KGC_IOC_HEAP_CREATE:
 	case KGC_IOC_REGION_COMMIT:
 	case KGC_IOC_REGION_UNCOMMIT:
+	case KGC_IOC_REGION_MOVE:
 		/* They change the heap: a writable fd only, checked first. */
 		if (!(file->f_mode & FMODE_WRITE))
 			return -EBADF;
@@ -193,13 +200,14 @@ long kgc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case KGC_IOC_REGION_UNCOMMIT:
 		ret = kgc_heap_created(heap) ?
 		      kgc_heap_uncommit(heap, &u.range) : -ENODEV;
-		/* busy_region is part of the -EBUSY answer. */
-		if (ret == -EBUSY && copy_to_user(uarg, &u, size))
-			return -EFAULT;
 		break;
 	case KGC_IOC_PIN_QUERY:
 		ret = kgc_heap_created(heap) ?
 		      kgc_ioctl_pin_query(heap, &u.pin) : -ENODEV;
+		break;
+	case KGC_IOC_REGION_MOVE:
+		ret = kgc_heap_created(heap) ?
+		      kgc_heap_move(heap, &u.move) : -ENODEV;
 		break;
 	case KGC_IOC_STATS:
 		ret = kgc_ioctl_stats(heap, &u.stats);
@@ -212,6 +220,9 @@ long kgc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		ret = -ENOTTY;
 		break;
 	}
+	/* UNCOMMIT, MOVE: busy_region is part of the -EBUSY answer. */
+	if (ret == -EBUSY && copy_to_user(uarg, &u, size))
+		return -EFAULT;
 	if (ret)
 		return ret;
 

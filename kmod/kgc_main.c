@@ -244,6 +244,7 @@ static int __init kgc_init(void)
 	BUILD_BUG_ON(sizeof(struct kgc_pin_query) != KGC_PIN_QUERY_SIZE);
 	BUILD_BUG_ON(sizeof(struct kgc_dev_stats) != KGC_STATS_SIZE);
 	BUILD_BUG_ON(sizeof(struct kgc_pin_watch) != KGC_PIN_WATCH_SIZE);
+	BUILD_BUG_ON(sizeof(struct kgc_region_move) != KGC_REGION_MOVE_SIZE);
 	BUILD_BUG_ON(KGC_TABLE_OFFSET & ~PAGE_MASK);
 	BUILD_BUG_ON(((u64)KGC_MAX_HEAP_MB_LIMIT << 20) >= KGC_TABLE_OFFSET);
 	BUILD_BUG_ON(((u64)KGC_MAX_HEAP_MB_LIMIT << 20) >=

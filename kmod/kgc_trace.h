@@ -4,6 +4,7 @@
  *   kgc_pin_query      one PIN_QUERY: range, selected or all, pinned found
  *   kgc_uncommit_busy  an UNCOMMIT refused with -EBUSY: the region, pins
  *   kgc_watch_fire     a watched region's kernel pins are gone
+ *   kgc_move           one REGION_MOVE: ranges, pages moved and copied, result
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM kgc
@@ -70,6 +71,33 @@ TRACE_EVENT(kgc_watch_fire,
 	),
 	TP_printk("heap=%u region=%u armed=%u", __entry->heap,
 		  __entry->region, __entry->nr_armed)
+);
+
+TRACE_EVENT(kgc_move,
+	TP_PROTO(u32 heap, u32 src, u32 dst, u32 count, u32 moved, u32 copied,
+		 int ret),
+	TP_ARGS(heap, src, dst, count, moved, copied, ret),
+	TP_STRUCT__entry(
+		__field(u32, heap)
+		__field(u32, src)
+		__field(u32, dst)
+		__field(u32, count)
+		__field(u32, moved)
+		__field(u32, copied)
+		__field(int, ret)
+	),
+	TP_fast_assign(
+		__entry->heap = heap;
+		__entry->src = src;
+		__entry->dst = dst;
+		__entry->count = count;
+		__entry->moved = moved;
+		__entry->copied = copied;
+		__entry->ret = ret;
+	),
+	TP_printk("heap=%u src=%u dst=%u count=%u moved=%u copied=%u ret=%d",
+		  __entry->heap, __entry->src, __entry->dst, __entry->count,
+		  __entry->moved, __entry->copied, __entry->ret)
 );
 
 #endif /* _KGC_TRACE_H */

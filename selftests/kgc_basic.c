@@ -349,7 +349,10 @@ TEST(stats_are_per_heap_only)
 	ASSERT_EQ(0, kgc_ioctl(fd2, KGC_IOC_STATS, &st));
 	ASSERT_EQ(0, st.heap_pages);
 	ASSERT_EQ(0, st.reserved0);
-	for (i = 0; i < 8; i++)
+	ASSERT_EQ(0, st.moves);
+	ASSERT_EQ(0, st.move_busy);
+	ASSERT_EQ(0, st.move_copied_pages);
+	for (i = 0; i < (int)(sizeof(st.reserved) / sizeof(st.reserved[0])); i++)
 		ASSERT_EQ(0, st.reserved[i]);
 	ASSERT_EQ(0, kgc_ioctl(fd1, KGC_IOC_STATS, &st));
 	ASSERT_EQ(3, st.heap_pages);

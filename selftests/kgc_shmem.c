@@ -623,25 +623,6 @@ TEST(owner_charged_not_remote_reader)
 	cg_teardown(&cg);
 }
 
-/* Writes a swap header (version 1) over the first page of @fd's device. */
-static int make_swap(int fd, unsigned long pages)
-{
-	unsigned char *hdr = calloc(1, 4096);
-	uint32_t *w = (uint32_t *)(hdr + 1024);
-	int ret = 0;
-
-	if (!hdr)
-		return -ENOMEM;
-	w[0] = 1;		/* version */
-	w[1] = pages - 1;	/* last_page */
-	w[2] = 0;		/* nr_badpages */
-	memcpy(hdr + 4096 - 10, "SWAPSPACE2", 10);
-	if (pwrite(fd, hdr, 4096, 0) != 4096)
-		ret = -errno;
-	free(hdr);
-	return ret;
-}
-
 /*
  * Under a 8 MiB memcg limit a 32 MiB heap goes partly to swap (a ramdisk),
  * and reads back intact; pages the kernel pins (io_uring fixed buffer)

@@ -107,7 +107,14 @@ static void *toucher(void *arg)
 	return NULL;
 }
 
-/* Uncommits, commits and queries the shared regions. */
+static int kgc_range_move(int fd, uint32_t src, uint32_t dst, uint32_t count)
+{
+	struct kgc_region_move mv = { .src = src, .dst = dst, .count = count };
+
+	return kgc_ioctl(fd, KGC_IOC_REGION_MOVE, &mv);
+}
+
+/* Uncommits, commits, moves and queries the shared regions. */
 static void *uncommitter(void *arg)
 {
 	struct worker *w = arg;
@@ -118,7 +125,15 @@ static void *uncommitter(void *arg)
 	while (!sh->stop) {
 		first = 2 + rnd(&w->seed) % (NR_REGIONS - 2);
 		count = 1 + rnd(&w->seed) % (NR_REGIONS - first);
-		switch (rnd(&w->seed) % 4) {
+		switch (rnd(&w->seed) % 5) {
+		case 4:
+			/* Pages move under the touchers' feet. */
+			ret = kgc_range_move(sh->fd, first,
+					     2 + rnd(&w->seed) % (NR_REGIONS - 2),
+					     count);
+			if (ret && ret != -EBUSY && ret != -EINVAL)
+				fail(sh, "move", ret);
+			break;
 		case 0:
 		case 1:
 			/* A racing fault may hold a page for a moment. */
@@ -315,6 +330,7 @@ TEST_F(stress, uncommit_races_faults_on_one_region)
 static const unsigned long cmds[] = {
 	KGC_IOC_INFO, KGC_IOC_HEAP_CREATE, KGC_IOC_REGION_COMMIT,
 	KGC_IOC_REGION_UNCOMMIT, KGC_IOC_PIN_QUERY, KGC_IOC_STATS,
+	KGC_IOC_REGION_MOVE,
 };
 
 /* Random but mostly small numbers, so that some calls succeed. */
@@ -338,7 +354,7 @@ static void fuzz_ioctl(struct shared *sh, uint64_t *s, int fd)
 
 	for (i = 0; i < 32; i++)
 		buf[i] = (rnd(s) % 3) ? 0 : small(s);
-	cmd = cmds[rnd(s) % 6];
+	cmd = cmds[rnd(s) % (sizeof(cmds) / sizeof(cmds[0]))];
 	switch (rnd(s) % 8) {
 	case 0:		/* garbage command */
 		cmd = _IOC(rnd(s) % 4, (rnd(s) & 1) ? KGC_IOC_MAGIC : rnd(s) & 0xff,

@@ -136,6 +136,25 @@ static inline int kgc_write_file(const char *path, const char *val)
 	return n;
 }
 
+/* Writes a swap header (version 1) over the first page of @fd's device. */
+static inline int make_swap(int fd, unsigned long pages)
+{
+	unsigned char *hdr = calloc(1, 4096);
+	uint32_t *w = (uint32_t *)(hdr + 1024);
+	int ret = 0;
+
+	if (!hdr)
+		return -ENOMEM;
+	w[0] = 1;		/* version */
+	w[1] = pages - 1;	/* last_page */
+	w[2] = 0;		/* nr_badpages */
+	memcpy(hdr + 4096 - 10, "SWAPSPACE2", 10);
+	if (pwrite(fd, hdr, 4096, 0) != 4096)
+		ret = -errno;
+	free(hdr);
+	return ret;
+}
+
 /* True when every byte of [p, p + len) is zero. */
 static inline int all_zero(const void *p, size_t len)
 {

@@ -185,18 +185,45 @@ struct kgc_pin_watch {
  * KGC_IOC_REGION_MOVE: the memory of regions [src, src + count) becomes the
  * memory of [dst, dst + count) without copying its bytes: each page of the
  * source moves to the same offset of the destination, in the heap's file
- * and in every mapping of the heap at once (a huge folio moves whole when
- * source and destination are both aligned to it). Afterwards dst reads what
- * src held when the call began, and src reads zeros, as after UNCOMMIT; the
- * destination's old pages are released. Holes of the source (pages never
- * touched) become holes of the destination. A thread that touches either
- * range during the call waits for it and sees the contents of before or of
- * after, never a mix. The table follows: committed_pages and KGC_RF_* of
- * both ranges are refreshed; pin-drop watches armed on either range stay
- * armed on the same region numbers.
+ * and in every mapping of the heap at once (the page itself changes its
+ * file offset; mappings lose both ranges and fault the pages in again
+ * where they now are). Afterwards dst reads what src held when the call
+ * began, and src reads zeros, as after UNCOMMIT; the destination's old
+ * pages are released first (counted in STATS.pages_freed). Holes of the
+ * source (pages never touched) become holes of the destination.
+ *
+ * Huge folios move whole: on heaps of 2 MiB regions and up every huge
+ * folio lies inside one region and lands aligned (heaps of smaller
+ * regions get no huge folio, see KGC_FEAT_SHMEM; one straddling the range
+ * all the same would have its part inside the range copied). Swapped-out
+ * source pages are swapped in first (not tested: the VM rig has no swap
+ * device for kgc_move), then moved.
+ *
+ * Racing accesses, per page: a thread touching a source page during the
+ * call waits for that page's move and sees it whole, before or after (its
+ * old contents, or zeros once moved); a thread touching a destination
+ * page may see its old contents, zeros, or the moved page, never a torn
+ * page, and what it writes to the destination during the call is lost.
+ * The call as a whole is not atomic: a toucher may see some pages moved
+ * and others not yet.
+ *
+ * A page the module cannot move without copying is copied instead, in the
+ * same call (STATS.move_copied_pages counts them): one still referenced by
+ * the kernel after a few tries (a pin taken after the call's pin check, a
+ * splice, a page waiting in a per-CPU LRU batch after a recent fault) or
+ * a straddling huge folio's part. A pinned page copied so leaves the file
+ * and stays its pinner's, as after UNCOMMIT.
+ *
+ * The table follows: KGC_RF_COMMITTED moves from each source region to
+ * its destination (the source's flags clear), committed_pages and the
+ * kernel-pin fields of both ranges are refreshed. Pin-drop watches armed
+ * on either range stay armed on the same region numbers.
  *
  * Nothing moves while pinned: a region of either range with user_pins != 0
- * or a kernel-pinned page refuses the whole call (EBUSY, busy_region).
+ * or a kernel-pinned page refuses the whole call (EBUSY, busy_region: the
+ * lowest such region). moved_pages counts base pages moved or copied.
+ * Cost: one hole punch of the destination, one unmap of the source, one
+ * xarray update per folio (a huge folio is one step).
  */
 struct kgc_region_move {
 	__u32 src;		/* first source region */
@@ -216,8 +243,11 @@ struct kgc_dev_stats {
 	__u64 uncommits;
 	__u64 uncommit_busy;	/* uncommits refused with -EBUSY */
 	__u64 pin_queries;
-	__u64 pages_freed;
-	__u64 reserved[8];	/* output: zero */
+	__u64 pages_freed;	/* by UNCOMMIT, and MOVE's destination */
+	__u64 moves;		/* REGION_MOVE calls that moved */
+	__u64 move_busy;	/* REGION_MOVE calls refused with -EBUSY */
+	__u64 move_copied_pages; /* pages MOVE had to copy (see above) */
+	__u64 reserved[5];	/* output: zero */
 };
 
 /*
@@ -297,9 +327,15 @@ struct kgc_dev_stats {
  *   EINVAL  flags or reserved[] nonzero; count == 0; either range not
  *           inside the heap; the ranges overlap (src == dst included).
  *   EBUSY   a region of either range has user_pins != 0 or a kernel-pinned
- *           page: busy_region is the first such region, nothing moved.
- *   ENOMEM  no memory for the move's bookkeeping: nothing moved.
+ *           page: busy_region is the lowest such region (the struct is
+ *           copied out; EFAULT instead if that fails), its kernel pins are
+ *           recorded in the table, nothing moved.
  *   EINTR   a fatal signal while waiting for the heap's lock: nothing moved.
+ *           Once the pages start moving the call completes.
+ *   ENOMEM  out of memory for a page-cache node, a swap-in or a page of
+ *           the copy path: the pages moved so far stay moved (at dst; src
+ *           reads zero there), the rest stays at src, the destination's
+ *           old pages are gone, and the table is refreshed.
  * poll (not an ioctl): EPOLLIN | EPOLLPRI | EPOLLRDNORM while fired
  * watches wait to be collected; 0 otherwise (also before HEAP_CREATE: a
  * poll() or an epoll set that waits on the fd from then on wakes when

@@ -12,6 +12,7 @@
 # env: KGC_VM_CMD        same as --demo CMD
 #      KGC_VM_FILES      host files to copy into the VM's /usr/local/bin (on PATH)
 #      KGC_VM_TIMEOUT    whole-VM timeout in seconds (900)
+#      KGC_VM_MEM        guest memory in MiB (1024)
 #      KGC_TEST_TIMEOUT  per-binary timeout in seconds (300)
 #      KGC_VM_REFRESH=1  re-pick the newest 6.12 kernel instead of the cached one
 #      KGC_KMOD_DIR, KGC_SELFTESTS_DIR, KGC_LIB_DIR   source dirs (kmod, selftests, lib)
@@ -106,7 +107,7 @@ log=$work/serial.log
 # page poisoning (checked on reuse), KFENCE sampling.
 debug_opts="slub_debug=FZP page_poison=1 kfence.sample_interval=10"
 phase "booting $kver under QEMU/TCG (timeout ${vm_timeout}s)"
-timeout -k 10 "$vm_timeout" qemu-system-x86_64 -accel "$vm_accel" -smp 2 -m 1024 -nodefaults -display none \
+timeout -k 10 "$vm_timeout" qemu-system-x86_64 -accel "$vm_accel" -smp 2 -m "${KGC_VM_MEM:-1024}" -nodefaults -display none \
 	-no-reboot -serial "file:$log" -kernel "$vmlinuz" -initrd "$initrd" \
 	-append "console=ttyS0 panic=-1 oops=panic quiet mitigations=off $debug_opts" </dev/null &
 qpid=$!
