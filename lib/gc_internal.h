@@ -145,7 +145,13 @@ struct backend {
 	bool pin_watch;		/* kmod: the module has KGC_IOC_PIN_WATCH */
 	_Atomic bool no_populate;	/* MADV_POPULATE_WRITE refused once: touch only */
 	uint64_t uncommit_busy;
+	int move_kind;		/* MOVE_*: how kgci_backend_move_regions moves pages (heap creation) */
+	uint64_t move_calls;	/* region ranges moved by pages (mremap / REGION_MOVE calls) */
+	uint64_t move_copies;	/* region ranges moved by copying: no page move, or it failed */
 };
+/* kgci_backend_move_regions: anon mremap(MREMAP_DONTUNMAP), the module's
+ * KGC_IOC_REGION_MOVE, or memmove + release (the honest fallback) */
+enum { MOVE_COPY = 0, MOVE_REMAP, MOVE_IOCTL };
 size_t kgci_backend_region_hint(int kind);		/* region size served best, 0: any */
 int kgci_backend_open(struct kgc_heap *h, int kind, size_t region_size, uint32_t nregions);
 void kgci_backend_close(struct kgc_heap *h);
@@ -164,6 +170,14 @@ struct uncommit_plan {
 };
 uint32_t kgci_backend_uncommit_free(struct kgc_heap *h, const struct uncommit_plan *plan);
 int kgci_backend_protect(struct kgc_heap *h, void *p, size_t len, bool accessible);
+/* At a safepoint, regions unpinned: regions [dst, dst + count) get the bytes
+ * of [src, src + count) (the ranges may overlap), src's regions outside dst
+ * read zero afterwards and are released. By pages where the backend can
+ * (be.move_kind), else copied. 0 or -errno (then nothing is lost: a page
+ * move that fails is done by copying). */
+int kgci_backend_move_regions(struct kgc_heap *h, uint32_t src, uint32_t dst, uint32_t count);
+/* The same by copying only (what policy.c says below its threshold). */
+int kgci_backend_copy_regions(struct kgc_heap *h, uint32_t src, uint32_t dst, uint32_t count);
 int kgci_backend_kernel_pins(struct kgc_heap *h, uint64_t *bitmap); /* regions pinned by the kernel; 0 if none */
 void kgci_os_membarrier(struct kgc_heap *h);
 bool kgci_os_membarrier_ok(struct kgc_heap *h);	/* kgci_os_membarrier is the real one */
