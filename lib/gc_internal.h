@@ -404,7 +404,18 @@ struct full_state {
 	char **block_dest;	/* per 512-byte block: where its first marked object goes */
 	kgc_obj **stack;	/* mark stack */
 	size_t stack_len, stack_cap;
+	uint32_t *hum_dest;	/* per humongous start region: its destination + 1 this
+				 * collection, 0: stays (compact_humongous.c) */
+	uint32_t hum_planned;	/* objects with a destination */
 };
+/* compact_humongous.c: the full collection's compaction of humongous
+ * objects. plan: after forwarding, busy[i] nonzero for every region the
+ * collection leaves occupied by anything but a live movable humongous
+ * object (live: marked in h->full.mark); move: after the regions' bookkeeping,
+ * the planned moves (page moves by backend.c), the regions following. */
+void kgci_humc_plan(struct kgc_heap *h, const uint8_t *busy);
+void kgci_humc_move(struct kgc_heap *h);
+char *kgci_humc_forwardee(struct kgc_heap *h, const struct region *r, char *p);	/* r: p's, a start */
 
 /* The young pause's own state (h->young). */
 struct young_state {
@@ -648,6 +659,7 @@ bool kgci_policy_should_full(struct kgc_heap *h);
 enum alloc_retry { ALLOC_RETRY_NONE, ALLOC_RETRY_FULL, ALLOC_RETRY_RESERVE };
 enum alloc_retry kgci_policy_alloc_retry(struct kgc_heap *h, bool full_ran, bool reserve_tried);
 bool kgci_policy_eden_available(struct kgc_heap *h);
+bool kgci_policy_move_by_pages(struct kgc_heap *h, size_t bytes);	/* else copy */
 bool kgci_policy_uncommit_plan(struct kgc_heap *h, struct uncommit_plan *plan);
 uint32_t kgci_policy_survivor_limit(struct kgc_heap *h);
 

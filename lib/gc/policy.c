@@ -119,6 +119,20 @@ bool kgci_policy_eden_available(struct kgc_heap *h)
 	return h->alloc.eden_regions < h->pol.young_target && eden_budget(h) > 0;
 }
 
+/*
+ * A humongous object moves by pages (kgci_backend_move_regions) from this
+ * size up, else by copying: below it the fixed cost of a page move (a
+ * syscall, a TLB flush) is more than the copy's. Measured by
+ * bench/movebench (bench/RESULTS-move.md): MOVE_PAGES_MIN.
+ */
+#define MOVE_PAGES_MIN ((size_t)64 << 10)
+
+bool kgci_policy_move_by_pages(struct kgc_heap *h, size_t bytes)
+{
+	(void)h;
+	return bytes >= MOVE_PAGES_MIN;
+}
+
 /* Regions the next young collection is expected to copy into: twice what
  * the measured survival predicts (at least the last one's to-space), half
  * of young before anything is measured, never more than young. */

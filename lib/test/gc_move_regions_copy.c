@@ -16,11 +16,11 @@ int main(void)
 	struct kgc_heap *h = mt_heap(NREG, 1, 0);
 
 	h->be.move_kind = MOVE_COPY;
-	mt_random_moves(h, NREG, 300, seed);
+	mt_random_moves(h, NREG, 150, seed);
 	printf("moves by pages %llu, copies %llu\n",
 	       (unsigned long long)h->be.move_calls, (unsigned long long)h->be.move_copies);
 	T_ASSERT_EQ(h->be.move_calls, 0);
-	T_ASSERT(h->be.move_copies >= 300 - 300 / NREG * 2);
+	T_ASSERT(h->be.move_copies >= 150 - 150 / NREG * 2);
 	T_ASSERT_EQ(kgc_heap_destroy(h), 0);
 	return 0;
 }
