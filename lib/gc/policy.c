@@ -121,16 +121,24 @@ bool kgci_policy_eden_available(struct kgc_heap *h)
 
 /*
  * A humongous object moves by pages (kgci_backend_move_regions) from this
- * size up, else by copying: below it the fixed cost of a page move (a
- * syscall, a TLB flush) is more than the copy's. Measured by
- * bench/movebench (bench/RESULTS-move.md): MOVE_PAGES_MIN.
+ * size up, else by copying: below it the fixed cost of a page move (the
+ * syscall, a VMA of its own, a TLB flush) and the per-page cost of moving
+ * PTEs are more than a copy's. Measured by bench/movebench
+ * (bench/RESULTS-move.md, 2026-12-07, anon backend natively, load 14 on 2
+ * CPUs, memcpy into backed memory): with small pages the move won from
+ * 16 MiB (16 MiB 0.96x memcpy's time, 64 MiB 0.24x; 2 MiB 4.9x), with
+ * transparent huge pages (KGC_THP, 2 MiB regions: whole PMDs move) between
+ * 2 MiB (1.6x) and 16 MiB (0.18x; 64 MiB 0.083x, 256 MiB 0.027x). The kmod
+ * backend takes the small-page number until it is measured in the VM.
  */
-#define MOVE_PAGES_MIN ((size_t)64 << 10)
+#define MOVE_PAGES_MIN_SMALL ((size_t)16 << 20)
+#define MOVE_PAGES_MIN_THP ((size_t)4 << 20)
 
 bool kgci_policy_move_by_pages(struct kgc_heap *h, size_t bytes)
 {
-	(void)h;
-	return bytes >= MOVE_PAGES_MIN;
+	bool huge = h->be.kind == KGC_BACKEND_ANON && h->opt.thp && h->region_size >= ((size_t)2 << 20);
+
+	return bytes >= (huge ? MOVE_PAGES_MIN_THP : MOVE_PAGES_MIN_SMALL);
 }
 
 /* Regions the next young collection is expected to copy into: twice what
