@@ -3,8 +3,10 @@
  * movebench: moving one array of 1, 2, 16, 64 and 256 MiB by relocation
  * (kgci_backend_move_regions on the anon backend: mremap with
  * MREMAP_DONTUNMAP, page tables moved, no byte copied) against memcpy into
- * memory already backed (memcpy's best case: no page faults), both on
- * memory already written; best of REPS. Then the threshold below which
+ * memory already backed (memcpy's best case: no page faults) and into
+ * memory not backed (the collector's usual case: a destination region
+ * released or never used, its faults paid by the copy), from memory
+ * already written; best of REPS. Then the threshold below which
  * copying is cheaper: the same mremap call against memcpy for 4 KiB to
  * 1 MiB (a region is at least 1 MiB, so the collector's threshold only
  * matters if it is above that). Writes bench/out/movebench.md (issue 32).
@@ -23,14 +25,19 @@ static void touch(char *p, size_t len, int v)
 	memset(p, v, len);
 }
 
-/* best of REPS: memcpy of len bytes src -> dst (dst backed) */
-static double time_memcpy(char *dst, char *src, size_t len)
+/* best of REPS: memcpy of len bytes src -> dst (dst backed, or released
+ * before each copy: cold, the page faults paid by the copy) */
+static double time_memcpy(char *dst, char *src, size_t len, int cold)
 {
 	double best = 1e30;
 
 	touch(dst, len, 1);
 	for (int r = 0; r < REPS; r++) {
-		uint64_t t0 = now_ns();
+		uint64_t t0;
+
+		if (cold)
+			madvise(dst, len, MADV_DONTNEED);
+		t0 = now_ns();
 
 		memcpy(dst, src, len);
 		__asm__ volatile("" ::: "memory");
@@ -131,21 +138,23 @@ static void heap_rows(FILE *md, unsigned thp)
 	both(md, "%s regions, %s; move kind: %s\n\n", thp ? "2 MiB" : "1 MiB",
 	     thp ? "transparent huge pages (KGC_THP=1)" : "small pages",
 	     h->be.move_kind == MOVE_REMAP ? "mremap (page move)" : "copy (no DONTUNMAP here)");
-	both(md, "| size | memcpy | relocation | relocation / memcpy | dst AnonHugePages |\n|---|---|---|---|---|\n");
+	both(md, "| size | memcpy (dst backed) | memcpy (dst not backed) | relocation | relocation / memcpy backed | / memcpy not backed | dst AnonHugePages |\n|---|---|---|---|---|---|---|\n");
 	for (size_t i = 0; i < sizeof(mib) / sizeof(mib[0]); i++) {
 		uint32_t n = (uint32_t)(((size_t)mib[i] << 20) >> h->region_shift);
 		char *s = h->base, *d = h->base + ((size_t)300 << 20);
-		double mc, mv;
+		double mc, mcc, mv;
+		char r2[32];
 
 		if (!n)
 			continue;
 		touch(s, (size_t)mib[i] << 20, 7);
-		mc = time_memcpy(d, s, (size_t)mib[i] << 20);
+		mc = time_memcpy(d, s, (size_t)mib[i] << 20, 0);
+		mcc = time_memcpy(d, s, (size_t)mib[i] << 20, 1);
 		mv = time_move(h, 0, (uint32_t)(((size_t)300 << 20) >> h->region_shift), n);
 		if (huge_kb(d, sm, sizeof(sm)))
 			snprintf(sm, sizeof(sm), "?");
-		both(md, "| %u MiB | %.3f ms | %.3f ms | %s | %s |\n", mib[i], mc / 1e6, mv / 1e6,
-		     ratio_str(r1, sizeof(r1), mv, mc), sm);
+		both(md, "| %u MiB | %.3f ms | %.3f ms | %.3f ms | %s | %s | %s |\n", mib[i], mc / 1e6, mcc / 1e6,
+		     mv / 1e6, ratio_str(r1, sizeof(r1), mv, mc), ratio_str(r2, sizeof(r2), mv, mcc), sm);
 	}
 	both(md, "\n");
 	kgc_heap_destroy(kh);
@@ -179,19 +188,21 @@ int main(void)
 		if (a == MAP_FAILED)
 			die("mmap");
 		both(md, "\nUnder a region (the threshold: where a page move starts to beat a copy):\n\n");
-		both(md, "| size | memcpy | mremap | mremap / memcpy |\n|---|---|---|---|\n");
+		both(md, "| size | memcpy (dst backed) | memcpy (dst not backed) | mremap | mremap / memcpy backed | / memcpy not backed |\n|---|---|---|---|---|---|\n");
 		for (size_t len = 4096; len <= max; len *= 4) {
-			double mc, mv;
+			double mc, mcc, mv;
+			char r2[32];
 
 			touch(a, len, 5);
-			mc = time_memcpy(a + 2 * max, a, len);
+			mc = time_memcpy(a + 2 * max, a, len, 0);
+			mcc = time_memcpy(a + 2 * max, a, len, 1);
 			mv = time_remap_raw(a, a + 2 * max, len);
-			if (!threshold && mv < mc)
+			if (!threshold && mv < mcc)
 				threshold = len;
-			both(md, "| %zu KiB | %.1f us | %.1f us | %s |\n", len >> 10, mc / 1e3, mv / 1e3,
-			     ratio_str(r1, sizeof(r1), mv, mc));
+			both(md, "| %zu KiB | %.1f us | %.1f us | %.1f us | %s | %s |\n", len >> 10, mc / 1e3, mcc / 1e3,
+			     mv / 1e3, ratio_str(r1, sizeof(r1), mv, mc), ratio_str(r2, sizeof(r2), mv, mcc));
 		}
-		both(md, "\nSmallest size where the page move won: %zu KiB.\n", threshold >> 10);
+		both(md, "\nSmallest size where the page move beat a copy into memory not backed: %zu KiB (0: none up to 1 MiB).\n", threshold >> 10);
 	}
 	fclose(md);
 	return 0;

@@ -122,23 +122,26 @@ bool kgci_policy_eden_available(struct kgc_heap *h)
 /*
  * A humongous object moves by pages (kgci_backend_move_regions) from this
  * size up, else by copying: below it the fixed cost of a page move (the
- * syscall, a VMA of its own, a TLB flush) and the per-page cost of moving
- * PTEs are more than a copy's. Measured by bench/movebench
- * (bench/RESULTS-move.md, 2026-12-07, anon backend natively, load 14 on 2
- * CPUs, memcpy into backed memory): with small pages the move won from
- * 16 MiB (16 MiB 0.96x memcpy's time, 64 MiB 0.24x; 2 MiB 4.9x), with
- * transparent huge pages (KGC_THP, 2 MiB regions: whole PMDs move) between
- * 2 MiB (1.6x) and 16 MiB (0.18x; 64 MiB 0.083x, 256 MiB 0.027x). The kmod
- * backend takes the small-page number until it is measured in the VM.
+ * syscall, a VMA of its own, a TLB flush) is more than a copy's. Measured
+ * by bench/movebench (bench/RESULTS-move.md, 2026-12-07, anon backend
+ * natively, load ~13 on 2 CPUs) against a copy into memory not backed -
+ * the collector's usual destination, a region released or never used -
+ * the page move won from 256 KiB (0.14x the copy's time; 64 KiB: 2.0x;
+ * 1 MiB 0.03x, 64 MiB 0.019x; with KGC_THP 64 MiB 0.049x). Into memory
+ * already backed a copy stays cheaper up to ~16 MiB with small pages, but
+ * a page move also keeps the object's untouched pages untouched (a copy
+ * faults them in): in bench/largecache a threshold of 16 MiB made kgc's one
+ * full collection take 11.8 s against 0.47 s with every object moved by
+ * pages. So: every humongous object (at least half a 1 MiB region) moves
+ * by pages. The kmod backend takes the same number until it is measured
+ * in the VM.
  */
-#define MOVE_PAGES_MIN_SMALL ((size_t)16 << 20)
-#define MOVE_PAGES_MIN_THP ((size_t)4 << 20)
+#define MOVE_PAGES_MIN ((size_t)256 << 10)
 
 bool kgci_policy_move_by_pages(struct kgc_heap *h, size_t bytes)
 {
-	bool huge = h->be.kind == KGC_BACKEND_ANON && h->opt.thp && h->region_size >= ((size_t)2 << 20);
-
-	return bytes >= (huge ? MOVE_PAGES_MIN_THP : MOVE_PAGES_MIN_SMALL);
+	(void)h;
+	return bytes >= MOVE_PAGES_MIN;
 }
 
 /* Regions the next young collection is expected to copy into: twice what
