@@ -221,8 +221,10 @@ static void full_forward(struct full *f)
 static void full_forward_humongous(struct full *f)
 {
 	struct kgc_heap *h = f->h;
-	uint8_t *busy = f->was_used;	/* reused: read by full_regions only through r->type */
+	uint8_t *busy = malloc(h->nregions);
 
+	if (!busy)
+		kgci_fatal("full GC: out of memory");
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		const struct region *r = &h->regions[i];
 
@@ -232,8 +234,7 @@ static void full_forward_humongous(struct full *f)
 	for (uint32_t k = 0; k <= f->di && k < f->n; k++)
 		busy[f->list[k]] = f->new_top[k] > h->regions[f->list[k]].bottom;
 	kgci_humc_plan(h, busy);
-	for (uint32_t i = 0; i < h->nregions; i++)
-		f->was_used[i] = h->regions[i].type != RT_FREE;
+	free(busy);
 }
 
 /* 3. adjust references everywhere: roots, weak cells, every live object */
