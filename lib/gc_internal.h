@@ -145,7 +145,13 @@ struct backend {
 	bool pin_watch;		/* kmod: the module has KGC_IOC_PIN_WATCH */
 	_Atomic bool no_populate;	/* MADV_POPULATE_WRITE refused once: touch only */
 	uint64_t uncommit_busy;
+	int move_kind;		/* MOVE_*: how kgci_backend_move_regions moves pages (heap creation) */
+	uint64_t move_calls;	/* region ranges moved by pages (mremap / REGION_MOVE calls) */
+	uint64_t move_copies;	/* region ranges moved by copying: no page move, or it failed */
 };
+/* kgci_backend_move_regions: anon mremap(MREMAP_DONTUNMAP), the module's
+ * KGC_IOC_REGION_MOVE, or memmove + release (the honest fallback) */
+enum { MOVE_COPY = 0, MOVE_REMAP, MOVE_IOCTL };
 size_t kgci_backend_region_hint(int kind);		/* region size served best, 0: any */
 int kgci_backend_open(struct kgc_heap *h, int kind, size_t region_size, uint32_t nregions);
 void kgci_backend_close(struct kgc_heap *h);
@@ -164,6 +170,14 @@ struct uncommit_plan {
 };
 uint32_t kgci_backend_uncommit_free(struct kgc_heap *h, const struct uncommit_plan *plan);
 int kgci_backend_protect(struct kgc_heap *h, void *p, size_t len, bool accessible);
+/* At a safepoint, regions unpinned: regions [dst, dst + count) get the bytes
+ * of [src, src + count) (the ranges may overlap), src's regions outside dst
+ * read zero afterwards and are released. By pages where the backend can
+ * (be.move_kind), else copied. 0 or -errno (then nothing is lost: a page
+ * move that fails is done by copying). */
+int kgci_backend_move_regions(struct kgc_heap *h, uint32_t src, uint32_t dst, uint32_t count);
+/* The same by copying only (what policy.c says below its threshold). */
+int kgci_backend_copy_regions(struct kgc_heap *h, uint32_t src, uint32_t dst, uint32_t count);
 int kgci_backend_kernel_pins(struct kgc_heap *h, uint64_t *bitmap); /* regions pinned by the kernel; 0 if none */
 void kgci_os_membarrier(struct kgc_heap *h);
 bool kgci_os_membarrier_ok(struct kgc_heap *h);	/* kgci_os_membarrier is the real one */
@@ -390,7 +404,18 @@ struct full_state {
 	char **block_dest;	/* per 512-byte block: where its first marked object goes */
 	kgc_obj **stack;	/* mark stack */
 	size_t stack_len, stack_cap;
+	uint32_t *hum_dest;	/* per humongous start region: its destination + 1 this
+				 * collection, 0: stays (compact_humongous.c) */
+	uint32_t hum_planned;	/* objects with a destination */
 };
+/* compact_humongous.c: the full collection's compaction of humongous
+ * objects. plan: after forwarding, busy[i] nonzero for every region the
+ * collection leaves occupied by anything but a live movable humongous
+ * object (live: marked in h->full.mark); move: after the regions' bookkeeping,
+ * the planned moves (page moves by backend.c), the regions following. */
+void kgci_humc_plan(struct kgc_heap *h, const uint8_t *busy);
+void kgci_humc_move(struct kgc_heap *h);
+char *kgci_humc_forwardee(struct kgc_heap *h, const struct region *r, char *p);	/* r: p's, a start */
 
 /* The young pause's own state (h->young). */
 struct young_state {
@@ -634,6 +659,7 @@ bool kgci_policy_should_full(struct kgc_heap *h);
 enum alloc_retry { ALLOC_RETRY_NONE, ALLOC_RETRY_FULL, ALLOC_RETRY_RESERVE };
 enum alloc_retry kgci_policy_alloc_retry(struct kgc_heap *h, bool full_ran, bool reserve_tried);
 bool kgci_policy_eden_available(struct kgc_heap *h);
+bool kgci_policy_move_by_pages(struct kgc_heap *h, size_t bytes);	/* else copy */
 bool kgci_policy_uncommit_plan(struct kgc_heap *h, struct uncommit_plan *plan);
 uint32_t kgci_policy_survivor_limit(struct kgc_heap *h);
 

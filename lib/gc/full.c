@@ -4,8 +4,8 @@
  * compaction region by region (LISP2 style with the forwarding address
  * computed from a per-512-byte-block destination table plus the mark bitmap,
  * so headers are never overwritten). Pinned regions are never moved: their
- * dead objects become fillers. Humongous objects never move and are freed
- * when dead and not pinned.
+ * dead objects become fillers. Humongous objects are freed when dead and not
+ * pinned; live ones move by pages (compact_humongous.c) unless pinned.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -60,6 +60,8 @@ static char *forwardee(struct kgc_heap *h, char *p)
 	uint64_t bits;
 	char *d, *bs;
 
+	if (r->type == RT_HUM_START)
+		return kgci_humc_forwardee(h, r, p);
 	if (!(r->flags & RF_CSET))
 		return p;
 	b = (size_t)(p - h->base) >> BLOCK_SHIFT;
@@ -214,6 +216,27 @@ static void full_forward(struct full *f)
 	f->new_top[f->di] = dtop;
 }
 
+/* 2b. where humongous objects go: into what the collection leaves free
+ * (regions neither kept by compaction nor pinned nor in use otherwise) */
+static void full_forward_humongous(struct full *f)
+{
+	struct kgc_heap *h = f->h;
+	uint8_t *busy = malloc(h->nregions);
+
+	if (!busy)
+		kgci_fatal("full GC: out of memory");
+	for (uint32_t i = 0; i < h->nregions; i++) {
+		const struct region *r = &h->regions[i];
+
+		busy[i] = r->type == RT_FREE ? r->quarantined :
+			  r->type == RT_HUM_START || r->type == RT_HUM_CONT ? 0 : !(r->flags & RF_CSET);
+	}
+	for (uint32_t k = 0; k <= f->di && k < f->n; k++)
+		busy[f->list[k]] = f->new_top[k] > h->regions[f->list[k]].bottom;
+	kgci_humc_plan(h, busy);
+	free(busy);
+}
+
 /* 3. adjust references everywhere: roots, weak cells, every live object */
 static void full_adjust(struct full *f)
 {
@@ -323,18 +346,25 @@ void kgci_full_collect(struct kgc_heap *h, uint32_t *npinned)
 {
 	struct full f = { .h = h };
 	size_t used_before = kgci_heap_used_bytes(h), after;
+	uint64_t hum_before = h->st.humongous_moved, hum_bytes_before = h->st.humongous_moved_bytes;
+	uint64_t copies_before = h->be.move_copies;
 
 	full_prepare(&f, npinned);
 	full_mark(&f);
 	full_forward(&f);
+	full_forward_humongous(&f);
 	full_adjust(&f);
 	full_compact(&f);
 	full_regions(&f);
+	kgci_humc_move(h);
 	h->alloc.eden_cur = -1;
 	after = kgci_heap_used_bytes(h);
 	h->st.bytes_freed += used_before > after ? used_before - after : 0;
-	kgci_log_line(h, LOG_HEAP, "full: moved %zuK; regions: old %u humongous %u free %u",
-		      f.moved >> 10, h->count[RT_OLD], h->count[RT_HUM_START] + h->count[RT_HUM_CONT],
+	kgci_log_line(h, LOG_HEAP, "full: moved %zuK, humongous %llu (%lluK, %llu by copying); "
+		      "regions: old %u humongous %u free %u", f.moved >> 10,
+		      (unsigned long long)(h->st.humongous_moved - hum_before),
+		      (unsigned long long)((h->st.humongous_moved_bytes - hum_bytes_before) >> 10),
+		      (unsigned long long)(h->be.move_copies - copies_before), h->count[RT_OLD], h->count[RT_HUM_START] + h->count[RT_HUM_CONT],
 		      h->count[RT_FREE]);
 	free(f.list);
 	free(f.new_top);
@@ -346,7 +376,8 @@ int kgci_full_init(struct kgc_heap *h)
 	size_t heap = (size_t)h->nregions << h->region_shift;
 
 	h->full.block_dest = kgci_os_alloc((heap >> BLOCK_SHIFT) * sizeof(char *));
-	if (kgci_markbits_init(&h->full.mark, h->base, heap) || !h->full.block_dest) {
+	h->full.hum_dest = calloc(h->nregions, sizeof(uint32_t));
+	if (kgci_markbits_init(&h->full.mark, h->base, heap) || !h->full.block_dest || !h->full.hum_dest) {
 		kgci_full_destroy(h);
 		return -ENOMEM;
 	}
@@ -361,5 +392,6 @@ void kgci_full_destroy(struct kgc_heap *h)
 	if (h->full.block_dest)
 		kgci_os_free(h->full.block_dest, (heap >> BLOCK_SHIFT) * sizeof(char *));
 	free(h->full.stack);
+	free(h->full.hum_dest);
 	memset(&h->full, 0, sizeof(h->full));
 }

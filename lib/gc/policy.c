@@ -119,6 +119,31 @@ bool kgci_policy_eden_available(struct kgc_heap *h)
 	return h->alloc.eden_regions < h->pol.young_target && eden_budget(h) > 0;
 }
 
+/*
+ * A humongous object moves by pages (kgci_backend_move_regions) from this
+ * size up, else by copying: below it the fixed cost of a page move (the
+ * syscall, a VMA of its own, a TLB flush) is more than a copy's. Measured
+ * by bench/movebench (bench/RESULTS-move.md, 2026-12-07, anon backend
+ * natively, load ~13 on 2 CPUs) against a copy into memory not backed -
+ * the collector's usual destination, a region released or never used -
+ * the page move won from 256 KiB (0.14x the copy's time; 64 KiB: 2.0x;
+ * 1 MiB 0.03x, 64 MiB 0.019x; with KGC_THP 64 MiB 0.049x). Into memory
+ * already backed a copy stays cheaper up to ~16 MiB with small pages, but
+ * a page move also keeps the object's untouched pages untouched (a copy
+ * faults them in): in bench/largecache a threshold of 16 MiB made kgc's one
+ * full collection take 11.8 s against 0.47 s with every object moved by
+ * pages. So: every humongous object (at least half a 1 MiB region) moves
+ * by pages. The kmod backend takes the same number until it is measured
+ * in the VM.
+ */
+#define MOVE_PAGES_MIN ((size_t)256 << 10)
+
+bool kgci_policy_move_by_pages(struct kgc_heap *h, size_t bytes)
+{
+	(void)h;
+	return bytes >= MOVE_PAGES_MIN;
+}
+
 /* Regions the next young collection is expected to copy into: twice what
  * the measured survival predicts (at least the last one's to-space), half
  * of young before anything is measured, never more than young. */

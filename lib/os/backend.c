@@ -4,6 +4,7 @@
  * mmap or /dev/kgc), commit/uncommit, kernel pin queries and pin-drop
  * watches, side-table memory, membarrier.
  */
+#define _GNU_SOURCE	/* mremap */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/membarrier.h>
@@ -76,6 +77,52 @@ void kgci_os_membarrier(struct kgc_heap *h)
 		syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 }
 
+#ifndef MREMAP_DONTUNMAP
+#define MREMAP_DONTUNMAP 4	/* Linux 5.7 (private anonymous mappings) */
+#endif
+
+static long map_count_limit(void)
+{
+	char buf[32];
+	int fd = open("/proc/sys/vm/max_map_count", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 65530;	/* the kernel's default */
+	buf[n] = 0;
+	return strtol(buf, NULL, 10);
+}
+
+/*
+ * Page moves on anonymous memory: mremap(MREMAP_FIXED | MREMAP_DONTUNMAP)
+ * takes the source's page tables (huge PMDs whole where both ends are
+ * 2 MiB-aligned) to the destination and leaves the source mapped and
+ * empty, so it reads zero. Each moved range becomes a VMA of its own (its
+ * page offset is the source's: it does not merge with its neighbours), so
+ * the heap's VMAs are bounded by one per region plus the pieces between:
+ * usable when the kernel has DONTUNMAP (probed on a scratch mapping) and
+ * 2 * nregions more VMAs fit under vm.max_map_count with room to spare
+ * (half of it); otherwise moves copy. A move the kernel still refuses
+ * (ENOMEM: the map count) is copied, counted in be.move_copies.
+ */
+static bool anon_remap_usable(uint32_t nregions)
+{
+	long psz = sysconf(_SC_PAGESIZE);
+	char *p = mmap(NULL, (size_t)psz * 3, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	bool ok;
+
+	if (p == MAP_FAILED)
+		return false;
+	p[0] = 42;
+	ok = mremap(p, (size_t)psz, (size_t)psz, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP,
+		    p + 2 * psz) != MAP_FAILED && p[2 * psz] == 42 && p[0] == 0;
+	munmap(p, (size_t)psz * 3);
+	return ok && 2 * (long)nregions < map_count_limit() / 2;
+}
+
 static int anon_open(struct kgc_heap *h, size_t region_size, uint32_t nregions)
 {
 	size_t align = region_size > THP_SIZE ? region_size : THP_SIZE;
@@ -107,6 +154,7 @@ static int anon_open(struct kgc_heap *h, size_t region_size, uint32_t nregions)
 	h->pin_stride = 1;
 	h->be.kind = KGC_BACKEND_ANON;
 	h->be.fd = -1;
+	h->be.move_kind = anon_remap_usable(nregions) ? MOVE_REMAP : MOVE_COPY;
 	return 0;
 }
 
@@ -189,6 +237,8 @@ static int kmod_open(struct kgc_heap *h, size_t region_size, uint32_t nregions)
 	h->be.kind = KGC_BACKEND_KMOD;
 	/* optional: without it, retained regions wait for a collection to look */
 	h->be.pin_watch = !!(info.features & KGC_FEAT_PIN_WATCH);
+	/* optional: without it, kgci_backend_move_regions copies */
+	h->be.move_kind = info.features & KGC_FEAT_REGION_MOVE ? MOVE_IOCTL : MOVE_COPY;
 	return 0;
 fail:
 	if (h->be.reserve)
@@ -475,4 +525,76 @@ int kgci_backend_watch_wait(struct kgc_heap *h, int event_fd, int timeout_ms)
 		ret |= KPW_WAKE_EVENT;
 	}
 	return ret;
+}
+
+/* Copy [src, src + count) to [dst, ...), then release src's regions outside dst. */
+int kgci_backend_copy_regions(struct kgc_heap *h, uint32_t src, uint32_t dst, uint32_t count)
+{
+	uint32_t lo = src, hi = src + count;
+	int err = 0;
+
+	memmove(h->base + ((size_t)dst << h->region_shift), h->base + ((size_t)src << h->region_shift),
+		(size_t)count << h->region_shift);
+	/* the part of src that dst does not cover: [lo, hi) */
+	if (dst > src && dst < src + count)
+		hi = dst;
+	else if (dst < src && dst + count > src)
+		lo = dst + count;
+	if (lo < hi)
+		err = kgci_backend_uncommit(h, lo, hi - lo);
+	h->be.move_copies++;
+	return err;
+}
+
+/* One page move of disjoint ranges: 0, or -errno with nothing moved. */
+static int move_pages(struct kgc_heap *h, uint32_t src, uint32_t dst, uint32_t count)
+{
+	size_t len = (size_t)count << h->region_shift;
+
+	if (h->be.move_kind == MOVE_IOCTL) {
+		struct kgc_region_move m;
+
+		memset(&m, 0, sizeof(m));
+		m.src = src;
+		m.dst = dst;
+		m.count = count;
+		return ioctl(h->be.fd, KGC_IOC_REGION_MOVE, &m) < 0 ? -errno : 0;
+	}
+	if (mremap(h->base + ((size_t)src << h->region_shift), len, len,
+		   MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP,
+		   h->base + ((size_t)dst << h->region_shift)) == MAP_FAILED)
+		return -errno;
+	return 0;
+}
+
+/*
+ * Overlapping ranges move in pieces of |dst - src| regions, each disjoint
+ * from its destination (the module refuses overlapping ranges with EINVAL,
+ * mremap too): front first when moving down, back first when moving up,
+ * so a piece only lands where an earlier one left.
+ */
+int kgci_backend_move_regions(struct kgc_heap *h, uint32_t src, uint32_t dst, uint32_t count)
+{
+	uint32_t d = src > dst ? src - dst : dst - src, step = d < count ? d : count;
+	int err = 0;
+
+	if (!count || d == 0 || src + count > h->nregions || dst + count > h->nregions)
+		return count && d == 0 ? 0 : -EINVAL;
+	if (h->be.move_kind == MOVE_COPY)
+		return kgci_backend_copy_regions(h, src, dst, count);
+	for (uint32_t done = 0; done < count; done += step) {
+		uint32_t n = count - done < step ? count - done : step;
+		uint32_t off = dst < src ? done : count - done - n;
+		int e = move_pages(h, src + off, dst + off, n);
+
+		if (!e) {
+			h->be.move_calls++;
+			continue;
+		}
+		/* no page move (or it failed: nothing moved): copy, and say so */
+		e = kgci_backend_copy_regions(h, src + off, dst + off, n);
+		if (e && !err)
+			err = e;
+	}
+	return err;
 }

@@ -67,6 +67,7 @@ void kgci_stats_refresh(struct kgc_heap *h)
 	for (struct kgc_thread *t = h->thr.threads; t; t = t->next)
 		h->st.critical_gets += __atomic_load_n(&t->pub.crit_gets, __ATOMIC_RELAXED);
 	h->st.uncommit_busy = h->be.uncommit_busy;
+	h->st.region_moves_copied = h->be.move_copies;
 	h->st.pacing_stalls = atomic_load_explicit(&h->alloc.pace_stalls, memory_order_relaxed);
 	h->st.pacing_stall_ns = atomic_load_explicit(&h->alloc.pace_ns, memory_order_relaxed);
 	h->st.mark_assists = atomic_load_explicit(&h->alloc.assists, memory_order_relaxed);

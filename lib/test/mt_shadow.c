@@ -89,7 +89,7 @@
 
 /* ------------------------------------------------------------------ modes */
 
-enum { F_PINHEAVY = 1, F_TAGGED = 2, F_EPHEMERON = 4, F_INPLACE = 8 };
+enum { F_PINHEAVY = 1, F_TAGGED = 2, F_EPHEMERON = 4, F_INPLACE = 8, F_LARGE = 16 };
 
 /* young.c's test hook: the next ngcs young pauses' evacuation budget */
 void kgci_young_test_budget(kgc_heap *h, int64_t budget_ns, int ngcs);
@@ -139,6 +139,12 @@ static const struct mode modes[] = {
 	  F_INPLACE },
 	{ "inplace-pins", "KGC_HEAP_MAX=48m KGC_REGION_SIZE=1m KGC_YOUNG_SIZE=4m KGC_TENURE=1 KGC_IHOP=3 "
 			  "KGC_POISON=1", F_INPLACE | F_PINHEAVY },
+	/* issue 32: many humongous arrays of random sizes (half a region to 6
+	 * regions) and lifetimes, full collections often: humongous objects
+	 * relocated by pages (compact_humongous.c) under pins and critical
+	 * sections, the verifier after every pause */
+	{ "large", "KGC_VERIFY=1 KGC_HEAP_MAX=96m KGC_REGION_SIZE=1m KGC_YOUNG_SIZE=6m KGC_IHOP=20 "
+		   "KGC_POISON=1", F_LARGE },
 };
 #define NMODES (sizeof(modes) / sizeof(modes[0]))
 
@@ -807,7 +813,15 @@ static kgc_obj xalloc(struct mut *T, int tmp, kgc_type_id type, size_t len, int 
 
 static size_t hum_bytes(struct mut *T)
 {
+	if (flags & F_LARGE)	/* up to 6 regions */
+		return region_size / 2 + 8 * rnd(T, region_size * 11 / 16);
 	return region_size / 2 + 8 * rnd(T, region_size / 16);
+}
+
+/* 1 in n: a new array is humongous (F_LARGE: far more often) */
+static unsigned hum_odds(void)
+{
+	return flags & F_LARGE ? 6 : 40;
 }
 
 /* A random new object in T->slots[tmp] with its model (NULL: ENOMEM). */
@@ -836,7 +850,7 @@ static struct mobj *new_obj_shape(struct mut *T, int tmp, int kind)
 		KGC_FIELD(o, W_D, uint64_t) = m->val[1];
 		return m;
 	case MK_REFARR: {
-		size_t len = rnd(T, 40) == 0 && !off("humref") ? hum_bytes(T) / 8 : rnd(T, 100);
+		size_t len = rnd(T, hum_odds()) == 0 && !off("humref") ? hum_bytes(T) / 8 : rnd(T, 100);
 
 		if (len * 8 >= region_size / 2)
 			T->hum++;
@@ -846,7 +860,7 @@ static struct mobj *new_obj_shape(struct mut *T, int tmp, int kind)
 	}
 	default: {
 		unsigned p = (unsigned)rnd(T, KGC_PRIM_COUNT);
-		size_t nb = rnd(T, 40) == 0 && !off("humprim") ? hum_bytes(T) : rnd(T, 3000);
+		size_t nb = rnd(T, hum_odds()) == 0 && !off("humprim") ? hum_bytes(T) : rnd(T, 3000);
 		size_t len = nb / esize[p];
 		int nw;
 
@@ -1133,7 +1147,7 @@ static void do_collect(struct mut *T, int kind)
 static void op_collect(struct mut *T)
 {
 	check_all(T, "before kgc_collect");
-	do_collect(T, rnd(T, 6) == 0 ? KGC_GC_FULL : KGC_GC_YOUNG);
+	do_collect(T, rnd(T, (flags & F_LARGE) ? 2 : 6) == 0 ? KGC_GC_FULL : KGC_GC_YOUNG);
 	check_all(T, "after kgc_collect");
 }
 
@@ -1770,11 +1784,14 @@ static int run_one(const char *mode_name)
 		tot[4] += T[i].crits; tot[5] += T[i].crit_arrays; tot[6] += T[i].deposits; tot[7] += T[i].takes;
 		tot[8] += T[i].ooms; tot[9] += T[i].hum;
 	}
+	if ((flags & F_LARGE) && !st.humongous_moved)
+		fail(NULL, "mode %s: no humongous object was relocated (the mode's point)", cur_mode->name);
 	printf("shadow: PASS mode=%s seed=%llu %.2fs: ops %llu checks %llu collects %llu (full %llu) "
-	       "critical %llu (%llu arrays) handoffs %llu/%llu humongous %llu enomem %llu | gc young %llu full %llu "
+	       "critical %llu (%llu arrays) handoffs %llu/%llu humongous %llu (relocated %llu) enomem %llu | "
+	       "gc young %llu full %llu "
 	       "cycles %llu mixed %llu degenerated %llu pinned-fail %llu in-place %llu mark-assists %llu (%lluK)\n",
 	       cur_mode->name, seed, (kgci_now_ns() - t0) / 1e9, tot[0], tot[1], tot[2], tot[3], tot[4], tot[5],
-	       tot[6], tot[7], tot[9], tot[8], (unsigned long long)st.young_gcs, (unsigned long long)st.full_gcs,
+	       tot[6], tot[7], tot[9], (unsigned long long)st.humongous_moved, tot[8], (unsigned long long)st.young_gcs, (unsigned long long)st.full_gcs,
 	       (unsigned long long)st.concurrent_cycles, (unsigned long long)st.mixed_gcs,
 	       (unsigned long long)st.degenerated_cycles, (unsigned long long)st.evac_fail_pinned,
 	       (unsigned long long)st.evac_fail_budget, (unsigned long long)st.mark_assists, (unsigned long long)(st.mark_assist_bytes >> 10));

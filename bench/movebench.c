@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * movebench: moving one array of 1, 2, 16, 64 and 256 MiB by relocation
+ * (kgci_backend_move_regions on the anon backend: mremap with
+ * MREMAP_DONTUNMAP, page tables moved, no byte copied) against memcpy into
+ * memory already backed (memcpy's best case: no page faults) and into
+ * memory not backed (the collector's usual case: a destination region
+ * released or never used, its faults paid by the copy), from memory
+ * already written; best of REPS. Then the threshold below which
+ * copying is cheaper: the same mremap call against memcpy for 4 KiB to
+ * 1 MiB (a region is at least 1 MiB, so the collector's threshold only
+ * matters if it is above that). Writes bench/out/movebench.md (issue 32).
+ */
+#include "common.h"
+#include <sys/mman.h>
+#ifdef HAVE_KGC
+#include <kgc.h>
+#include "gc_internal.h"
+#endif
+
+#define REPS 5
+
+static void touch(char *p, size_t len, int v)
+{
+	memset(p, v, len);
+}
+
+/* best of REPS: memcpy of len bytes src -> dst (dst backed, or released
+ * before each copy: cold, the page faults paid by the copy) */
+static double time_memcpy(char *dst, char *src, size_t len, int cold)
+{
+	double best = 1e30;
+
+	touch(dst, len, 1);
+	for (int r = 0; r < REPS; r++) {
+		uint64_t t0;
+
+		if (cold)
+			madvise(dst, len, MADV_DONTNEED);
+		t0 = now_ns();
+
+		memcpy(dst, src, len);
+		__asm__ volatile("" ::: "memory");
+		double ns = (double)(now_ns() - t0);
+
+		best = ns < best ? ns : best;
+	}
+	return best;
+}
+
+/* AnonHugePages of the mapping holding p (smaps), as text; -1 if not found */
+static int huge_kb(const void *p, char *out, size_t n)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	int in = 0, res = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+			in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+			continue;
+		}
+		if (in && !strncmp(line, "AnonHugePages:", 14)) {
+			snprintf(out, n, "%ld kB", strtol(line + 14, NULL, 10));
+			res = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return res;
+}
+
+#ifdef HAVE_KGC
+static double time_move(struct kgc_heap *h, uint32_t src, uint32_t dst, uint32_t n)
+{
+	double best = 1e30;
+	size_t len = (size_t)n << h->region_shift;
+	char *s = h->base + ((size_t)src << h->region_shift), *d = h->base + ((size_t)dst << h->region_shift);
+
+	for (int r = 0; r < REPS; r++) {
+		uint64_t t0;
+
+		touch(s, len, 2 + r);
+		t0 = now_ns();
+		if (kgci_backend_move_regions(h, src, dst, n))
+			die("move failed");
+		double ns = (double)(now_ns() - t0);
+
+		if (d[len - 1] != 2 + r || s[0] != 0)
+			die("move: wrong bytes");
+		best = ns < best ? ns : best;
+	}
+	return best;
+}
+#endif
+
+/* the same mremap as backend.c's, for sizes under a region */
+static double time_remap_raw(char *src, char *dst, size_t len)
+{
+	double best = 1e30;
+
+	for (int r = 0; r < REPS; r++) {
+		uint64_t t0;
+
+		touch(src, len, 3);
+		t0 = now_ns();
+		if (mremap(src, len, len, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, dst) == MAP_FAILED)
+			die("mremap: %s", strerror(errno));
+		double ns = (double)(now_ns() - t0);
+
+		best = ns < best ? ns : best;
+	}
+	return best;
+}
+
+#ifdef HAVE_KGC
+/* thp: 2 MiB regions on MADV_HUGEPAGE memory (KGC_THP), huge PMDs moved whole */
+static void heap_rows(FILE *md, unsigned thp)
+{
+	static const unsigned mib[] = { 1, 2, 16, 64, 256 };
+	struct kgc_options o;
+	kgc_heap *kh;
+	struct kgc_heap *h;
+	char r1[32], sm[64];
+
+	kgc_options_init(&o);
+	o.backend = KGC_BACKEND_ANON;
+	o.region_size = (size_t)(thp ? 2 : 1) << 20;
+	o.max_heap = (size_t)600 << 20;
+	o.thp = thp;
+	if (kgc_heap_create(&o, &kh))
+		die("heap: %s", kgc_last_error());
+	h = (struct kgc_heap *)kh;
+	both(md, "%s regions, %s; move kind: %s\n\n", thp ? "2 MiB" : "1 MiB",
+	     thp ? "transparent huge pages (KGC_THP=1)" : "small pages",
+	     h->be.move_kind == MOVE_REMAP ? "mremap (page move)" : "copy (no DONTUNMAP here)");
+	both(md, "| size | memcpy (dst backed) | memcpy (dst not backed) | relocation | relocation / memcpy backed | / memcpy not backed | dst AnonHugePages |\n|---|---|---|---|---|---|---|\n");
+	for (size_t i = 0; i < sizeof(mib) / sizeof(mib[0]); i++) {
+		uint32_t n = (uint32_t)(((size_t)mib[i] << 20) >> h->region_shift);
+		char *s = h->base, *d = h->base + ((size_t)300 << 20);
+		double mc, mcc, mv;
+		char r2[32];
+
+		if (!n)
+			continue;
+		touch(s, (size_t)mib[i] << 20, 7);
+		mc = time_memcpy(d, s, (size_t)mib[i] << 20, 0);
+		mcc = time_memcpy(d, s, (size_t)mib[i] << 20, 1);
+		mv = time_move(h, 0, (uint32_t)(((size_t)300 << 20) >> h->region_shift), n);
+		if (huge_kb(d, sm, sizeof(sm)))
+			snprintf(sm, sizeof(sm), "?");
+		both(md, "| %u MiB | %.3f ms | %.3f ms | %.3f ms | %s | %s | %s |\n", mib[i], mc / 1e6, mcc / 1e6,
+		     mv / 1e6, ratio_str(r1, sizeof(r1), mv, mc), ratio_str(r2, sizeof(r2), mv, mcc), sm);
+	}
+	both(md, "\n");
+	kgc_heap_destroy(kh);
+}
+#endif
+
+int main(void)
+{
+	FILE *md = md_open("movebench");
+	char r1[32];
+	double la[3] = { 0 };
+
+	if (getloadavg(la, 3) < 0)
+		la[0] = -1;
+	both(md, "\n## Moving one array: relocation vs memcpy (issue 32)\n\n");
+	both(md, "`bench/out/movebench`, anon backend, native; load average %.1f on %ld CPUs; best of %d.\n"
+	     "memcpy into already-backed memory (its best case); the move is `kgci_backend_move_regions` "
+	     "(mremap MREMAP_DONTUNMAP: page tables move, no byte is copied).\n\n",
+	     la[0], sysconf(_SC_NPROCESSORS_ONLN), REPS);
+#ifdef HAVE_KGC
+	heap_rows(md, 0);
+	heap_rows(md, 1);
+#else
+	both(md, "kgc: library not built\n");
+#endif
+	{
+		size_t max = (size_t)1 << 20;
+		char *a = mmap(NULL, 4 * max, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		size_t threshold = 0;
+
+		if (a == MAP_FAILED)
+			die("mmap");
+		both(md, "\nUnder a region (the threshold: where a page move starts to beat a copy):\n\n");
+		both(md, "| size | memcpy (dst backed) | memcpy (dst not backed) | mremap | mremap / memcpy backed | / memcpy not backed |\n|---|---|---|---|---|---|\n");
+		for (size_t len = 4096; len <= max; len *= 4) {
+			double mc, mcc, mv;
+			char r2[32];
+
+			touch(a, len, 5);
+			mc = time_memcpy(a + 2 * max, a, len, 0);
+			mcc = time_memcpy(a + 2 * max, a, len, 1);
+			mv = time_remap_raw(a, a + 2 * max, len);
+			if (!threshold && mv < mcc)
+				threshold = len;
+			both(md, "| %zu KiB | %.1f us | %.1f us | %.1f us | %s | %s |\n", len >> 10, mc / 1e3, mcc / 1e3,
+			     mv / 1e3, ratio_str(r1, sizeof(r1), mv, mc), ratio_str(r2, sizeof(r2), mv, mcc));
+		}
+		both(md, "\nSmallest size where the page move beat a copy into memory not backed: %zu KiB (0: none up to 1 MiB).\n", threshold >> 10);
+	}
+	fclose(md);
+	return 0;
+}
