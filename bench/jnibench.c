@@ -270,28 +270,35 @@ static int32_t bound_e(kgc_thread *t, int32_t n)
 
 /* ns per LZ4_compressBound call (through kgc_native_call, or the prepared
  * entry: what compiled code calls): 20 chunks of secs/20 after 5 warm-up
- * ones; the best and the median chunk. */
+ * ones; the best and the median chunk, and the fastest batch of 4096 calls
+ * (~40 us: one no other process interrupted; JniBench.boundCost alike). */
 static void bound_cost(kgc_thread *t, double secs, bool entry, const char *key)
 {
 	enum { NCH = 20 };
 	double ns[NCH];
 	int64_t acc = 0;
+	uint64_t batch = UINT64_MAX;
 
 	for (int c = -5; c < NCH; c++) {
-		uint64_t t0 = now_ns(), end = t0 + (uint64_t)(secs / NCH * 1e9), calls = 0, t1;
+		uint64_t t0 = now_ns(), end = t0 + (uint64_t)(secs / NCH * 1e9), calls = 0, t1, b0 = t0;
 
 		do {
 			for (int i = 0; i < 4096; i++)
 				acc += entry ? bound_e(t, i) : bound(t, i);
 			calls += 4096;
-		} while ((t1 = now_ns()) < end);
+			t1 = now_ns();
+			if (c >= 0 && t1 - b0 < batch)
+				batch = t1 - b0;
+			b0 = t1;
+		} while (t1 < end);
 		if (c >= 0)
 			ns[c] = (double)(t1 - t0) / (double)calls;
 	}
 	if (acc == 42)
 		printf("unlikely\n");
 	qsort(ns, NCH, sizeof(ns[0]), cmp_double);
-	printf("%s_best=%.2f %s_med=%.2f ", key, ns[0], key, ns[NCH / 2]);
+	printf("%s_best=%.2f %s_med=%.2f %s_batch=%.2f ", key, ns[0], key, ns[NCH / 2], key,
+	       (double)batch / 4096);
 }
 
 static int ops_kgc(double secs)
@@ -547,17 +554,19 @@ static void ops_section(FILE *md, const char *argv0, double secs)
 			if (v[0] >= 0 && v[j] > 0 && v[0] / v[j] < worst)
 				worst = v[0] / v[j];
 	}
-	both(md, "\n| `LZ4_compressBound(I)I` | best ns/call | median ns/call |\n|---|---:|---:|\n");
+	both(md, "\n| `LZ4_compressBound(I)I` | best chunk ns/call | median chunk ns/call | fastest 4096-call batch ns/call |\n"
+		 "|---|---:|---:|---:|\n");
 	for (int j = 0; j < 3; j++)
 		if (ok[j]) {
-			both(md, "| %s%s | %.1f | %.1f |\n", jdk_name[j],
+			both(md, "| %s%s | %.1f | %.1f | %.2f |\n", jdk_name[j],
 			     j ? " (C2-compiled call)" : ": prepared entry (`KGC_NATIVE_SHAPE_I_I`, what compiled code calls)",
-			     res_get(res[j], "bound_best"), res_get(res[j], "bound_med"));
+			     res_get(res[j], "bound_best"), res_get(res[j], "bound_med"), res_get(res[j], "bound_batch"));
 			if (!j)
-				both(md, "| kgc: through `kgc_native_call` (interpreter-style) | %.1f | %.1f |\n",
-				     res_get(res[j], "boundcall_best"), res_get(res[j], "boundcall_med"));
+				both(md, "| kgc: through `kgc_native_call` (interpreter-style) | %.1f | %.1f | %.2f |\n",
+				     res_get(res[j], "boundcall_best"), res_get(res[j], "boundcall_med"),
+				     res_get(res[j], "boundcall_batch"));
 		} else
-			both(md, "| %s | %s | |\n", jdk_name[j],
+			both(md, "| %s | %s | | |\n", jdk_name[j],
 			     missing(jdks[j]) ? missing(jdks[j]) : "run failed");
 	both(md, "\n");
 	if (ok[0] && (ok[1] || ok[2]))
@@ -566,8 +575,12 @@ static void ops_section(FILE *md, const char *argv0, double secs)
 	if (ok[0] && ok[1]) {
 		double k = res_get(res[0], "bound_best"), h = res_get(res[1], "bound_best");
 
+		double kb = res_get(res[0], "bound_batch"), hb = res_get(res[1], "bound_batch");
+
 		both(md, "- trivial-native overhead: kgc's prepared entry %.1f ns vs HotSpot 17's compiled call "
 			 "%.1f ns (best chunk, %.2fx); target <= HotSpot 17's: %s\n", k, h, k / h, verdict(k <= h));
+		both(md, "- the same, fastest 4096-call batch (what a loaded machine leaves intact): %.2f vs "
+			 "%.2f ns (%.2fx): %s\n", kb, hb, kb / hb, verdict(kb <= hb));
 	}
 }
 

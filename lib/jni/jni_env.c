@@ -14,8 +14,27 @@
 
 #include "jni_internal.h"
 
-/* The env of this OS thread (GetEnv), set when a thread gets its env. */
+/*
+ * The env of this OS thread (GetEnv), set when a thread gets its env, and
+ * the call path's cache of it: cur_t is the kgc thread it belongs to and
+ * cur_epoch the value of env_epoch then. Every free of an env bumps
+ * env_epoch, so a cache that may name a freed env (its thread detached
+ * from another OS thread, and a new kgc_thread allocated at the same
+ * address) misses. The detach that freed it happened before this OS
+ * thread got its new thread (kgc_thread_attach takes the heap lock the
+ * detach took), so a relaxed load sees the bump.
+ */
 static __thread struct kgcj_env *cur_env;
+static __thread kgc_thread *cur_t;
+static __thread unsigned long cur_epoch;
+static unsigned long env_epoch;
+
+static void cur_set(struct kgcj_env *e, kgc_thread *t)
+{
+	cur_env = e;
+	cur_t = t;
+	cur_epoch = __atomic_load_n(&env_epoch, __ATOMIC_RELAXED);
+}
 
 struct kgcj_env *kgcj_env_current(void)
 {
@@ -53,7 +72,7 @@ struct kgcj_env *kgcj_env_get(struct kgcj_vm *vm, kgc_thread *t)
 	struct kgcj_env *e = kgc_ext_thread_get(t, &kgcj_ext);
 
 	if (likely(e)) {
-		cur_env = e;
+		cur_set(e, t);
 		return e;
 	}
 	e = calloc(1, sizeof(*e));
@@ -74,7 +93,7 @@ struct kgcj_env *kgcj_env_get(struct kgcj_vm *vm, kgc_thread *t)
 		return NULL;
 	}
 	stack_range(e);
-	cur_env = e;
+	cur_set(e, t);
 	return e;
 }
 
@@ -93,16 +112,27 @@ void kgcj_env_free(struct kgcj_env *e)
 	free(e->exc_msg);
 	free(e->marks);
 	if (cur_env == e)
-		cur_env = NULL;
+		cur_set(NULL, NULL);
+	__atomic_fetch_add(&env_epoch, 1, __ATOMIC_RELAXED);
 	free(e);
 }
 
 /* ------------------------------------------------ the bridge's env hooks */
 
+/* t's env: this OS thread's cached one when it is t's (no lookup, no
+ * store), else kgcj_env_get. */
+static inline struct kgcj_env *env_of(struct kgcj_vm *vm, kgc_thread *t)
+{
+	if (likely(cur_t == t && cur_env &&
+		   cur_epoch == __atomic_load_n(&env_epoch, __ATOMIC_RELAXED)))
+		return cur_env;
+	return kgcj_env_get(vm, t);
+}
+
 static void *env_enter(void *ctx, kgc_thread *t, kgc_jclass owner, int is_static, void **cls)
 {
 	struct kgcj_vm *vm = ctx;
-	struct kgcj_env *e = kgcj_env_get(vm, t);
+	struct kgcj_env *e = env_of(vm, t);
 	struct kgcj_class *c;
 
 	if (!e || kgcj_mark_push(e, 16, true))
