@@ -178,7 +178,7 @@ static __attribute__((noinline)) int native_call_slow(kgc_thread *t, kgc_method 
 	void *fn = __atomic_load_n(&m->fn, __ATOMIC_ACQUIRE);
 
 	if (unlikely(!fn)) {
-		int rc = kgcn_method_link(m);
+		int rc = m->owner->reg->link(m);
 
 		if (rc)
 			return rc;
@@ -524,7 +524,7 @@ KGC_API int kgc_native_entry(kgc_method *m, enum kgc_native_shape shape,
 		return -EINVAL;
 	}
 	if (!__atomic_load_n(&m->fn, __ATOMIC_ACQUIRE)) {
-		rc = kgcn_method_link(m);
+		rc = m->owner->reg->link(m);
 		if (rc)
 			return rc;
 	}
