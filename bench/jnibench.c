@@ -35,7 +35,7 @@
 #define LZ4_SO "/usr/lib/x86_64-linux-gnu/jni/liblz4-java.so"
 #define LZ4_DIR "/usr/lib/x86_64-linux-gnu/jni"
 #define LZ4_JAR "/usr/share/java/lz4-java.jar"
-#define JAVA25 "/usr/lib/jvm/temurin-25-jdk-amd64/bin/java"
+#define JAVA25 JDK25_HOME "/bin/java"	/* common.h: jdk_select's JDK 25 */
 #define HEAP "1g"			/* every configuration's maximum heap */
 #define HEAP_BYTES (1ul << 30)
 
@@ -76,11 +76,12 @@ static double secs_of(double base) { return base * bench_scale(); }
 static int java_worker(const char *jdk, char *const jargs[])
 {
 	char dir[4096], cp[4200], res[1024];
-	const char *java = !strcmp(jdk, "jdk25") ? JAVA25 : "java";
-	char *args[16] = { (char *)java, "-Xmx" HEAP, "-Xms" HEAP, "-XX:+UseG1GC", "-cp", cp,
+	char *args[16] = { NULL, "-Xmx" HEAP, "-Xms" HEAP, "-XX:+UseG1GC", "-cp", cp,
 			   "-Djava.library.path=" LZ4_DIR, "JniBench" };
 	int n = 8;
 
+	jdk_select(!strcmp(jdk, "jdk25") ? "lz4@25" : "lz4");	/* sets java_bin */
+	args[0] = (char *)java_bin;
 	exe_dir(dir, sizeof(dir));
 	snprintf(cp, sizeof(cp), "%s:%s", dir, LZ4_JAR);
 	for (int i = 0; jargs[i] && n < 15; i++)
