@@ -31,6 +31,7 @@
 #ifdef HAVE_KGC
 #include <kgc_jni.h>
 #endif
+#include "stall_load.h"
 
 #define LZ4_SO "/usr/lib/x86_64-linux-gnu/jni/liblz4-java.so"
 #define LZ4_DIR "/usr/lib/x86_64-linux-gnu/jni"
@@ -39,7 +40,7 @@
 #define HEAP "1g"			/* every configuration's maximum heap */
 #define HEAP_BYTES (1ul << 30)
 
-enum { LIST_LEN = 16, REPLACE_EVERY = 64, BATCH = 1000, NALLOC = 2, CHUNKS = 10 };
+enum { CHUNKS = 10 };
 #define LIVE_BYTES 25000000ul		/* per allocating thread, in 24-byte nodes */
 
 /* The data of JniBench.data(): the same bytes on both sides. */
@@ -98,21 +99,10 @@ static int java_worker(const char *jdk, char *const jargs[])
 #define LZ4J "net/jpountz/lz4/LZ4JNI"
 #define BB "Ljava/nio/ByteBuffer;"
 
-static kgc_heap *heap;
 static JavaVM *vm;
 static kgc_method *m_bound, *m_comp, *m_decomp;
-static kgc_type_id NODE;
-static atomic_int stop, filled, timing, ready;
+static atomic_int ready;
 static atomic_ulong ncalls;
-
-static kgc_thread *attach(const char *name)
-{
-	kgc_thread *t;
-
-	if (kgc_thread_attach(heap, name, &t))
-		die("attach: %s", kgc_last_error());
-	return t;
-}
 
 static kgc_method *method(const char *name, const char *sig)
 {
@@ -320,78 +310,6 @@ static int ops_kgc(double secs)
 
 /* ---- stall: two allocators (pinbench's workload, half its live set) */
 
-struct lat {
-	uint64_t *v;
-	size_t n, cap;
-};
-static struct lat lats[NALLOC];
-static size_t lists;	/* live lists per allocator */
-
-struct allocator {
-	kgc_thread *t;
-	kgc_obj slots[2];	/* 0: table, 1: list under construction */
-	unsigned long long rng;
-	uint64_t seq;
-	int inlist;
-};
-
-static inline void alloc_one(struct allocator *a)
-{
-	kgc_obj n = kgc_alloc(a->t, NODE);
-
-	if (!n)
-		die("alloc: %s", kgc_last_error());
-	kgc_set_ref(a->t, n, KGC_HEADER_SIZE, a->slots[1]);
-	KGC_FIELD(n, KGC_HEADER_SIZE + 8, uint64_t) = a->seq;
-	a->slots[1] = n;
-	if (++a->inlist < LIST_LEN)
-		return;
-	a->inlist = 0;
-	if (a->seq < lists) {
-		kgc_array_set_ref(a->t, a->slots[0], a->seq, a->slots[1]);
-	} else {
-		a->rng = a->rng * 6364136223846793005ull + 1442695040888963407ull;
-		if ((a->rng >> 33) % REPLACE_EVERY == 0)
-			kgc_array_set_ref(a->t, a->slots[0], (a->rng >> 20) % lists, a->slots[1]);
-	}
-	a->seq++;
-	a->slots[1] = NULL;
-}
-
-static void *alloc_main(void *arg)
-{
-	long id = (long)arg;
-	struct allocator a = { .rng = 0x9e37 + (unsigned long long)id };
-	struct lat *l = &lats[id];
-	struct kgc_frame fr;
-
-	a.t = attach("alloc");
-	kgc_frame_push(a.t, &fr, a.slots, 2, NULL);
-	if (!(a.slots[0] = kgc_alloc_array(a.t, KGC_TYPE_REF_ARRAY, lists)))
-		die("table: %s", kgc_last_error());
-	while (a.seq < lists)
-		alloc_one(&a);
-	atomic_fetch_add(&filled, 1);
-	while (!atomic_load(&stop)) {
-		int timed = atomic_load_explicit(&timing, memory_order_relaxed);
-		uint64_t t0 = now_ns();
-
-		for (int i = 0; i < BATCH; i++)
-			alloc_one(&a);
-		if (!timed || !atomic_load_explicit(&timing, memory_order_relaxed))
-			continue;
-		if (l->n == l->cap) {
-			l->cap = l->cap ? 2 * l->cap : 1 << 16;
-			if (!(l->v = realloc(l->v, l->cap * sizeof(uint64_t))))
-				die("oom");
-		}
-		l->v[l->n++] = now_ns() - t0;
-	}
-	kgc_frame_pop(a.t, &fr);
-	kgc_thread_detach(a.t);
-	return NULL;
-}
-
 /* The native thread: compress a byte[] of size bytes in a loop; then one
  * round trip checks the bytes (the arrays moved or stayed pinned). */
 static void *native_main(void *arg)
@@ -436,7 +354,7 @@ static int stall_kgc(int mode, size_t size, double secs)
 	uint64_t *all, t0, el;
 	size_t n = 0, over50 = 0;
 
-	lists = LIVE_BYTES / (LIST_LEN * 24);
+	live_lists_per_thread = LIVE_BYTES / (LIST_LEN * 24);
 	for (long i = 0; i < NALLOC; i++)
 		pthread_create(&th[i], NULL, alloc_main, (void *)i);
 	pthread_create(&nat, NULL, native_main, (void *)size);
