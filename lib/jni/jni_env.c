@@ -119,20 +119,11 @@ void kgcj_env_free(struct kgcj_env *e)
 
 /* ------------------------------------------------ the bridge's env hooks */
 
-/* t's env: this OS thread's cached one when it is t's (no lookup, no
- * store), else kgcj_env_get. */
-static inline struct kgcj_env *env_of(struct kgcj_vm *vm, kgc_thread *t)
+/* env_enter's general case: t's env found or made, the class looked up. */
+static __attribute__((noinline)) void *env_enter_slow(struct kgcj_vm *vm, kgc_thread *t,
+						      kgc_jclass owner, int is_static, void **cls)
 {
-	if (likely(cur_t == t && cur_env &&
-		   cur_epoch == __atomic_load_n(&env_epoch, __ATOMIC_RELAXED)))
-		return cur_env;
-	return kgcj_env_get(vm, t);
-}
-
-static void *env_enter(void *ctx, kgc_thread *t, kgc_jclass owner, int is_static, void **cls)
-{
-	struct kgcj_vm *vm = ctx;
-	struct kgcj_env *e = env_of(vm, t);
+	struct kgcj_env *e = kgcj_env_get(vm, t);
 	struct kgcj_class *c;
 
 	if (!e || kgcj_mark_push(e, 16, true))
@@ -149,6 +140,25 @@ static void *env_enter(void *ctx, kgc_thread *t, kgc_jclass owner, int is_static
 		*cls = (void *)c->mirror;
 	}
 	return e;
+}
+
+/*
+ * A call's local frame and class argument. The common case - this OS
+ * thread's cached env is t's, the marks have room, a static native of the
+ * class of the last one - is a leaf with no call (no register to save).
+ */
+static void *env_enter(void *ctx, kgc_thread *t, kgc_jclass owner, int is_static, void **cls)
+{
+	struct kgcj_env *e = cur_env;
+
+	if (likely(cur_t == t && e && cur_epoch == __atomic_load_n(&env_epoch, __ATOMIC_RELAXED) &&
+		   e->nmarks < e->capmarks && (!is_static || owner == e->last_owner))) {
+		kgcj_mark_push(e, 16, true);	/* room checked: cannot fail */
+		if (is_static)
+			*cls = (void *)e->last_cls->mirror;
+		return e;
+	}
+	return env_enter_slow(ctx, t, owner, is_static, cls);
 }
 
 static int env_leave(void *ctx, kgc_thread *t, void *env, kgc_obj *exc, char **msg)
