@@ -16,29 +16,33 @@
 
 /*
  * The env of this OS thread (GetEnv), set when a thread gets its env, and
- * the call path's cache of it: cur_t is the kgc thread it belongs to and
- * cur_epoch the value of env_epoch then. Every free of an env bumps
+ * the call path's cache of it: cur.t is the kgc thread it belongs to and
+ * cur.epoch the value of env_epoch then. Every free of an env bumps
  * env_epoch, so a cache that may name a freed env (its thread detached
  * from another OS thread, and a new kgc_thread allocated at the same
  * address) misses. The detach that freed it happened before this OS
  * thread got its new thread (kgc_thread_attach takes the heap lock the
  * detach took), so a relaxed load sees the bump.
  */
-static __thread struct kgcj_env *cur_env;
-static __thread kgc_thread *cur_t;
-static __thread unsigned long cur_epoch;
+/* initial-exec: the call path reads it without __tls_get_addr (a call,
+ * also in libkgc-jni.so; 24 bytes of the static TLS surplus if dlopen'ed) */
+static __thread struct {
+	struct kgcj_env *env;
+	kgc_thread *t;
+	unsigned long epoch;
+} cur __attribute__((tls_model("initial-exec")));
 static unsigned long env_epoch;
 
 static void cur_set(struct kgcj_env *e, kgc_thread *t)
 {
-	cur_env = e;
-	cur_t = t;
-	cur_epoch = __atomic_load_n(&env_epoch, __ATOMIC_RELAXED);
+	cur.env = e;
+	cur.t = t;
+	cur.epoch = __atomic_load_n(&env_epoch, __ATOMIC_RELAXED);
 }
 
 struct kgcj_env *kgcj_env_current(void)
 {
-	return cur_env;
+	return cur.env;
 }
 
 static void env_detach_hook(kgc_thread *t, void *data)
@@ -111,7 +115,7 @@ void kgcj_env_free(struct kgcj_env *e)
 	kgc_handle_free(e->t, e->exc);
 	free(e->exc_msg);
 	free(e->marks);
-	if (cur_env == e)
+	if (cur.env == e)
 		cur_set(NULL, NULL);
 	__atomic_fetch_add(&env_epoch, 1, __ATOMIC_RELAXED);
 	free(e);
@@ -149,11 +153,11 @@ static __attribute__((noinline)) void *env_enter_slow(struct kgcj_vm *vm, kgc_th
  */
 static void *env_enter(void *ctx, kgc_thread *t, kgc_jclass owner, int is_static, void **cls)
 {
-	struct kgcj_env *e = cur_env;
+	struct kgcj_env *e = cur.env;
 
-	if (likely(cur_t == t && e && cur_epoch == __atomic_load_n(&env_epoch, __ATOMIC_RELAXED) &&
+	if (likely(cur.t == t && e && cur.epoch == __atomic_load_n(&env_epoch, __ATOMIC_RELAXED) &&
 		   e->nmarks < e->capmarks && (!is_static || owner == e->last_owner))) {
-		kgcj_mark_push(e, 16, true);	/* room checked: cannot fail */
+		kgcj_mark_push_room(e, 16, true);
 		if (is_static)
 			*cls = (void *)e->last_cls->mirror;
 		return e;

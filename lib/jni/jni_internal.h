@@ -198,15 +198,21 @@ int kgcj_marks_grow(struct kgcj_env *e);
 void kgcj_mark_pop_chunks(struct kgcj_env *e, struct kgcj_mark m);
 
 /* Starts a local frame (a native call's if call) promising capacity locals.
- * Inline: every regular native call pushes and pops one. */
-static inline int kgcj_mark_push(struct kgcj_env *e, uint32_t capacity, bool call)
+ * Inline: every regular native call pushes and pops one. _room: the caller
+ * made sure that e->nmarks < e->capmarks. */
+static inline void kgcj_mark_push_room(struct kgcj_env *e, uint32_t capacity, bool call)
 {
-	if (unlikely(e->nmarks == e->capmarks) && kgcj_marks_grow(e))
-		return -ENOMEM;
 	e->marks[e->nmarks++] = (struct kgcj_mark){
 		.chunk = e->top, .n = e->top ? e->top->f.nslots : 0,
 		.capacity = capacity, .call = call,
 	};
+}
+
+static inline int kgcj_mark_push(struct kgcj_env *e, uint32_t capacity, bool call)
+{
+	if (unlikely(e->nmarks == e->capmarks) && kgcj_marks_grow(e))
+		return -ENOMEM;
+	kgcj_mark_push_room(e, capacity, call);
 	return 0;
 }
 
