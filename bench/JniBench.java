@@ -24,8 +24,6 @@ import java.lang.invoke.MethodHandles;
 import java.lang.reflect.Method;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 
 public final class JniBench {
 	static final MethodHandle BOUND, COMP, DECOMP;
@@ -124,108 +122,45 @@ public final class JniBench {
 		return String.format("c%s=%.1f d%s=%.1f clen%s=%d ", tag, c, tag, d, tag, clen);
 	}
 
-	// ns per call: 20 chunks of secs/20 each after 5 warm-up chunks (C2 compiles the loop)
+	// ns per call: 20 chunks of secs/20 each after 5 warm-up chunks (C2 compiles the loop);
+	// also the fastest batch of 4096 calls (~40 us: one that no other process interrupted)
 	static String boundCost(double secs) throws Throwable {
 		final int chunks = 20;
 		double[] ns = new double[chunks];
-		long acc = 0;
+		long acc = 0, batch = Long.MAX_VALUE;
 
 		for (int c = -5; c < chunks; c++) {
-			long t0 = System.nanoTime(), end = t0 + (long) (secs / chunks * 1e9), calls = 0, t1;
+			long t0 = System.nanoTime(), end = t0 + (long) (secs / chunks * 1e9), calls = 0, t1, b0 = t0;
 
 			do {
 				for (int i = 0; i < 4096; i++)
 					acc += bound(i);
 				calls += 4096;
-			} while ((t1 = System.nanoTime()) < end);
+				t1 = System.nanoTime();
+				if (c >= 0 && t1 - b0 < batch)
+					batch = t1 - b0;
+				b0 = t1;
+			} while (t1 < end);
 			if (c >= 0)
 				ns[c] = (double) (t1 - t0) / calls;
 		}
 		if (acc == 42)
 			System.out.println("unlikely");
 		Arrays.sort(ns);
-		return String.format("bound_best=%.2f bound_med=%.2f", ns[0], ns[chunks / 2]);
+		return String.format("bound_best=%.2f bound_med=%.2f bound_batch=%.2f", ns[0], ns[chunks / 2],
+				     batch / 4096.0);
 	}
 
 	// ------------------------------------------------------------ stall
 
-	static final int LIST_LEN = 16, REPLACE_EVERY = 64, BATCH = 1000;
-	static final long LIVE_BYTES = 25_000_000L;	// per thread, in 24-byte nodes
-	static final AtomicBoolean stop = new AtomicBoolean(), timing = new AtomicBoolean();
-	static final AtomicInteger filled = new AtomicInteger();
-
-	static final class Node {
-		Node next;
-		long val;
-	}
-
-	static final class Allocator extends Thread {
-		final Node[] table = new Node[(int) (LIVE_BYTES / (LIST_LEN * 24))];
-		long rng, seq, n;
-		long[] lat = new long[1 << 16];
-		Node cur;
-		int inList;
-
-		Allocator(long id) {
-			rng = 0x9e37 + id;
-		}
-
-		void allocOne() {
-			Node x = new Node();
-
-			x.next = cur;
-			x.val = seq;
-			cur = x;
-			if (++inList < LIST_LEN)
-				return;
-			inList = 0;
-			if (seq < table.length) {
-				table[(int) seq] = cur;
-			} else {
-				rng = rng * 6364136223846793005L + 1442695040888963407L;
-				if (Long.remainderUnsigned(rng >>> 33, REPLACE_EVERY) == 0)
-					table[(int) Long.remainderUnsigned(rng >>> 20, table.length)] = cur;
-			}
-			seq++;
-			cur = null;
-		}
-
-		public void run() {
-			while (seq < table.length)
-				allocOne();
-			filled.incrementAndGet();
-			while (!stop.get()) {
-				boolean timed = timing.get();
-				long t0 = System.nanoTime();
-
-				for (int i = 0; i < BATCH; i++)
-					allocOne();
-				if (timed && timing.get()) {
-					if (n == lat.length)
-						lat = Arrays.copyOf(lat, 2 * lat.length);
-					lat[(int) n++] = System.nanoTime() - t0;
-				}
-			}
-		}
-	}
-
-	static double ms(long ns) {
-		return ns / 1e6;
-	}
-
-	static long pct(long[] v, int n, double p) {
-		int i = (int) Math.ceil(p / 100 * n) - 1;
-
-		return v[Math.max(0, Math.min(n - 1, i))];
-	}
+	static final long LIVE_BYTES = 25_000_000L;	// per allocating thread (StallLoad)
 
 	static void stall(int size, double secs) throws Throwable {
-		Allocator[] a = { new Allocator(0), new Allocator(1) };
 		long[] calls = { 0 };
 		byte[] src = data(size), dst = new byte[bound(size)];	// before the window, as kgc's
 		Thread nat = new Thread(() -> {
 			try {
-				while (!stop.get()) {
+				while (!StallLoad.stop.get()) {
 					if (compress(src, size, dst) <= 0)
 						throw new AssertionError("compress");
 					calls[0]++;
@@ -235,33 +170,27 @@ public final class JniBench {
 			}
 		});
 
-		for (Allocator x : a)
-			x.start();
-		while (filled.get() < a.length)
-			Thread.sleep(5);
+		StallLoad.Allocator[] a = StallLoad.start(2, LIVE_BYTES);
+
 		Thread.sleep(500);	// warm-up: JIT, first touches
 		System.gc();
-		timing.set(true);
+		StallLoad.timing.set(true);
 		nat.start();
 		long t0 = System.nanoTime();
 		Thread.sleep((long) (secs * 1000));
-		timing.set(false);
+		StallLoad.timing.set(false);
 		long el = System.nanoTime() - t0;
-		stop.set(true);
+		StallLoad.stop.set(true);
 		nat.join();
-		for (Allocator x : a)
-			x.join();
-		int n = (int) (a[0].n + a[1].n), over50 = 0;
-		long[] all = new long[n];
+		long[] all = StallLoad.join(a);
+		int n = all.length, over50 = 0;
 
-		System.arraycopy(a[0].lat, 0, all, 0, (int) a[0].n);
-		System.arraycopy(a[1].lat, 0, all, (int) a[0].n, (int) a[1].n);
-		Arrays.sort(all);
 		for (long v : all)
 			over50 += v > 50_000_000L ? 1 : 0;
 		System.out.printf("RESULT batches=%d p50=%.4f p999=%.4f max=%.3f over50=%d mallocs=%.2f calls=%d%n",
-				  n, ms(pct(all, n, 50)), ms(pct(all, n, 99.9)), ms(n > 0 ? all[n - 1] : 0),
-				  over50, (double) n * BATCH / (el / 1e9) / 1e6, calls[0]);
+				  n, StallLoad.ms(StallLoad.pct(all, n, 50)), StallLoad.ms(StallLoad.pct(all, n, 99.9)),
+				  StallLoad.ms(n > 0 ? all[n - 1] : 0), over50,
+				  (double) n * StallLoad.BATCH / (el / 1e9) / 1e6, calls[0]);
 	}
 
 	public static void main(String[] args) throws Throwable {

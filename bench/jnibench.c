@@ -31,15 +31,16 @@
 #ifdef HAVE_KGC
 #include <kgc_jni.h>
 #endif
+#include "stall_load.h"
 
 #define LZ4_SO "/usr/lib/x86_64-linux-gnu/jni/liblz4-java.so"
 #define LZ4_DIR "/usr/lib/x86_64-linux-gnu/jni"
 #define LZ4_JAR "/usr/share/java/lz4-java.jar"
-#define JAVA25 "/usr/lib/jvm/temurin-25-jdk-amd64/bin/java"
+#define JAVA25 JDK25_HOME "/bin/java"	/* common.h: jdk_select's JDK 25 */
 #define HEAP "1g"			/* every configuration's maximum heap */
 #define HEAP_BYTES (1ul << 30)
 
-enum { LIST_LEN = 16, REPLACE_EVERY = 64, BATCH = 1000, NALLOC = 2, CHUNKS = 10 };
+enum { CHUNKS = 10 };
 #define LIVE_BYTES 25000000ul		/* per allocating thread, in 24-byte nodes */
 
 /* The data of JniBench.data(): the same bytes on both sides. */
@@ -76,11 +77,12 @@ static double secs_of(double base) { return base * bench_scale(); }
 static int java_worker(const char *jdk, char *const jargs[])
 {
 	char dir[4096], cp[4200], res[1024];
-	const char *java = !strcmp(jdk, "jdk25") ? JAVA25 : "java";
-	char *args[16] = { (char *)java, "-Xmx" HEAP, "-Xms" HEAP, "-XX:+UseG1GC", "-cp", cp,
+	char *args[16] = { NULL, "-Xmx" HEAP, "-Xms" HEAP, "-XX:+UseG1GC", "-cp", cp,
 			   "-Djava.library.path=" LZ4_DIR, "JniBench" };
 	int n = 8;
 
+	jdk_select(!strcmp(jdk, "jdk25") ? "lz4@25" : "lz4");	/* sets java_bin */
+	args[0] = (char *)java_bin;
 	exe_dir(dir, sizeof(dir));
 	snprintf(cp, sizeof(cp), "%s:%s", dir, LZ4_JAR);
 	for (int i = 0; jargs[i] && n < 15; i++)
@@ -97,21 +99,10 @@ static int java_worker(const char *jdk, char *const jargs[])
 #define LZ4J "net/jpountz/lz4/LZ4JNI"
 #define BB "Ljava/nio/ByteBuffer;"
 
-static kgc_heap *heap;
 static JavaVM *vm;
 static kgc_method *m_bound, *m_comp, *m_decomp;
-static kgc_type_id NODE;
-static atomic_int stop, filled, timing, ready;
+static atomic_int ready;
 static atomic_ulong ncalls;
-
-static kgc_thread *attach(const char *name)
-{
-	kgc_thread *t;
-
-	if (kgc_thread_attach(heap, name, &t))
-		die("attach: %s", kgc_last_error());
-	return t;
-}
 
 static kgc_method *method(const char *name, const char *sig)
 {
@@ -270,28 +261,35 @@ static int32_t bound_e(kgc_thread *t, int32_t n)
 
 /* ns per LZ4_compressBound call (through kgc_native_call, or the prepared
  * entry: what compiled code calls): 20 chunks of secs/20 after 5 warm-up
- * ones; the best and the median chunk. */
+ * ones; the best and the median chunk, and the fastest batch of 4096 calls
+ * (~40 us: one no other process interrupted; JniBench.boundCost alike). */
 static void bound_cost(kgc_thread *t, double secs, bool entry, const char *key)
 {
 	enum { NCH = 20 };
 	double ns[NCH];
 	int64_t acc = 0;
+	uint64_t batch = UINT64_MAX;
 
 	for (int c = -5; c < NCH; c++) {
-		uint64_t t0 = now_ns(), end = t0 + (uint64_t)(secs / NCH * 1e9), calls = 0, t1;
+		uint64_t t0 = now_ns(), end = t0 + (uint64_t)(secs / NCH * 1e9), calls = 0, t1, b0 = t0;
 
 		do {
 			for (int i = 0; i < 4096; i++)
 				acc += entry ? bound_e(t, i) : bound(t, i);
 			calls += 4096;
-		} while ((t1 = now_ns()) < end);
+			t1 = now_ns();
+			if (c >= 0 && t1 - b0 < batch)
+				batch = t1 - b0;
+			b0 = t1;
+		} while (t1 < end);
 		if (c >= 0)
 			ns[c] = (double)(t1 - t0) / (double)calls;
 	}
 	if (acc == 42)
 		printf("unlikely\n");
 	qsort(ns, NCH, sizeof(ns[0]), cmp_double);
-	printf("%s_best=%.2f %s_med=%.2f ", key, ns[0], key, ns[NCH / 2]);
+	printf("%s_best=%.2f %s_med=%.2f %s_batch=%.2f ", key, ns[0], key, ns[NCH / 2], key,
+	       (double)batch / 4096);
 }
 
 static int ops_kgc(double secs)
@@ -311,78 +309,6 @@ static int ops_kgc(double secs)
 }
 
 /* ---- stall: two allocators (pinbench's workload, half its live set) */
-
-struct lat {
-	uint64_t *v;
-	size_t n, cap;
-};
-static struct lat lats[NALLOC];
-static size_t lists;	/* live lists per allocator */
-
-struct allocator {
-	kgc_thread *t;
-	kgc_obj slots[2];	/* 0: table, 1: list under construction */
-	unsigned long long rng;
-	uint64_t seq;
-	int inlist;
-};
-
-static inline void alloc_one(struct allocator *a)
-{
-	kgc_obj n = kgc_alloc(a->t, NODE);
-
-	if (!n)
-		die("alloc: %s", kgc_last_error());
-	kgc_set_ref(a->t, n, KGC_HEADER_SIZE, a->slots[1]);
-	KGC_FIELD(n, KGC_HEADER_SIZE + 8, uint64_t) = a->seq;
-	a->slots[1] = n;
-	if (++a->inlist < LIST_LEN)
-		return;
-	a->inlist = 0;
-	if (a->seq < lists) {
-		kgc_array_set_ref(a->t, a->slots[0], a->seq, a->slots[1]);
-	} else {
-		a->rng = a->rng * 6364136223846793005ull + 1442695040888963407ull;
-		if ((a->rng >> 33) % REPLACE_EVERY == 0)
-			kgc_array_set_ref(a->t, a->slots[0], (a->rng >> 20) % lists, a->slots[1]);
-	}
-	a->seq++;
-	a->slots[1] = NULL;
-}
-
-static void *alloc_main(void *arg)
-{
-	long id = (long)arg;
-	struct allocator a = { .rng = 0x9e37 + (unsigned long long)id };
-	struct lat *l = &lats[id];
-	struct kgc_frame fr;
-
-	a.t = attach("alloc");
-	kgc_frame_push(a.t, &fr, a.slots, 2, NULL);
-	if (!(a.slots[0] = kgc_alloc_array(a.t, KGC_TYPE_REF_ARRAY, lists)))
-		die("table: %s", kgc_last_error());
-	while (a.seq < lists)
-		alloc_one(&a);
-	atomic_fetch_add(&filled, 1);
-	while (!atomic_load(&stop)) {
-		int timed = atomic_load_explicit(&timing, memory_order_relaxed);
-		uint64_t t0 = now_ns();
-
-		for (int i = 0; i < BATCH; i++)
-			alloc_one(&a);
-		if (!timed || !atomic_load_explicit(&timing, memory_order_relaxed))
-			continue;
-		if (l->n == l->cap) {
-			l->cap = l->cap ? 2 * l->cap : 1 << 16;
-			if (!(l->v = realloc(l->v, l->cap * sizeof(uint64_t))))
-				die("oom");
-		}
-		l->v[l->n++] = now_ns() - t0;
-	}
-	kgc_frame_pop(a.t, &fr);
-	kgc_thread_detach(a.t);
-	return NULL;
-}
 
 /* The native thread: compress a byte[] of size bytes in a loop; then one
  * round trip checks the bytes (the arrays moved or stayed pinned). */
@@ -428,7 +354,7 @@ static int stall_kgc(int mode, size_t size, double secs)
 	uint64_t *all, t0, el;
 	size_t n = 0, over50 = 0;
 
-	lists = LIVE_BYTES / (LIST_LEN * 24);
+	live_lists_per_thread = LIVE_BYTES / (LIST_LEN * 24);
 	for (long i = 0; i < NALLOC; i++)
 		pthread_create(&th[i], NULL, alloc_main, (void *)i);
 	pthread_create(&nat, NULL, native_main, (void *)size);
@@ -547,17 +473,19 @@ static void ops_section(FILE *md, const char *argv0, double secs)
 			if (v[0] >= 0 && v[j] > 0 && v[0] / v[j] < worst)
 				worst = v[0] / v[j];
 	}
-	both(md, "\n| `LZ4_compressBound(I)I` | best ns/call | median ns/call |\n|---|---:|---:|\n");
+	both(md, "\n| `LZ4_compressBound(I)I` | best chunk ns/call | median chunk ns/call | fastest 4096-call batch ns/call |\n"
+		 "|---|---:|---:|---:|\n");
 	for (int j = 0; j < 3; j++)
 		if (ok[j]) {
-			both(md, "| %s%s | %.1f | %.1f |\n", jdk_name[j],
+			both(md, "| %s%s | %.1f | %.1f | %.2f |\n", jdk_name[j],
 			     j ? " (C2-compiled call)" : ": prepared entry (`KGC_NATIVE_SHAPE_I_I`, what compiled code calls)",
-			     res_get(res[j], "bound_best"), res_get(res[j], "bound_med"));
+			     res_get(res[j], "bound_best"), res_get(res[j], "bound_med"), res_get(res[j], "bound_batch"));
 			if (!j)
-				both(md, "| kgc: through `kgc_native_call` (interpreter-style) | %.1f | %.1f |\n",
-				     res_get(res[j], "boundcall_best"), res_get(res[j], "boundcall_med"));
+				both(md, "| kgc: through `kgc_native_call` (interpreter-style) | %.1f | %.1f | %.2f |\n",
+				     res_get(res[j], "boundcall_best"), res_get(res[j], "boundcall_med"),
+				     res_get(res[j], "boundcall_batch"));
 		} else
-			both(md, "| %s | %s | |\n", jdk_name[j],
+			both(md, "| %s | %s | | |\n", jdk_name[j],
 			     missing(jdks[j]) ? missing(jdks[j]) : "run failed");
 	both(md, "\n");
 	if (ok[0] && (ok[1] || ok[2]))
@@ -566,8 +494,12 @@ static void ops_section(FILE *md, const char *argv0, double secs)
 	if (ok[0] && ok[1]) {
 		double k = res_get(res[0], "bound_best"), h = res_get(res[1], "bound_best");
 
+		double kb = res_get(res[0], "bound_batch"), hb = res_get(res[1], "bound_batch");
+
 		both(md, "- trivial-native overhead: kgc's prepared entry %.1f ns vs HotSpot 17's compiled call "
 			 "%.1f ns (best chunk, %.2fx); target <= HotSpot 17's: %s\n", k, h, k / h, verdict(k <= h));
+		both(md, "- the same, fastest 4096-call batch (what a loaded machine leaves intact): %.2f vs "
+			 "%.2f ns (%.2fx): %s\n", kb, hb, kb / hb, verdict(kb <= hb));
 	}
 }
 

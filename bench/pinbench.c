@@ -32,40 +32,14 @@
 #ifdef HAVE_KGC
 #include <kgc.h>
 #endif
+#include "stall_load.h"
 
 #ifdef HAVE_KGC
-enum { F_NEXT = KGC_HEADER_SIZE, F_VAL = KGC_HEADER_SIZE + 8 };
-enum { LIST_LEN = 16, REPLACE_EVERY = 64, BATCH = 1000, NALLOC = 2 };
 #define NODE_BYTES 24	/* header + next + val */
 
 #define HEAP_MAX (768ul << 20)
 #define YOUNG_SIZE (64ul << 20)
 #define WARMUP_YOUNG_GCS 8	/* untimed young GCs after the fill (touch the heap) */
-
-static kgc_heap *heap;
-static kgc_type_id NODE;
-static atomic_int stop;
-static atomic_int filled;
-static atomic_int timing;	/* allocators record batch latencies */
-static size_t live_lists_per_thread;
-
-struct lat {
-	uint64_t *v;
-	size_t n, cap;
-};
-
-static void lat_add(struct lat *l, uint64_t x)
-{
-	if (l->n == l->cap) {
-		l->cap = l->cap ? 2 * l->cap : 1 << 16;
-		l->v = realloc(l->v, l->cap * sizeof(uint64_t));
-		if (!l->v)
-			die("oom");
-	}
-	l->v[l->n++] = x;
-}
-
-static struct lat lats[NALLOC];
 
 static void make_heap(int pin_mode, size_t region_size)
 {
@@ -87,82 +61,6 @@ static void make_heap(int pin_mode, size_t region_size)
 		die("kgc_heap_create: %d %s", rc, kgc_last_error());
 	if ((rc = kgc_type_register(heap, &desc, &NODE)))
 		die("kgc_type_register: %d %s", rc, kgc_last_error());
-}
-
-static kgc_thread *attach(const char *name)
-{
-	kgc_thread *t;
-
-	if (kgc_thread_attach(heap, name, &t))
-		die("attach: %s", kgc_last_error());
-	return t;
-}
-
-/*
- * One allocating thread: fill its half of the live set (untimed), then time
- * batches of BATCH node allocations until stop. Every LIST_LEN nodes form a
- * list; one list in REPLACE_EVERY replaces a random table entry.
- */
-struct allocator {
-	kgc_thread *t;
-	kgc_obj slots[2];	/* 0: table, 1: list under construction */
-	unsigned long long rng;
-	uint64_t seq;
-	int inlist;
-};
-
-static inline void alloc_one(struct allocator *a)
-{
-	kgc_obj n = kgc_alloc(a->t, NODE);
-
-	if (!n)
-		die("alloc: %s", kgc_last_error());
-	kgc_set_ref(a->t, n, F_NEXT, a->slots[1]);
-	KGC_FIELD(n, F_VAL, uint64_t) = a->seq;
-	a->slots[1] = n;
-	if (++a->inlist < LIST_LEN)
-		return;
-	a->inlist = 0;
-	if (a->seq < live_lists_per_thread) {
-		kgc_array_set_ref(a->t, a->slots[0], a->seq, a->slots[1]);
-	} else {
-		a->rng = a->rng * 6364136223846793005ull + 1442695040888963407ull;
-		if ((a->rng >> 33) % REPLACE_EVERY == 0)
-			kgc_array_set_ref(a->t, a->slots[0], (a->rng >> 20) % live_lists_per_thread,
-					  a->slots[1]);
-	}
-	a->seq++;
-	a->slots[1] = NULL;
-}
-
-static void *alloc_main(void *arg)
-{
-	long id = (long)arg;
-	struct allocator a = { .rng = 0x9e37 + (unsigned long long)id };
-	struct kgc_frame fr;
-
-	a.t = attach("alloc");
-	kgc_frame_push(a.t, &fr, a.slots, 2, NULL);
-	a.slots[0] = kgc_alloc_array(a.t, KGC_TYPE_REF_ARRAY, live_lists_per_thread);
-	if (!a.slots[0])
-		die("table: %s", kgc_last_error());
-	while (a.seq < live_lists_per_thread)
-		alloc_one(&a);
-	atomic_fetch_add(&filled, 1);
-	while (!atomic_load(&stop)) {
-		/* only batches that start inside the timed window count (the one
-		 * running across the untimed warm-up full GC does not) */
-		int timed = atomic_load_explicit(&timing, memory_order_relaxed);
-		uint64_t t0 = now_ns();
-
-		for (int i = 0; i < BATCH; i++)
-			alloc_one(&a);
-		if (timed && atomic_load_explicit(&timing, memory_order_relaxed))
-			lat_add(&lats[id], now_ns() - t0);
-	}
-	kgc_frame_pop(a.t, &fr);
-	kgc_thread_detach(a.t);
-	return NULL;
 }
 
 static void sleep_ms(double msec)

@@ -115,6 +115,11 @@ int kgc_jni_class_define(JavaVM *vm, kgc_thread *t, const struct kgc_jni_class_d
  *   without a function and not KGC_JNI_NATIVE is called (Call<T>Method...):
  *   the runtime runs it (its interpreter, its compiled code) like a host
  *   method. NULL: such a call throws AbstractMethodError.
+ * define_class(ctx, vm, t, name, buf, len): DefineClass with a class file:
+ *   define name from it (kgc_jni_class_define) and return 0, or return
+ *   -errno (ClassFormatError, unless the callback left an exception
+ *   pending). t is managed. NULL: DefineClass throws
+ *   UnsupportedOperationException.
  * size: sizeof(struct kgc_jni_host); reserved zero.
  */
 struct kgc_jni_host {
@@ -123,7 +128,9 @@ struct kgc_jni_host {
 	int (*load_class)(void *ctx, JavaVM *vm, kgc_thread *t, const char *name);
 	void (*invoke)(void *ctx, JNIEnv *env, const char *cls, const char *name, const char *sig,
 		       jobject self, const jvalue *args, jvalue *result);
-	uint64_t reserved[2];
+	int (*define_class)(void *ctx, JavaVM *vm, kgc_thread *t, const char *name,
+			    const jbyte *buf, jsize len);
+	uint64_t reserved[1];
 };
 
 /* Registers host (copied) before any native runs. 0 or -EINVAL. */

@@ -14,12 +14,35 @@
 
 #include "jni_internal.h"
 
-/* The env of this OS thread (GetEnv), set when a thread gets its env. */
-static __thread struct kgcj_env *cur_env;
+/*
+ * The env of this OS thread (GetEnv), set when a thread gets its env, and
+ * the call path's cache of it: cur.t is the kgc thread it belongs to and
+ * cur.epoch the value of env_epoch then. Every free of an env bumps
+ * env_epoch, so a cache that may name a freed env (its thread detached
+ * from another OS thread, and a new kgc_thread allocated at the same
+ * address) misses. The detach that freed it happened before this OS
+ * thread got its new thread (kgc_thread_attach takes the heap lock the
+ * detach took), so a relaxed load sees the bump.
+ */
+/* initial-exec: the call path reads it without __tls_get_addr (a call,
+ * also in libkgc-jni.so; 24 bytes of the static TLS surplus if dlopen'ed) */
+static __thread struct {
+	struct kgcj_env *env;
+	kgc_thread *t;
+	unsigned long epoch;
+} cur __attribute__((tls_model("initial-exec")));
+static unsigned long env_epoch;
+
+static void cur_set(struct kgcj_env *e, kgc_thread *t)
+{
+	cur.env = e;
+	cur.t = t;
+	cur.epoch = __atomic_load_n(&env_epoch, __ATOMIC_RELAXED);
+}
 
 struct kgcj_env *kgcj_env_current(void)
 {
-	return cur_env;
+	return cur.env;
 }
 
 static void env_detach_hook(kgc_thread *t, void *data)
@@ -53,7 +76,7 @@ struct kgcj_env *kgcj_env_get(struct kgcj_vm *vm, kgc_thread *t)
 	struct kgcj_env *e = kgc_ext_thread_get(t, &kgcj_ext);
 
 	if (likely(e)) {
-		cur_env = e;
+		cur_set(e, t);
 		return e;
 	}
 	e = calloc(1, sizeof(*e));
@@ -74,7 +97,7 @@ struct kgcj_env *kgcj_env_get(struct kgcj_vm *vm, kgc_thread *t)
 		return NULL;
 	}
 	stack_range(e);
-	cur_env = e;
+	cur_set(e, t);
 	return e;
 }
 
@@ -92,16 +115,18 @@ void kgcj_env_free(struct kgcj_env *e)
 	kgc_handle_free(e->t, e->exc);
 	free(e->exc_msg);
 	free(e->marks);
-	if (cur_env == e)
-		cur_env = NULL;
+	if (cur.env == e)
+		cur_set(NULL, NULL);
+	__atomic_fetch_add(&env_epoch, 1, __ATOMIC_RELAXED);
 	free(e);
 }
 
 /* ------------------------------------------------ the bridge's env hooks */
 
-static void *env_enter(void *ctx, kgc_thread *t, kgc_jclass owner, int is_static, void **cls)
+/* env_enter's general case: t's env found or made, the class looked up. */
+static __attribute__((noinline)) void *env_enter_slow(struct kgcj_vm *vm, kgc_thread *t,
+						      kgc_jclass owner, int is_static, void **cls)
 {
-	struct kgcj_vm *vm = ctx;
 	struct kgcj_env *e = kgcj_env_get(vm, t);
 	struct kgcj_class *c;
 
@@ -119,6 +144,25 @@ static void *env_enter(void *ctx, kgc_thread *t, kgc_jclass owner, int is_static
 		*cls = (void *)c->mirror;
 	}
 	return e;
+}
+
+/*
+ * A call's local frame and class argument. The common case - this OS
+ * thread's cached env is t's, the marks have room, a static native of the
+ * class of the last one - is a leaf with no call (no register to save).
+ */
+static void *env_enter(void *ctx, kgc_thread *t, kgc_jclass owner, int is_static, void **cls)
+{
+	struct kgcj_env *e = cur.env;
+
+	if (likely(cur.t == t && e && cur.epoch == __atomic_load_n(&env_epoch, __ATOMIC_RELAXED) &&
+		   e->nmarks < e->capmarks && (!is_static || owner == e->last_owner))) {
+		kgcj_mark_push_room(e, 16, true);
+		if (is_static)
+			*cls = (void *)e->last_cls->mirror;
+		return e;
+	}
+	return env_enter_slow(ctx, t, owner, is_static, cls);
 }
 
 static int env_leave(void *ctx, kgc_thread *t, void *env, kgc_obj *exc, char **msg)

@@ -118,8 +118,7 @@ KGC_API int kgc_jni_set_host(JavaVM *jvm, const struct kgc_jni_host *host, void 
 {
 	struct kgcj_vm *vm = VM(jvm);
 
-	if (!vm || !host || host->size != sizeof(*host) || host->reserved0 || host->reserved[0] ||
-	    host->reserved[1]) {
+	if (!vm || !host || host->size != sizeof(*host) || host->reserved0 || host->reserved[0]) {
 		kgcj_error("kgc_jni_set_host: NULL vm or host, size %u (want %zu) or reserved not "
 			   "zero", host ? host->size : 0, sizeof(*host));
 		return -EINVAL;
@@ -141,6 +140,12 @@ struct kgcj_class *kgcj_class_of_obj(struct kgcj_vm *vm, kgc_obj o)
 static struct kgcj_class *mirror_class(kgc_obj m)
 {
 	return KGC_FIELD(m, KGC_HEADER_SIZE, struct kgcj_class *);
+}
+
+/* The class a java/lang/Class object m holds, or NULL if m is no mirror. */
+struct kgcj_class *kgcj_class_of_mirror(struct kgcj_vm *vm, kgc_obj m)
+{
+	return m && kgc_obj_type(m) == vm->mirror_type ? mirror_class(m) : NULL;
 }
 
 /* managed state */
@@ -514,8 +519,20 @@ static const char *const core_classes[][2] = {
 	{ "java/lang/NoSuchFieldError", "java/lang/IncompatibleClassChangeError" },
 	{ "java/lang/NoSuchMethodError", "java/lang/IncompatibleClassChangeError" },
 	{ "java/lang/AbstractMethodError", "java/lang/IncompatibleClassChangeError" },
+	{ "java/lang/ClassFormatError", "java/lang/LinkageError" },
 	{ "java/nio/ByteBuffer", "java/nio/Buffer" },
 };
+
+/* What ToReflected* make and FromReflected* read (jni_reflect.c): the
+ * declaring class, the index in its method or field list, the name. */
+static const struct kgc_jni_field_def reflect_fields[] = {
+	FIELD("clazz", "Ljava/lang/Class;"), FIELD("slot", "I"), FIELD("name", "Ljava/lang/String;"),
+};
+static const char *const reflect_classes[] = {
+	"java/lang/reflect/Method", "java/lang/reflect/Constructor", "java/lang/reflect/Field",
+};
+/* GetModule's answer: every class is in the unnamed module (name null) */
+static const struct kgc_jni_field_def module_fields[] = { FIELD("name", "Ljava/lang/String;") };
 
 static const char *const array_classes[KGC_PRIM_COUNT] = {
 	[KGC_PRIM_BOOLEAN] = "[Z", [KGC_PRIM_BYTE] = "[B", [KGC_PRIM_CHAR] = "[C",
@@ -534,6 +551,15 @@ static int core_define(struct kgcj_vm *vm, kgc_thread *t, const char *name, cons
 	};
 
 	return class_define(vm, t, &d, type, out);
+}
+
+/* The unnamed module, held by a global handle for the VM's life. */
+static int module_new(struct kgcj_vm *vm, kgc_thread *t, struct kgcj_class *c)
+{
+	kgc_obj o = kgc_alloc(t, c->type);
+
+	vm->module = o ? kgc_handle_new(t, o) : NULL;
+	return vm->module ? 0 : -ENOMEM;
 }
 
 int kgcj_host_init(struct kgcj_vm *vm, kgc_thread *t)
@@ -570,6 +596,12 @@ int kgcj_host_init(struct kgcj_vm *vm, kgc_thread *t)
 	if (!rc)
 		rc = core_define(vm, t, "[Ljava/lang/Object;", NULL, NULL, 0, NULL, 0,
 				 KGC_TYPE_REF_ARRAY, &c);
+	for (size_t i = 0; !rc && i < sizeof(reflect_classes) / sizeof(reflect_classes[0]); i++)
+		rc = core_define(vm, t, reflect_classes[i], NULL, reflect_fields, 3, NULL, 0, 0, &c);
+	if (!rc)
+		rc = core_define(vm, t, "java/lang/Module", NULL, module_fields, 1, NULL, 0, 0, &c);
+	if (!rc)
+		rc = module_new(vm, t, c);
 	if (rc)
 		return rc;
 	vm->f_str_value = kgcj_field_find(vm->c_string, "value", "[C", false);
@@ -582,6 +614,9 @@ int kgcj_host_init(struct kgcj_vm *vm, kgc_thread *t)
 
 void kgcj_host_free(struct kgcj_vm *vm, kgc_thread *t)
 {
+	if (vm->module)
+		kgc_handle_free(t, vm->module);
+	vm->module = NULL;
 	while (vm->classes) {
 		struct kgcj_class *c = vm->classes;
 

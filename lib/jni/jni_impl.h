@@ -56,7 +56,10 @@
 	/* jni_monitor.c */ \
 	X(MonitorEnter) X(MonitorExit) \
 	/* jni_nio.c */ \
-	X(NewDirectByteBuffer) X(GetDirectBufferAddress) X(GetDirectBufferCapacity)
+	X(NewDirectByteBuffer) X(GetDirectBufferAddress) X(GetDirectBufferCapacity) \
+	/* jni_reflect.c */ \
+	X(DefineClass) X(FromReflectedMethod) X(FromReflectedField) X(ToReflectedMethod) \
+	X(ToReflectedField) X(GetModule)
 
 /* the families, expanded with the caller's X */
 #define KGCJ_VALUE_TYPES_CALLS(X) \

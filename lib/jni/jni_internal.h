@@ -19,6 +19,7 @@
  *   jni_nio.c      direct byte buffers
  *   jni_loader.c   loading libraries, JNI_OnLoad, RegisterNatives
  *   jni_monitor.c  MonitorEnter/MonitorExit (by identity hash)
+ *   jni_reflect.c  DefineClass (the host's), To/FromReflected*, GetModule
  *   jni_check.c    errors, fatal errors, checked mode's bookkeeping
  */
 #ifndef KGC_JNI_INTERNAL_H
@@ -95,6 +96,7 @@ struct kgcj_vm {
 	struct kgcj_class *c_object, *c_class, *c_string, *c_throwable, *c_buffer;
 	struct kgcj_field *f_str_value, *f_exc_message, *f_buf_address, *f_buf_capacity;
 	struct kgcj_lib *libs;
+	kgc_handle module;		/* the unnamed java/lang/Module (GetModule) */
 	struct kgc_jni_host host;	/* the runtime's callbacks (kgc_jni_set_host) */
 	void *host_ctx;
 	pthread_mutex_t mon_lock;	/* monitors (jni_monitor.c) */
@@ -196,15 +198,21 @@ int kgcj_marks_grow(struct kgcj_env *e);
 void kgcj_mark_pop_chunks(struct kgcj_env *e, struct kgcj_mark m);
 
 /* Starts a local frame (a native call's if call) promising capacity locals.
- * Inline: every regular native call pushes and pops one. */
-static inline int kgcj_mark_push(struct kgcj_env *e, uint32_t capacity, bool call)
+ * Inline: every regular native call pushes and pops one. _room: the caller
+ * made sure that e->nmarks < e->capmarks. */
+static inline void kgcj_mark_push_room(struct kgcj_env *e, uint32_t capacity, bool call)
 {
-	if (unlikely(e->nmarks == e->capmarks) && kgcj_marks_grow(e))
-		return -ENOMEM;
 	e->marks[e->nmarks++] = (struct kgcj_mark){
 		.chunk = e->top, .n = e->top ? e->top->f.nslots : 0,
 		.capacity = capacity, .call = call,
 	};
+}
+
+static inline int kgcj_mark_push(struct kgcj_env *e, uint32_t capacity, bool call)
+{
+	if (unlikely(e->nmarks == e->capmarks) && kgcj_marks_grow(e))
+		return -ENOMEM;
+	kgcj_mark_push_room(e, capacity, call);
 	return 0;
 }
 
@@ -245,6 +253,8 @@ struct kgcj_class *kgcj_class_find(struct kgcj_vm *vm, const char *name);
 /* kgcj_class_find, else the runtime's load_class (t managed), else NULL. */
 struct kgcj_class *kgcj_class_load(struct kgcj_vm *vm, kgc_thread *t, const char *name);
 struct kgcj_class *kgcj_class_of_ref(struct kgcj_env *e, jclass c, const char *fn);
+/* The class a java/lang/Class object holds, or NULL if it is none. */
+struct kgcj_class *kgcj_class_of_mirror(struct kgcj_vm *vm, kgc_obj m);
 struct kgcj_class *kgcj_class_of_obj(struct kgcj_vm *vm, kgc_obj o);
 /* The class for a bridge owner (defined empty if the host has none). */
 struct kgcj_class *kgcj_class_of_owner(struct kgcj_vm *vm, kgc_thread *t, kgc_jclass owner);

@@ -178,7 +178,7 @@ static __attribute__((noinline)) int native_call_slow(kgc_thread *t, kgc_method 
 	void *fn = __atomic_load_n(&m->fn, __ATOMIC_ACQUIRE);
 
 	if (unlikely(!fn)) {
-		int rc = kgcn_method_link(m);
+		int rc = m->owner->reg->link(m);
 
 		if (rc)
 			return rc;
@@ -400,42 +400,53 @@ static int entry_reg_i_i(kgc_thread *t, kgc_method *m, int32_t arg, int32_t *res
 }
 
 /*
+ * The exception a hooked native left pending (env_ops.leave gave it):
+ * rooted by a one-slot frame while the bridge makes its handle. Out of
+ * line, so that the common call pushes no frame at all.
+ */
+static __attribute__((noinline, cold)) int env_exception(kgc_thread *t, kgc_obj exc, char *msg)
+{
+	kgc_obj slot[1] = { exc };
+	struct kgc_frame frame;
+
+	kgc_frame_push(t, &frame, slot, 1, NULL);
+	kgcn_exception_set(t, slot[0], msg);	/* takes msg */
+	kgc_frame_pop(t, &frame);
+	return -EPROTO;
+}
+
+/*
  * A regular static (I)I of a heap with env ops (libkgc-jni): the hooked
- * invoker's sequence with its frame laid out at compile time - slot 0 the
- * (absent) receiver, slot 1 the pending exception - and the int in a
- * register: enter gives the env and the class argument, leave the
- * exception (issue 29: the per-call cost of a trivial JNI native).
+ * invoker's sequence with the int in a register and no frame - the call
+ * has no reference to root (no receiver, no reference argument; the env's
+ * locals are the env provider's roots), and the pending exception that
+ * leave may return is rooted only after it (env_exception; nothing between
+ * leave and that push can start a collection: t is managed and allocates
+ * nothing). enter gives the env and the class argument (issue 29: the
+ * per-call cost of a trivial JNI native).
  */
 static int entry_env_i_i(kgc_thread *t, kgc_method *m, int32_t arg, int32_t *res)
 {
 	void *fn = entry_fn(m, EK_ENV_I_I), *envp, *cls = NULL;
-	kgc_obj slots[2] = { NULL, NULL };
-	struct native_registry *reg;
-	struct kgc_frame frame;
+	const struct native_registry *reg;
+	kgc_obj exc = NULL;
 	char *msg = NULL;
 	int32_t v;
-	int rc = 0;
 
 	if (unlikely(!fn))
 		return entry_i_i_generic(t, m, arg, res);
 	reg = m->owner->reg;
-	kgc_frame_push(t, &frame, slots, 2, NULL);
 	envp = reg->env_ops.enter(reg->env_ctx, t, m->owner, 1, &cls);
-	if (unlikely(!envp)) {
-		kgc_frame_pop(t, &frame);
+	if (unlikely(!envp))
 		return -ENOMEM;
-	}
 	kgc_ext_enter_native(t);
 	v = ((int32_t (*)(void *, void *, int32_t))fn)(envp, cls, arg);
 	native_return(t);
 	if (res)
 		*res = v;
-	if (unlikely(reg->env_ops.leave(reg->env_ctx, t, envp, &slots[1], &msg))) {
-		kgcn_exception_set(t, slots[1], msg);	/* takes msg */
-		rc = -EPROTO;
-	}
-	kgc_frame_pop(t, &frame);
-	return rc;
+	if (unlikely(reg->env_ops.leave(reg->env_ctx, t, envp, &exc, &msg)))
+		return env_exception(t, exc, msg);
+	return 0;
 }
 
 static int entry_crit_i_i(kgc_thread *t, kgc_method *m, int32_t arg, int32_t *res)
@@ -513,7 +524,7 @@ KGC_API int kgc_native_entry(kgc_method *m, enum kgc_native_shape shape,
 		return -EINVAL;
 	}
 	if (!__atomic_load_n(&m->fn, __ATOMIC_ACQUIRE)) {
-		rc = kgcn_method_link(m);
+		rc = m->owner->reg->link(m);
 		if (rc)
 			return rc;
 	}

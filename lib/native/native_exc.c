@@ -11,9 +11,11 @@
 
 /*
  * The pending exception of a kgc_thread: allocated on its first exception,
- * kept as the thread's data in kgcn_ext's slot (kgc_ext.h), freed by
- * kgc_native_exception_clear or by kgcn_ext's thread_detach hook, which
- * kgc_thread_detach runs from whichever OS thread detaches t.
+ * kept as the thread's data in exc_ext's slot (kgc_ext.h), freed by
+ * kgc_native_exception_clear or by exc_ext's thread_detach hook, which
+ * kgc_thread_detach runs from whichever OS thread detaches t. An extension
+ * of its own (the registry's, kgcn_ext, holds heap data only), so that this
+ * file needs nothing above it.
  */
 struct native_exc {
 	kgc_handle h;		/* roots the exception object */
@@ -21,13 +23,20 @@ struct native_exc {
 	bool pending;
 };
 
+static void exception_free(kgc_thread *t, void *data);
+
+static const struct kgc_ext exc_ext = {
+	.name = "libkgc-native exceptions",
+	.thread_detach = exception_free,
+};
+
 int kgcn_exception_set(kgc_thread *t, kgc_obj exc, char *msg)
 {
-	struct native_exc *e = kgc_ext_thread_get(t, &kgcn_ext);
+	struct native_exc *e = kgc_ext_thread_get(t, &exc_ext);
 
 	if (!e) {
 		e = calloc(1, sizeof(*e));
-		if (!e || kgc_ext_thread_set(t, &kgcn_ext, e)) {
+		if (!e || kgc_ext_thread_set(t, &exc_ext, e)) {
 			free(e);
 			free(msg);
 			return -ENOMEM;
@@ -50,7 +59,7 @@ int kgcn_exception_set(kgc_thread *t, kgc_obj exc, char *msg)
 
 KGC_API kgc_obj kgc_native_exception(kgc_thread *t)
 {
-	const struct native_exc *e = t ? kgc_ext_thread_get(t, &kgcn_ext) : NULL;
+	const struct native_exc *e = t ? kgc_ext_thread_get(t, &exc_ext) : NULL;
 
 	if (!e || !e->pending)
 		return NULL;
@@ -59,14 +68,14 @@ KGC_API kgc_obj kgc_native_exception(kgc_thread *t)
 
 KGC_API const char *kgc_native_exception_message(kgc_thread *t)
 {
-	const struct native_exc *e = t ? kgc_ext_thread_get(t, &kgcn_ext) : NULL;
+	const struct native_exc *e = t ? kgc_ext_thread_get(t, &exc_ext) : NULL;
 
 	if (!e || !e->pending)
 		return NULL;
 	return e->msg;
 }
 
-void kgcn_exception_free(kgc_thread *t, void *data)
+static void exception_free(kgc_thread *t, void *data)
 {
 	struct native_exc *e = data;
 
@@ -78,10 +87,10 @@ void kgcn_exception_free(kgc_thread *t, void *data)
 
 KGC_API void kgc_native_exception_clear(kgc_thread *t)
 {
-	struct native_exc *e = t ? kgc_ext_thread_get(t, &kgcn_ext) : NULL;
+	struct native_exc *e = t ? kgc_ext_thread_get(t, &exc_ext) : NULL;
 
 	if (!e)
 		return;
-	kgc_ext_thread_set(t, &kgcn_ext, NULL);
-	kgcn_exception_free(t, e);
+	kgc_ext_thread_set(t, &exc_ext, NULL);
+	exception_free(t, e);
 }

@@ -4,21 +4,28 @@
  * (lib/native/). It is built on the public core API (kgc.h) and the core's
  * extension hooks (kgc_ext.h) only - never gc_internal.h:
  *   - the per-heap registry is the bridge's data in the heap's extension
- *     slot (kgcn_ext); kgc_heap_destroy runs its heap_destroy hook;
- *   - a thread's pending exception is its data in the thread's slot; the
- *     thread_detach hook frees it;
+ *     slot (kgcn_ext, native_registry.c); kgc_heap_destroy runs its
+ *     heap_destroy hook;
+ *   - a thread's pending exception is its data in the thread's slot of
+ *     native_exc.c's own extension; the thread_detach hook frees it;
  *   - critical natives with one array pin it with kgc_ext_cn_enter/_exit.
  *
- *   native_sig.c       descriptor parser, 64-bit fingerprint, JNI name mangling
- *   native_registry.c  per-heap registry: owners, methods, registration,
- *                      lazy lookup (dlsym), loaded libraries
- *   native_plan.c      call plans: argument placement, call kind, invoker and
- *                      prepared entry chosen; the ffi_cif (native_marshal.h:
- *                      the direct and libffi calls the invokers share)
- *   native_call.c      kgc_native_call, the regular invoker, prepared entries
- *   native_crit.c      critical-native invokers
- *   native_exc.c       a thread's pending exception
- *   native_env.c       kgc_env_fns: the callbacks a regular native receives
+ * Layers, bottom up: a file calls only files below it (the nm call graph
+ * has no cycle; ARCHITECTURE.md's native section has the same table). What
+ * a lower layer needs from a higher one is passed down as a callback (the
+ * registry's lazy lookup: native_registry.link).
+ *
+ *   0 native_sig.c       descriptor parser, 64-bit fingerprint, JNI name mangling
+ *   0 native_err.c       kgcn_error: this thread's message
+ *   1 native_exc.c       a thread's pending exception
+ *   1 native_env.c       kgc_env_fns: the callbacks a regular native receives
+ *   2 native_crit.c      critical-native invokers
+ *   3 native_call.c      kgc_native_call, the regular invoker, prepared entries
+ *   4 native_plan.c      call plans: argument placement, call kind, invoker and
+ *                        prepared entry chosen; the ffi_cif (native_marshal.h:
+ *                        the direct and libffi calls the invokers share)
+ *   5 native_registry.c  per-heap registry: owners, methods, registration,
+ *                        lazy lookup (dlsym), loaded libraries; the API
  *
  * Binding happens once per method (kgcn_method_prepare): the signature is
  * parsed into a struct native_sig, a per-parameter call plan and, when no
@@ -205,16 +212,15 @@ struct native_registry {
 	struct kgc_native_env_ops env_ops;
 	void *env_ctx;
 	bool has_env_ops;
+	/* Lazy lookup (dlsym) and cache in m->fn: 0 / -ENOENT. The registry's
+	 * own function, passed down to the call layer (which may not call up). */
+	int (*link)(struct kgc_method *m);
 };
 
 /* Set kgc_last_error for the native bridge (printf-style). */
 void kgcn_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Reads back the message kgcn_error set on this thread. */
 const char *kgcn_error_msg(void);
-
-/* The bridge's extension (kgc_ext.h): its hooks free the heap's registry
- * and a detached thread's pending exception. */
-extern const struct kgc_ext kgcn_ext;
 
 /* Tests: registries alive (kgc_native_heap_release / kgc_heap_destroy free them). */
 unsigned kgcn_registry_count(void);
@@ -225,8 +231,6 @@ extern int kgcn_force_ffi;
 /* Builds the call plan + cif of m from m->sig and m->flags. -errno. */
 int kgcn_method_prepare(struct kgc_method *m, char *err, size_t errsz);
 void kgcn_method_unprepare(struct kgc_method *m);
-/* Lazy lookup (dlsym) and cache in m->fn. 0 / -ENOENT. */
-int kgcn_method_link(struct kgc_method *m);
 
 /* ----------------------------------------------------------------- env */
 
@@ -254,9 +258,7 @@ kgc_jobject kgcn_env_new_local(struct native_env *env, kgc_obj obj);
 void kgcn_env_pop_locals(struct native_env *env);
 
 /* Sets the pending exception of t after a native call (-EPROTO); it is t's
- * data in kgcn_ext's thread slot. */
+ * data in native_exc.c's own extension slot (freed at detach). */
 int kgcn_exception_set(kgc_thread *t, kgc_obj exc, char *msg /* owned */);
-/* kgcn_ext's thread_detach hook: frees the pending exception e of t. */
-void kgcn_exception_free(kgc_thread *t, void *e);
 
 #endif

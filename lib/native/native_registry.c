@@ -15,29 +15,11 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "native_internal.h"
-
-static __thread char native_errbuf[512];
-
-void kgcn_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(native_errbuf, sizeof(native_errbuf), fmt, ap);
-	va_end(ap);
-	kgc_ext_error("%s", native_errbuf);
-}
-
-const char *kgcn_error_msg(void)
-{
-	return native_errbuf;
-}
 
 static void registry_free(struct native_registry *r);
 
@@ -46,11 +28,14 @@ static void kgci_ext_heap_destroy(kgc_heap *heap, void *data)
 	registry_free(data);
 }
 
-const struct kgc_ext kgcn_ext = {
+/* The registry's extension: heap data only (a thread's pending exception
+ * is native_exc.c's own extension). */
+static const struct kgc_ext kgcn_ext = {
 	.name = "libkgc-native",
-	.thread_detach = kgcn_exception_free,
 	.heap_destroy = kgci_ext_heap_destroy,
 };
+
+static int method_link(struct kgc_method *m);
 
 static unsigned nregs;	/* registries alive (tests) */
 
@@ -68,6 +53,7 @@ static struct native_registry *registry_get(kgc_heap *heap, bool create)
 	r->checked = kgc_ext_heap_checked(heap);
 	pthread_mutex_init(&r->lock, NULL);
 	r->libs_tail = &r->libs;
+	r->link = method_link;
 	__atomic_fetch_add(&nregs, 1, __ATOMIC_RELAXED);
 	cur = kgc_ext_heap_install(heap, &kgcn_ext, r);
 	if (cur != r)		/* another thread's first, or no free slot */
@@ -441,7 +427,7 @@ static char *mangled(const char *prefix, struct kgc_method *m, bool long_form)
 	return s;
 }
 
-int kgcn_method_link(struct kgc_method *m)
+static int method_link(struct kgc_method *m)
 {
 	struct native_registry *r = m->owner->reg;
 	const char *prefix = (m->flags & KGC_NATIVE_CRITICAL) ? "JavaCritical_" : "Java_";
@@ -495,7 +481,7 @@ KGC_API int kgc_native_method_link(kgc_method *m)
 		kgcn_error("kgc_native_method_link: no method");
 		return -EINVAL;
 	}
-	return kgcn_method_link(m);
+	return method_link(m);
 }
 
 KGC_API uint64_t kgc_native_method_fingerprint(const kgc_method *m)

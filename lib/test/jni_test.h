@@ -71,6 +71,29 @@ static inline const char *jt_exc_class(void)
 	return kgc_jni_class_name(jt_vm, kgc_native_exception(jt_t));
 }
 
+/* The class of the exception pending on env (then cleared), or NULL if none. */
+static __attribute__((unused)) const char *jt_thrown(JNIEnv *env)
+{
+	jthrowable x = (*env)->ExceptionOccurred(env);
+	const char *c;
+
+	if (!x)
+		return NULL;
+	c = kgc_jni_class_name(jt_vm, *(kgc_obj *)x);
+	(*env)->ExceptionClear(env);
+	return c;
+}
+
+/* A JNI call failed the JNI way: it returned NULL (got) with exc pending. */
+static __attribute__((unused)) void jt_expect_exc(JNIEnv *env, const void *got, const char *exc)
+{
+	const char *c = jt_thrown(env);
+
+	T_ASSERT(got == NULL);
+	if (!c || strcmp(c, exc))
+		T_FAIL("want %s pending, got %s", exc, c ? c : "none");
+}
+
 /*
  * Runs fn(arg) in a child whose stderr is captured; fails unless the child
  * dies of SIGABRT. Returns what it wrote (static, NUL-terminated).

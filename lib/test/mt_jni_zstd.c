@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * jni_zstd: Debian's zstd-jni natives (libzstd-jni1, libzstd-jni.so.1),
+ * mt_jni_zstd: Debian's zstd-jni natives (libzstd-jni1, libzstd-jni.so.1),
  * unmodified, on kgc. Host classes stand in for zstd-jni's Java half with
  * its fields; the natives keep their native pointers in long fields
  * (GetObjectClass, GetFieldID, Get/SetLongField):
@@ -337,6 +337,6 @@ int main(void)
 	call(S_DCTX, P "ZstdDecompressCtx", "free", "()V", NULL);
 	kgc_frame_pop(jt_t, &f);
 	jt_teardown();
-	printf("jni_zstd: ok\n");
+	printf("mt_jni_zstd: ok\n");
 	return 0;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * jni_snappy: Debian's snappy-java natives (libsnappy-jni,
+ * mt_jni_snappy: Debian's snappy-java natives (libsnappy-jni,
  * jni/libsnappyjava.so), unmodified, on kgc: instance natives of
  * org/xerial/snappy/SnappyNative with byte[] (pinned by
  * GetPrimitiveArrayCritical) round trips from 1 byte to humongous while
@@ -227,6 +227,6 @@ int main(void)
 	printf("GC thread: %d collections\n", atomic_load(&jt_gcs));
 	kgc_frame_pop(jt_t, &f);
 	jt_teardown();
-	printf("jni_snappy: ok\n");
+	printf("mt_jni_snappy: ok\n");
 	return 0;
 }

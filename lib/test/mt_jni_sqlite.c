@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * jni_sqlite: Debian's sqlite-jdbc natives (libxerial-sqlite-jdbc-jni,
+ * mt_jni_sqlite: Debian's sqlite-jdbc natives (libxerial-sqlite-jdbc-jni,
  * jni/libsqlitejdbc.so), unmodified, on kgc. Host classes stand in for
  * sqlite-jdbc's Java half (JNI_OnLoad looks up its classes, fields and
  * methods and keeps them in weak global references); NativeDB keeps the
@@ -267,6 +267,6 @@ int main(void)
 	db_call("_close", "()V", NULL, NULL);
 	kgc_frame_pop(jt_t, &f);
 	jt_teardown();
-	printf("jni_sqlite: ok\n");
+	printf("mt_jni_sqlite: ok\n");
 	return 0;
 }

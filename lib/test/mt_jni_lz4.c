@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * jni_lz4: Debian's lz4-java natives (liblz4-jni, jni/liblz4-java.so),
+ * mt_jni_lz4: Debian's lz4-java natives (liblz4-jni, jni/liblz4-java.so),
  * unmodified, on kgc through libkgc-jni: byte[] round trips from 1 byte to
  * humongous (LZ4_compress_limitedOutput, LZ4_compressHC, LZ4_decompress_safe,
  * LZ4_decompress_fast; the .so pins both arrays with
@@ -173,6 +173,6 @@ int main(void)
 	T_ASSERT(s1.critical_gets - s0.critical_gets >= 3 * 9 * 6);
 	kgc_frame_pop(jt_t, &f);
 	jt_teardown();
-	printf("jni_lz4: ok\n");
+	printf("mt_jni_lz4: ok\n");
 	return 0;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * jni_entry: the prepared (I)I entry (kgc_native_entry, KGC_NATIVE_SHAPE_I_I)
+ * mt_jni_entry: the prepared (I)I entry (kgc_native_entry, KGC_NATIVE_SHAPE_I_I)
  * of a JNI native - the bridge's hooked stub that gives it the thread's
  * JNIEnv and its class - while another thread allocates and collects: the
  * native gets its class (IsSameObject with FindClass), makes more locals
@@ -81,6 +81,6 @@ int main(void)
 	pthread_join(gc, NULL);
 	kgc_leave_native(jt_t);
 	jt_teardown();
-	printf("jni_entry: ok\n");
+	printf("mt_jni_entry: ok\n");
 	return 0;
 }
