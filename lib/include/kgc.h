@@ -989,6 +989,60 @@ int kgc_io_cancel(kgc_io_ring *r, kgc_thread *t, uint64_t user_data);
  * none). */
 int kgc_io_cancel_fd(kgc_io_ring *r, kgc_thread *t, int fd);
 int kgc_io_cancel_all(kgc_io_ring *r, kgc_thread *t);
+/*
+ * Provided buffers (kgc_io_pool.3): a pool of nbufs primitive arrays of the
+ * pinned-object space, registered with ring r as an io_uring provided-buffer
+ * ring (buffer group). A multishot recv on the pool stays armed and
+ * completes once per chunk of data: the kernel picks an array of the pool,
+ * the completion names it (IORING_CQE_F_BUFFER in flags, the buffer id
+ * in flags >> IORING_CQE_BUFFER_SHIFT; IORING_CQE_F_MORE while the recv
+ * stays armed), res the bytes in it. The pool roots its arrays (they are
+ * pinned-space arrays: never moved) until the program takes one out as an
+ * ordinary array (kgc_io_pool_take); it may put that array back for the
+ * kernel to fill again, or drop it and let kgc_io_pool_refill put fresh
+ * arrays in the empty places. With no array left to pick, the recv
+ * completes with res -ENOBUFS and without IORING_CQE_F_MORE: refill (or
+ * put) and prep it again. Every call: r's thread rules; r->lock taken.
+ */
+typedef struct kgc_io_pool kgc_io_pool;
+/* Size-versioned: size = sizeof(struct kgc_io_pool_opts), reserved (and
+ * any bytes past what the library knows) zero. */
+struct kgc_io_pool_opts {
+	uint32_t size;
+	uint32_t nbufs;			/* a power of two, 1..32768 */
+	kgc_type_id array_type;		/* KGC_TYPE_PRIM_ARRAY(...) */
+	uint32_t length;		/* elements per array (1 .. 2^31-1 bytes) */
+	uint64_t reserved[4];
+};
+/* A pool filled with nbufs new pinned arrays (may collect). 0, -EINVAL
+ * (bad opts), -ENOMEM, or the kernel's -errno (-EINVAL: no provided-buffer
+ * rings before Linux 5.19). */
+int kgc_io_pool_create(kgc_io_ring *r, kgc_thread *t, const struct kgc_io_pool_opts *o,
+		       kgc_io_pool **out);
+/* Frees the pool (its arrays not taken out are dropped). -EBUSY while a
+ * recv on it is in flight (cancel it and reap its last completion first).
+ * kgc_io_ring_destroy destroys the ring's pools itself. */
+int kgc_io_pool_destroy(kgc_io_pool *p, kgc_thread *t);
+/* Queue a multishot recv(2) on sockfd into p's arrays (p must belong to
+ * r); it stays in flight (one kgc_io_inflight) until a completion without
+ * IORING_CQE_F_MORE (end of stream res 0, an error, -ENOBUFS, a cancel). */
+int kgc_io_prep_recv_multishot(kgc_io_ring *r, kgc_thread *t, int sockfd, kgc_io_pool *p,
+			       int msg_flags, uint64_t user_data);
+/* Take the array completion c (reaped, IORING_CQE_F_BUFFER) names out of
+ * the pool into *root: from now on an ordinary array of the program's.
+ * Returns the bytes of data in it (c->res); -EINVAL (c names no buffer of
+ * the pool), -ENOENT (already taken or put back). */
+int kgc_io_pool_take(kgc_io_pool *p, kgc_thread *t, const struct kgc_io_cqe *c, kgc_obj *root);
+/* Give *array (a pinned primitive array: kgc_alloc_array_pinned) to the
+ * pool for the kernel to fill; the pool roots it. 0, -EINVAL (not a
+ * pinned primitive array, over 2^31-1 bytes, or one the pool holds),
+ * -ENOSPC (the pool has nbufs arrays). */
+int kgc_io_pool_put(kgc_io_pool *p, kgc_thread *t, kgc_obj *array);
+/* A new pinned array of the pool's type and length in every empty place
+ * (may collect). Returns how many, or -ENOMEM. */
+int kgc_io_pool_refill(kgc_io_pool *p, kgc_thread *t);
+/* Arrays the kernel may pick now. */
+unsigned kgc_io_pool_avail(const kgc_io_pool *p);
 /* Operations queued or in flight whose completions no reap has returned yet
  * (a reap that waits counts those it holds until it returns them). */
 unsigned kgc_io_inflight(const kgc_io_ring *r);

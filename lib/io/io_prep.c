@@ -19,6 +19,7 @@ enum io_op {
 	OP_READ, OP_WRITE, OP_READV, OP_WRITEV, OP_RECV, OP_SEND,	/* arrays */
 	OP_SENDMSG, OP_RECVMSG,
 	OP_FSYNC, OP_CLOSE, OP_POLL, OP_TIMEOUT, OP_ACCEPT, OP_CONNECT,	/* none */
+	OP_RECV_MULTI,		/* a pool's arrays (io_pool.c) */
 };
 
 static const char *const op_name[] = {
@@ -27,6 +28,7 @@ static const char *const op_name[] = {
 	"kgc_io_prep_sendmsg", "kgc_io_prep_recvmsg",
 	"kgc_io_prep_fsync", "kgc_io_prep_close", "kgc_io_prep_poll",
 	"kgc_io_prep_timeout", "kgc_io_prep_accept", "kgc_io_prep_connect",
+	"kgc_io_prep_recv_multishot",
 };
 
 struct io_req {
@@ -35,6 +37,7 @@ struct io_req {
 	uint64_t file_off, user_data;	/* file_off: a timeout's ns */
 	const void *addr;	/* connect, sendmsg: copied; recvmsg: the caller's, written */
 	unsigned addrlen;
+	struct kgc_io_pool *pool;	/* multishot recv's */
 };
 
 /* Buffer i: *array a primitive array of h, [offset, offset+length) in its
@@ -112,6 +115,11 @@ static void sqe_fill_noarr(struct io_uring_sqe *sqe, const struct io_req *q, str
 		memcpy(&s->u.addr, q->addr, q->addrlen);
 		io_uring_prep_connect(sqe, q->fd, (struct sockaddr *)&s->u.addr, q->addrlen);
 		break;
+	case OP_RECV_MULTI:	/* the kernel picks a buffer of the pool's group */
+		io_uring_prep_recv_multishot(sqe, q->fd, NULL, 0, q->msg_flags);
+		sqe->flags |= IOSQE_BUFFER_SELECT;
+		sqe->buf_group = q->pool->bgid;
+		break;
 	default:
 		kgci_fatal("kgc_io: operation %d has arrays", (int)q->op);
 	}
@@ -178,6 +186,8 @@ static int queue_locked(struct kgc_io_ring *r, struct kgc_thread *t, const struc
 					    bufs[i].length };
 	kgci_io_slot_hold(r, s, objs, n, q->user_data);
 	s->fd = q->fd;
+	if ((s->pool = q->pool))
+		q->pool->users++;
 	if (q->op == OP_READ || q->op == OP_WRITE) {
 		kgci_io_fixed_sync(r, t);	/* arrays pinned by the slot: may go native */
 		fixed = kgci_io_fixed_index(r, objs[0]);
@@ -327,6 +337,15 @@ KGC_API int kgc_io_prep_connect(kgc_io_ring *r, kgc_thread *t, int sockfd, const
 		return IO_FAIL(EINVAL, "kgc_io_prep_connect: addrlen %u (1..%zu)", addrlen,
 			       sizeof(struct sockaddr_storage));
 	return prep0(r, t, &(struct io_req){ OP_CONNECT, sockfd, 0, 0, user_data, addr, addrlen });
+}
+
+KGC_API int kgc_io_prep_recv_multishot(kgc_io_ring *r, kgc_thread *t, int sockfd, kgc_io_pool *p,
+				       int msg_flags, uint64_t user_data)
+{
+	if (!p || p->r != r)
+		return IO_FAIL(EINVAL, "kgc_io_prep_recv_multishot: pool %p is not one of %s", (void *)p,
+			       r ? r->name : "a NULL ring");
+	return prep0(r, t, &(struct io_req){ OP_RECV_MULTI, sockfd, msg_flags, 0, user_data, NULL, 0, p });
 }
 
 KGC_API int kgc_io_set_flags(kgc_io_ring *r, kgc_thread *t, unsigned flags)

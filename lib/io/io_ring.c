@@ -159,6 +159,7 @@ KGC_API int kgc_io_ring_destroy(kgc_io_ring *r, kgc_thread *t)
 	if (r->next)
 		r->next->prev = r->prev;
 	pthread_mutex_unlock(&r->h->lock);
+	kgci_io_pools_destroy(r);
 	kgci_io_fixed_destroy(r);
 	kgci_io_eventfd_destroy(r);
 	io_uring_queue_exit(&r->ur);
