@@ -115,7 +115,9 @@ int main(void)
 		T_ASSERT_EQ(kgc_io_inflight(r), 1);
 	}
 	atomic_store(&stop, 1);
+	kgc_enter_native(t);	/* its last collection may be waiting for us */
 	T_ASSERT_EQ(pthread_join(gc, NULL), 0);
+	kgc_leave_native(t);
 	T_ASSERT(puts > 0 && refills > 0);
 	T_ASSERT(t_stats(heap).young_gcs + t_stats(heap).full_gcs > ITERS / 8);
 	T_ASSERT_EQ(puts + refills, gen);
