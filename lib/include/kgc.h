@@ -1128,7 +1128,8 @@ KGC_INLINE_ALLOC kgc_obj kgc_alloc_array(kgc_thread *t, kgc_type_id type, size_t
  * collected in place: dead arrays' space is reused by later pinned
  * allocations and a region with nothing live goes back to the heap. kgc_io
  * rings register the space with io_uring as fixed buffers, so reads and
- * writes into pinned arrays use READ_FIXED/WRITE_FIXED by themselves
+ * writes into pinned arrays use READ_FIXED/WRITE_FIXED by themselves (readv
+ * and writev within one unit of the space READV_FIXED/WRITEV_FIXED)
  * (kgc_io.3). Zeroed. May collect. NULL + -EINVAL for a type that is not a
  * primitive array type (a reference array is never pinned for good) or a
  * thread not in managed state, -ENOMEM when even a full collection leaves
@@ -1193,7 +1194,7 @@ kgc_obj kgc_alloc_array_pinned(kgc_thread *t, kgc_type_id array_type, size_t len
 	X(uint64_t, io_errors, "of those, with a negative result (-errno, -ECANCELED included)") \
 	X(uint64_t, io_bytes, "bytes the completed operations transferred") \
 	X(uint64_t, io_cancels, "cancel requests submitted (kgc_io_cancel, ring destroy)") \
-	X(uint64_t, io_fixed, "queued reads and writes into registered (fixed) buffers: READ_FIXED/WRITE_FIXED") \
+	X(uint64_t, io_fixed, "queued reads and writes into registered (fixed) buffers: READ_FIXED/WRITE_FIXED, READV_FIXED/WRITEV_FIXED") \
 	X(uint64_t, io_plain, "queued operations that named their buffers by address (the kernel pins them each time)") \
 	X(uint32_t, pinned_space_regions, "regions of the pinned-object space (kgc_alloc_array_pinned)") \
 	X(uint64_t, pinned_space_bytes, "bytes in use in the pinned-object space: its regions up to their tops, less the gaps its last reclaim found") \

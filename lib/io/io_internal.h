@@ -28,6 +28,9 @@
 #define IO_SLOTS_MAX	4096u
 #define IO_TAG_CANCEL	UINT64_MAX	/* user_data of our cancel sqes */
 #define IO_NONE		UINT32_MAX
+/* the kernel's opcodes (uapi io_uring.h, Linux 6.15) newer than liburing 2.3 */
+#define IO_OP_READV_FIXED	60
+#define IO_OP_WRITEV_FIXED	61
 
 enum io_slot_state {
 	SLOT_FREE,
@@ -97,6 +100,7 @@ struct kgc_io_ring {
 	struct io_fixed fx;			/* registered buffers: the pinned space */
 	struct io_uring_sqe *last_sqe;		/* the last operation queued, until submitted */
 	struct kgc_thread *last_thread;		/* the thread that queued it */
+	bool vec_fixed;				/* the kernel has READV_FIXED/WRITEV_FIXED */
 	struct kgc_io_pool *pools;		/* provided-buffer pools */
 	uint16_t next_bgid;			/* the next pool's buffer group */
 };
@@ -127,6 +131,7 @@ void kgci_io_pools_destroy(struct kgc_io_ring *r);	/* nothing in flight */
 void kgci_io_fixed_init(struct kgc_io_ring *r);
 void kgci_io_fixed_sync(struct kgc_io_ring *r, struct kgc_thread *t);	/* r->lock held, managed */
 int kgci_io_fixed_index(const struct kgc_io_ring *r, kgc_obj o);	/* buf_index or -1 */
+int kgci_io_fixed_index_all(const struct kgc_io_ring *r, const kgc_obj *objs, unsigned n);
 void kgci_io_fixed_destroy(struct kgc_io_ring *r);	/* before io_uring_queue_exit */
 
 #endif

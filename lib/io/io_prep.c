@@ -144,10 +144,15 @@ static void sqe_fill(struct io_uring_sqe *sqe, const struct io_req *q, struct io
 			io_uring_prep_write(sqe, q->fd, p, (unsigned)len, q->file_off);
 		break;
 	case OP_READV:
-		io_uring_prep_readv(sqe, q->fd, s->iov, n, q->file_off);
-		break;
 	case OP_WRITEV:
-		io_uring_prep_writev(sqe, q->fd, s->iov, n, q->file_off);
+		if (q->op == OP_READV)
+			io_uring_prep_readv(sqe, q->fd, s->iov, n, q->file_off);
+		else
+			io_uring_prep_writev(sqe, q->fd, s->iov, n, q->file_off);
+		if (fixed >= 0) {	/* every iovec in registered buffer fixed */
+			sqe->opcode = q->op == OP_READV ? IO_OP_READV_FIXED : IO_OP_WRITEV_FIXED;
+			sqe->buf_index = (uint16_t)fixed;
+		}
 		break;
 	case OP_RECV:
 		io_uring_prep_recv(sqe, q->fd, p, len, q->msg_flags);
@@ -188,9 +193,10 @@ static int queue_locked(struct kgc_io_ring *r, struct kgc_thread *t, const struc
 	s->fd = q->fd;
 	if ((s->pool = q->pool))
 		q->pool->users++;
-	if (q->op == OP_READ || q->op == OP_WRITE) {
+	if (q->op == OP_READ || q->op == OP_WRITE ||
+	    ((q->op == OP_READV || q->op == OP_WRITEV) && r->vec_fixed)) {
 		kgci_io_fixed_sync(r, t);	/* arrays pinned by the slot: may go native */
-		fixed = kgci_io_fixed_index(r, objs[0]);
+		fixed = kgci_io_fixed_index_all(r, objs, n);
 	}
 	if (n)
 		atomic_fetch_add_explicit(&r->h->io_stat[fixed >= 0 ? IOS_FIXED : IOS_PLAIN], 1,
@@ -240,39 +246,39 @@ static int prep1(struct kgc_io_ring *r, struct kgc_thread *t, struct io_req q, k
 KGC_API int kgc_io_prep_read(kgc_io_ring *r, kgc_thread *t, int fd, kgc_obj *array, size_t offset,
 			 size_t length, uint64_t file_off, uint64_t user_data)
 {
-	return prep1(r, t, (struct io_req){ OP_READ, fd, 0, file_off, user_data, NULL, 0 }, array, offset, length);
+	return prep1(r, t, (struct io_req){ OP_READ, fd, 0, file_off, user_data, NULL, 0, NULL }, array, offset, length);
 }
 
 KGC_API int kgc_io_prep_write(kgc_io_ring *r, kgc_thread *t, int fd, kgc_obj *array, size_t offset,
 			  size_t length, uint64_t file_off, uint64_t user_data)
 {
-	return prep1(r, t, (struct io_req){ OP_WRITE, fd, 0, file_off, user_data, NULL, 0 }, array, offset, length);
+	return prep1(r, t, (struct io_req){ OP_WRITE, fd, 0, file_off, user_data, NULL, 0, NULL }, array, offset, length);
 }
 
 KGC_API int kgc_io_prep_recv(kgc_io_ring *r, kgc_thread *t, int sockfd, kgc_obj *array, size_t offset,
 			 size_t length, int msg_flags, uint64_t user_data)
 {
-	return prep1(r, t, (struct io_req){ OP_RECV, sockfd, msg_flags, 0, user_data, NULL, 0 }, array, offset,
+	return prep1(r, t, (struct io_req){ OP_RECV, sockfd, msg_flags, 0, user_data, NULL, 0, NULL }, array, offset,
 		     length);
 }
 
 KGC_API int kgc_io_prep_send(kgc_io_ring *r, kgc_thread *t, int sockfd, kgc_obj *array, size_t offset,
 			 size_t length, int msg_flags, uint64_t user_data)
 {
-	return prep1(r, t, (struct io_req){ OP_SEND, sockfd, msg_flags, 0, user_data, NULL, 0 }, array, offset,
+	return prep1(r, t, (struct io_req){ OP_SEND, sockfd, msg_flags, 0, user_data, NULL, 0, NULL }, array, offset,
 		     length);
 }
 
 KGC_API int kgc_io_prep_readv(kgc_io_ring *r, kgc_thread *t, int fd, const struct kgc_io_buf *bufs,
 			  unsigned nbufs, uint64_t file_off, uint64_t user_data)
 {
-	return prep(r, t, &(struct io_req){ OP_READV, fd, 0, file_off, user_data, NULL, 0 }, bufs, nbufs);
+	return prep(r, t, &(struct io_req){ OP_READV, fd, 0, file_off, user_data, NULL, 0, NULL }, bufs, nbufs);
 }
 
 KGC_API int kgc_io_prep_writev(kgc_io_ring *r, kgc_thread *t, int fd, const struct kgc_io_buf *bufs,
 			   unsigned nbufs, uint64_t file_off, uint64_t user_data)
 {
-	return prep(r, t, &(struct io_req){ OP_WRITEV, fd, 0, file_off, user_data, NULL, 0 }, bufs, nbufs);
+	return prep(r, t, &(struct io_req){ OP_WRITEV, fd, 0, file_off, user_data, NULL, 0, NULL }, bufs, nbufs);
 }
 
 /* The operations without arrays: r and t checked, then queued. */
@@ -296,12 +302,12 @@ KGC_API int kgc_io_prep_fsync(kgc_io_ring *r, kgc_thread *t, int fd, unsigned fs
 	if (fsync_flags & ~IORING_FSYNC_DATASYNC)
 		return IO_FAIL(EINVAL, "kgc_io_prep_fsync: fsync_flags %#x (0 or IORING_FSYNC_DATASYNC)",
 			       fsync_flags);
-	return prep0(r, t, &(struct io_req){ OP_FSYNC, fd, (int)fsync_flags, 0, user_data, NULL, 0 });
+	return prep0(r, t, &(struct io_req){ OP_FSYNC, fd, (int)fsync_flags, 0, user_data, NULL, 0, NULL });
 }
 
 KGC_API int kgc_io_prep_close(kgc_io_ring *r, kgc_thread *t, int fd, uint64_t user_data)
 {
-	return prep0(r, t, &(struct io_req){ OP_CLOSE, fd, 0, 0, user_data, NULL, 0 });
+	return prep0(r, t, &(struct io_req){ OP_CLOSE, fd, 0, 0, user_data, NULL, 0, NULL });
 }
 
 KGC_API int kgc_io_prep_poll(kgc_io_ring *r, kgc_thread *t, int fd, unsigned poll_mask,
@@ -309,14 +315,14 @@ KGC_API int kgc_io_prep_poll(kgc_io_ring *r, kgc_thread *t, int fd, unsigned pol
 {
 	if (!poll_mask || poll_mask > 0xffff)
 		return IO_FAIL(EINVAL, "kgc_io_prep_poll: poll_mask %#x (POLLIN, POLLOUT, ...)", poll_mask);
-	return prep0(r, t, &(struct io_req){ OP_POLL, fd, (int)poll_mask, 0, user_data, NULL, 0 });
+	return prep0(r, t, &(struct io_req){ OP_POLL, fd, (int)poll_mask, 0, user_data, NULL, 0, NULL });
 }
 
 KGC_API int kgc_io_prep_timeout(kgc_io_ring *r, kgc_thread *t, uint64_t ns, uint64_t user_data)
 {
 	if (ns > INT64_MAX)
 		return IO_FAIL(EINVAL, "kgc_io_prep_timeout: %llu ns (at most 2^63-1)", (unsigned long long)ns);
-	return prep0(r, t, &(struct io_req){ OP_TIMEOUT, -1, 0, ns, user_data, NULL, 0 });
+	return prep0(r, t, &(struct io_req){ OP_TIMEOUT, -1, 0, ns, user_data, NULL, 0, NULL });
 }
 
 KGC_API int kgc_io_prep_accept(kgc_io_ring *r, kgc_thread *t, int sockfd, int flags,
@@ -325,7 +331,7 @@ KGC_API int kgc_io_prep_accept(kgc_io_ring *r, kgc_thread *t, int sockfd, int fl
 	if (flags & ~(SOCK_NONBLOCK | SOCK_CLOEXEC))
 		return IO_FAIL(EINVAL, "kgc_io_prep_accept: flags %#x (SOCK_NONBLOCK, SOCK_CLOEXEC)",
 			       (unsigned)flags);
-	return prep0(r, t, &(struct io_req){ OP_ACCEPT, sockfd, flags, 0, user_data, NULL, 0 });
+	return prep0(r, t, &(struct io_req){ OP_ACCEPT, sockfd, flags, 0, user_data, NULL, 0, NULL });
 }
 
 KGC_API int kgc_io_prep_connect(kgc_io_ring *r, kgc_thread *t, int sockfd, const struct sockaddr *addr,
@@ -336,7 +342,7 @@ KGC_API int kgc_io_prep_connect(kgc_io_ring *r, kgc_thread *t, int sockfd, const
 	if (!addrlen || addrlen > sizeof(struct sockaddr_storage))
 		return IO_FAIL(EINVAL, "kgc_io_prep_connect: addrlen %u (1..%zu)", addrlen,
 			       sizeof(struct sockaddr_storage));
-	return prep0(r, t, &(struct io_req){ OP_CONNECT, sockfd, 0, 0, user_data, addr, addrlen });
+	return prep0(r, t, &(struct io_req){ OP_CONNECT, sockfd, 0, 0, user_data, addr, addrlen, NULL });
 }
 
 KGC_API int kgc_io_prep_recv_multishot(kgc_io_ring *r, kgc_thread *t, int sockfd, kgc_io_pool *p,
@@ -382,7 +388,7 @@ KGC_API int kgc_io_prep_sendmsg(kgc_io_ring *r, kgc_thread *t, int sockfd, const
 	if (tolen > sizeof(struct sockaddr_storage) || (!to) != (!tolen))
 		return IO_FAIL(EINVAL, "kgc_io_prep_sendmsg: to %p, tolen %u (both set, at most %zu; or "
 			       "neither)", (const void *)to, tolen, sizeof(struct sockaddr_storage));
-	return prep(r, t, &(struct io_req){ OP_SENDMSG, sockfd, msg_flags, 0, user_data, to, tolen },
+	return prep(r, t, &(struct io_req){ OP_SENDMSG, sockfd, msg_flags, 0, user_data, to, tolen, NULL },
 		    bufs, nbufs);
 }
 
@@ -392,6 +398,6 @@ KGC_API int kgc_io_prep_recvmsg(kgc_io_ring *r, kgc_thread *t, int sockfd, const
 {
 	if (from && r && in_heap(r->h, from))
 		return IO_FAIL(EINVAL, "kgc_io_prep_recvmsg: from %p lies in the heap", (void *)from);
-	return prep(r, t, &(struct io_req){ OP_RECVMSG, sockfd, msg_flags, 0, user_data, from, 0 },
+	return prep(r, t, &(struct io_req){ OP_RECVMSG, sockfd, msg_flags, 0, user_data, from, 0, NULL },
 		    bufs, nbufs);
 }
