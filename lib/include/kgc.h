@@ -1043,6 +1043,21 @@ int kgc_io_pool_put(kgc_io_pool *p, kgc_thread *t, kgc_obj *array);
 int kgc_io_pool_refill(kgc_io_pool *p, kgc_thread *t);
 /* Arrays the kernel may pick now. */
 unsigned kgc_io_pool_avail(const kgc_io_pool *p);
+/*
+ * Short reads without a kernel round trip: from now on a read or readv of
+ * at most max_bytes (0: never, the default; at most 2^31-1) at an explicit
+ * file offset is first tried on the calling thread at prep, with its
+ * arrays pinned and rooted like any operation and the thread in native
+ * state: preadv2(RWF_NOWAIT) (data in the page cache), or on tmpfs and
+ * ramfs, which have no RWF_NOWAIT, a plain preadv (a memory copy). When
+ * that has the result the completion is ready at once: the next reap
+ * returns it without entering the kernel; else (the data is not cached, a
+ * pipe or socket, an error) the read goes to io_uring as usual. A read
+ * done at prep is not queued: kgc_io_set_flags after it returns -ENOENT,
+ * and a read queued after an operation flagged KGC_IO_LINK/HARDLINK
+ * always goes to io_uring. 0; -EINVAL (max_bytes too large).
+ */
+int kgc_io_ring_set_inline(kgc_io_ring *r, kgc_thread *t, size_t max_bytes);
 /* Operations queued or in flight whose completions no reap has returned yet
  * (a reap that waits counts those it holds until it returns them). */
 unsigned kgc_io_inflight(const kgc_io_ring *r);
@@ -1205,7 +1220,8 @@ kgc_obj kgc_alloc_array_pinned(kgc_thread *t, kgc_type_id array_type, size_t len
 	X(uint64_t, refined_cards, "dirty cards concurrent refinement turned into logged slots between pauses") \
 	X(uint64_t, refined_slots, "slots logged by it that young pauses read instead of scanning those cards") \
 	X(uint64_t, evac_fail_budget, "young regions promoted in place: their pause ran over its evacuation budget") \
-	X(uint64_t, bytes_kept_in_place, "live bytes those regions held (scanned, not copied)")
+	X(uint64_t, bytes_kept_in_place, "live bytes those regions held (scanned, not copied)") \
+	X(uint64_t, io_inline, "reads a kgc_io ring did on the calling thread at prep (kgc_io_ring_set_inline)")
 
 #define KGC__STAT_FIELD(type, name, what) type name;
 #define KGC__STAT_ARRAY(type, name, n, what) type name[n];

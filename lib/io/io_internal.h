@@ -36,6 +36,7 @@ enum io_slot_state {
 	SLOT_FREE,
 	SLOT_INFLIGHT,	/* queued or in the kernel */
 	SLOT_DONE,	/* completed: a reap holds it until it returns it */
+	SLOT_INLINE,	/* done at prep (io_inline.c), no reap has taken it yet */
 };
 
 struct io_slot {
@@ -46,6 +47,7 @@ struct io_slot {
 	int fd;				/* the operation's (-1: a timeout) */
 	uint64_t user_data;		/* the program's */
 	struct kgc_io_pool *pool;	/* a multishot recv's provided buffers, or NULL */
+	int32_t res;			/* SLOT_INLINE: the result */
 	/* what the kernel reads until the completion */
 	struct iovec iov[KGC_IO_IOV_MAX];	/* readv/writev/sendmsg/recvmsg */
 	struct msghdr msg;			/* sendmsg/recvmsg */
@@ -101,6 +103,8 @@ struct kgc_io_ring {
 	struct io_uring_sqe *last_sqe;		/* the last operation queued, until submitted */
 	struct kgc_thread *last_thread;		/* the thread that queued it */
 	bool vec_fixed;				/* the kernel has READV_FIXED/WRITEV_FIXED */
+	uint32_t inline_max;			/* reads this short are tried at prep (io_inline.c) */
+	uint32_t inl_head, inl_tail;		/* their slots, done, until a reap takes them */
 	struct kgc_io_pool *pools;		/* provided-buffer pools */
 	uint16_t next_bgid;			/* the next pool's buffer group */
 };
@@ -121,6 +125,14 @@ void kgci_io_slot_hold(struct kgc_io_ring *r, struct io_slot *s, const kgc_obj *
 /* io_reap.c, r->lock held, managed */
 int kgci_io_drain_locked(struct kgc_io_ring *r, struct kgc_thread *t);	/* every completion, dropped */
 void kgci_io_eventfd_destroy(struct kgc_io_ring *r);			/* nothing in flight */
+
+/* io_inline.c, r->lock held, managed: the read in slot s (its arrays
+ * held, its iovecs filled) done on this thread if it can be; true: it is,
+ * queued on r's inline list. */
+bool kgci_io_inline_read(struct kgc_io_ring *r, struct kgc_thread *t, struct io_slot *s,
+			 unsigned n, uint64_t file_off);
+/* the first inline completion, off the list (IO_NONE: none); its result */
+uint32_t kgci_io_inline_pop(struct kgc_io_ring *r, int32_t *res);
 
 /* io_pool.c, r->lock held, managed */
 void kgci_io_pool_done(struct kgc_io_pool *p, const struct io_uring_cqe *cqe);	/* names a place */

@@ -170,18 +170,30 @@ static void sqe_fill(struct io_uring_sqe *sqe, const struct io_req *q, struct io
 }
 
 /* Ring r, slot and sqe: r->lock held, managed, objs the arrays now. */
+/* A read done at prep (io_inline.c): nothing queued; an sqe taken already
+ * (the SQ was full) is queued as a no-op whose completion is dropped. */
+static int done_inline(struct kgc_io_ring *r, struct io_uring_sqe *sqe)
+{
+	if (sqe) {
+		io_uring_prep_nop(sqe);
+		sqe->user_data = IO_TAG_CANCEL;
+	}
+	r->last_sqe = NULL;	/* kgc_io_set_flags: nothing to flag */
+	return 0;
+}
+
 static int queue_locked(struct kgc_io_ring *r, struct kgc_thread *t, const struct io_req *q,
 			const struct kgc_io_buf *bufs, const kgc_obj *objs, unsigned n)
 {
 	struct io_slot *s = kgci_io_slot_get(r);
-	struct io_uring_sqe *sqe;
+	struct io_uring_sqe *sqe = NULL;
 	int fixed = -1;
 
 	if (!s)
 		return IO_FAIL(EAGAIN, "%s: %s: %u operations in flight (reap first)", op_name[q->op],
 			       r->name, r->nslots);
-	sqe = kgci_io_get_sqe(r, t);
-	if (!sqe) {
+	/* an sqe now only when the SQ is full (a read done at prep needs none) */
+	if (!io_uring_sq_space_left(&r->ur) && !(sqe = kgci_io_get_sqe(r, t))) {
 		s->next_free = r->free_head;
 		r->free_head = (uint32_t)(s - r->slots);
 		return IO_FAIL(EAGAIN, "%s: %s: submission queue full", op_name[q->op], r->name);
@@ -193,6 +205,11 @@ static int queue_locked(struct kgc_io_ring *r, struct kgc_thread *t, const struc
 	s->fd = q->fd;
 	if ((s->pool = q->pool))
 		q->pool->users++;
+	if ((q->op == OP_READ || q->op == OP_READV) && r->inline_max &&
+	    kgci_io_inline_read(r, t, s, n, q->file_off))
+		return done_inline(r, sqe);
+	if (!sqe)
+		sqe = io_uring_get_sqe(&r->ur);	/* there is room: r->lock held since */
 	if (q->op == OP_READ || q->op == OP_WRITE ||
 	    ((q->op == OP_READV || q->op == OP_WRITEV) && r->vec_fixed)) {
 		kgci_io_fixed_sync(r, t);	/* arrays pinned by the slot: may go native */

@@ -94,7 +94,7 @@ static void slot_done(struct kgc_io_ring *r, struct held *hl, uint64_t idx,
 	struct io_slot *s = idx < r->nslots ? &r->slots[idx] : NULL;
 	bool final = !(cqe->flags & IORING_CQE_F_MORE);
 
-	if (!s || s->state != SLOT_INFLIGHT)
+	if (!s || (s->state != SLOT_INFLIGHT && s->state != SLOT_INLINE))
 		kgci_fatal("kgc_io_reap: %s: completion for slot %llu not in flight", r->name,
 			   (unsigned long long)idx);
 	if (s->pool)
@@ -151,12 +151,20 @@ static void release_held(struct kgc_io_ring *r, struct held *hl)
 	hl->n = 0;
 }
 
-/* Take the completions there now into hl, until it holds max; r->lock
- * held, managed. Our cancels' completions are consumed silently. */
+/* Take the completions there now into hl, until it holds max - the reads
+ * done at prep first; r->lock held, managed. Our cancels' completions are
+ * consumed silently. */
 static void consume(struct kgc_io_ring *r, struct held *hl, unsigned max)
 {
-	struct io_uring_cqe *cqe;
+	struct io_uring_cqe *cqe, inl = { 0 };
 	unsigned head, seen = 0;
+	uint32_t i;
+
+	while (r->inl_head != IO_NONE && hl->n < max && held_room(hl, max) &&
+	       (i = kgci_io_inline_pop(r, &inl.res)) != IO_NONE) {
+		inl.user_data = i;
+		slot_done(r, hl, i, &inl);
+	}
 
 	io_uring_for_each_cqe(&r->ur, head, cqe) {
 		if (cqe->user_data != IO_TAG_CANCEL && (hl->n >= max || !held_room(hl, max)))
@@ -240,7 +248,7 @@ static void eventfd_reset(struct kgc_io_ring *r)
 
 static void eventfd_rearm(struct kgc_io_ring *r)
 {
-	if (r->efd >= 0 && io_uring_cq_ready(&r->ur))
+	if (r->efd >= 0 && (io_uring_cq_ready(&r->ur) || r->inl_head != IO_NONE))
 		(void)eventfd_write(r->efd, 1);
 }
 

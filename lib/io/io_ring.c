@@ -40,6 +40,7 @@ KGC_API int kgc_io_ring_create(kgc_thread *t, unsigned entries, unsigned setup_f
 	r->h = t->heap;
 	r->nslots = entries;
 	r->efd = -1;
+	r->inl_head = r->inl_tail = IO_NONE;
 	snprintf(r->name, sizeof(r->name), "kgc_io ring %p", (void *)r);
 	kgci_io_fixed_init(r);
 	for (uint32_t i = 0; i < entries; i++)

@@ -45,4 +45,5 @@ void kgci_io_stats_refresh(struct kgc_heap *h)
 	h->st.io_cancels = atomic_load_explicit(&h->io_stat[IOS_CANCELS], memory_order_relaxed);
 	h->st.io_fixed = atomic_load_explicit(&h->io_stat[IOS_FIXED], memory_order_relaxed);
 	h->st.io_plain = atomic_load_explicit(&h->io_stat[IOS_PLAIN], memory_order_relaxed);
+	h->st.io_inline = atomic_load_explicit(&h->io_stat[IOS_INLINE], memory_order_relaxed);
 }
