@@ -30,17 +30,25 @@ static bool in_memory_fs(int fd)
 	return fstatfs(fd, &sf) == 0 && (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC);
 }
 
-/* The read's result, or -EAGAIN: it would block (or cannot say). */
-static ssize_t try_read(int fd, const struct iovec *iov, unsigned n, uint64_t off)
+/* The read's result, or -EAGAIN: it would block (or cannot say). The
+ * last fd found on tmpfs/ramfs (r->inl_memfd) is read at once: one call
+ * instead of three (a descriptor reused for a disk file then blocks this
+ * thread, in native state, for one read; a pipe or socket fails ESPIPE). */
+static ssize_t try_read(struct kgc_io_ring *r, int fd, const struct iovec *iov, unsigned n,
+			uint64_t off)
 {
-	ssize_t got = preadv2(fd, iov, (int)n, (off_t)off, RWF_NOWAIT);
+	ssize_t got;
 
+	if (fd == r->inl_memfd && (got = preadv(fd, iov, (int)n, (off_t)off)) >= 0)
+		return got;
+	got = preadv2(fd, iov, (int)n, (off_t)off, RWF_NOWAIT);
 	if (got >= 0)
 		return got;
-	if (errno == EOPNOTSUPP && in_memory_fs(fd))
-		got = preadv(fd, iov, (int)n, (off_t)off);
-	if (got >= 0)
+	r->inl_memfd = -1;
+	if (errno == EOPNOTSUPP && in_memory_fs(fd) && (got = preadv(fd, iov, (int)n, (off_t)off)) >= 0) {
+		r->inl_memfd = fd;
 		return got;
+	}
 	/* errors go to io_uring too: it reports them the same way */
 	return -EAGAIN;
 }
@@ -57,7 +65,7 @@ bool kgci_io_inline_read(struct kgc_io_ring *r, struct kgc_thread *t, struct io_
 	    (r->last_sqe && (r->last_sqe->flags & (IOSQE_IO_LINK | IOSQE_IO_HARDLINK))))
 		return false;
 	kgc_enter_native(t);	/* the slot pins and roots the arrays */
-	got = try_read(s->fd, s->iov, n, file_off);
+	got = try_read(r, s->fd, s->iov, n, file_off);
 	kgc_leave_native(t);
 	if (got < 0)
 		return false;

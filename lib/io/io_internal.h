@@ -105,6 +105,7 @@ struct kgc_io_ring {
 	bool vec_fixed;				/* the kernel has READV_FIXED/WRITEV_FIXED */
 	uint32_t inline_max;			/* reads this short are tried at prep (io_inline.c) */
 	uint32_t inl_head, inl_tail;		/* their slots, done, until a reap takes them */
+	int inl_memfd;				/* the last fd found on tmpfs/ramfs, or -1 */
 	struct kgc_io_pool *pools;		/* provided-buffer pools */
 	uint16_t next_bgid;			/* the next pool's buffer group */
 };
