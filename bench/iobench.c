@@ -11,6 +11,10 @@
  *             array (the JDK's way for a heap ByteBuffer)
  *   gclocker  a critical section (KGC_PIN_MODE_GCLOCKER) around a blocking
  *             pread into the array (the GCLocker's way)
+ *   inline    zerocopy with kgc_io_ring_set_inline(block size): reads the
+ *             page cache has are done at prep on the calling thread
+ *   pread     a blocking pread into a malloc buffer + memcpy into the
+ *             array (issue 33's anchor)
  * and a row without I/O (the allocators alone). Per block size: GB/s and the
  * allocating threads' longest stall (the longest time one batch of 256
  * small allocations took). The JDK anchor (IoRead.java, FileChannel.read
@@ -29,7 +33,7 @@
  * the same load: flat out, the I/O thread and the allocators split the
  * CPUs, and a way that starves the allocators reads faster.
  * IOBENCH_ALLOC_THREADS=0 runs the ways without the allocating threads
- * (the I/O path's own cost; 2 by default). IOBENCH_WAYS=zerocopy,copy runs only those ways (keys zerocopy, fixed, copy, gclocker; for a profiler; the
+ * (the I/O path's own cost; 2 by default). IOBENCH_WAYS=zerocopy,copy runs only those ways (keys zerocopy, fixed, copy, gclocker, inline, pread; for a profiler; the
  * others' rows then read 0). Sizes: IOBENCH_MB (default 1024 x BENCH_SCALE) read per configuration
  * from a file of IOBENCH_FILE_MB (default 256) MiB, IOBENCH_FILE (default
  * in /dev/shm: page cache). IOBENCH_ODIRECT=1 reads with O_DIRECT (in the
@@ -53,9 +57,9 @@
 #define BATCH 256
 #define WARMUP_MS 100	/* the allocators run this long before a row's clock starts */
 
-enum mode { M_NONE, M_ZEROCOPY, M_FIXED, M_COPY, M_GCLOCKER, M_COUNT };
+enum mode { M_NONE, M_ZEROCOPY, M_FIXED, M_COPY, M_GCLOCKER, M_INLINE, M_PREAD, M_COUNT };
 static const char *const mode_name[M_COUNT] = { "no I/O", "zerocopy", "fixed (pinned space)", "copy",
-						 "gclocker" };
+						 "gclocker", "zerocopy + inline", "pread+memcpy" };
 
 static const char *path = "/dev/shm/kgc-iobench.dat";	/* IOBENCH_FILE */
 static size_t file_bytes = (size_t)FILE_MB << 20;	/* IOBENCH_FILE_MB */
@@ -158,8 +162,9 @@ static void die_if(int err, const char *what)
 		die("%s: %s (%s)", what, strerror(-err), kgc_last_error());
 }
 
-/* zerocopy: QD arrays (roots a[0..QD)) read through a kgc_io ring. */
-static void run_zerocopy(kgc_thread *t, kgc_obj *a, size_t bs, size_t total, int fd)
+/* zerocopy: QD arrays (roots a[0..QD)) read through a kgc_io ring; with
+ * inline, reads the page cache has are done at prep (kgc_io_ring_set_inline). */
+static void run_zerocopy(kgc_thread *t, kgc_obj *a, size_t bs, size_t total, int fd, bool inl)
 {
 	uint64_t off_of[QD], next = 0, done = 0;
 	size_t at[QD];
@@ -167,6 +172,8 @@ static void run_zerocopy(kgc_thread *t, kgc_obj *a, size_t bs, size_t total, int
 	kgc_io_ring *r;
 
 	die_if(kgc_io_ring_create(t, QD, 0, &r), "ring");
+	if (inl)
+		die_if(kgc_io_ring_set_inline(r, t, bs), "set_inline");
 	for (int s = 0; s < QD && next < total; s++, next += bs) {
 		off_of[s] = next % file_bytes;
 		at[s] = aligned_off(a[s]);
@@ -265,6 +272,33 @@ static void run_gclocker(kgc_thread *t, kgc_obj *a, size_t bs, size_t total, int
 	}
 }
 
+/* pread+memcpy: a blocking pread into a malloc buffer (native state), then
+ * memcpy into an array (managed), one block at a time: issue 33's anchor. */
+static void run_pread(kgc_thread *t, kgc_obj *a, size_t bs, size_t total, int fd)
+{
+	char *buf = aligned_alloc(PG, bs);
+
+	if (!buf)
+		die("malloc");
+	for (uint64_t done = 0; done < total; done += bs) {
+		uint64_t off = done % file_bytes;
+		ssize_t n;
+
+		kgc_enter_native(t);
+		n = pread(fd, buf, bs, (off_t)off);
+		kgc_leave_native(t);
+		if (n != (ssize_t)bs)
+			die("pread: %zd", n);
+		/* the QD arrays in turn, like the ring ways (one hot array would
+		 * stay in the cache: 1 MiB rows read 2x faster that way) */
+		char *q = (char *)kgc_array_data(a[(done / bs) % QD]) + aligned_off(a[(done / bs) % QD]);
+
+		memcpy(q, buf, bs);
+		check_block(q, off);
+	}
+	free(buf);
+}
+
 static void *sleep_1s(void *arg)
 {
 	(void)arg;
@@ -332,8 +366,10 @@ static struct result run(enum mode m, size_t bs, size_t total)
 	atomic_store(&batches, 0);
 	kgc_stats_get(heap, &s0, sizeof(s0));
 	t0 = now_ns();
-	if (m == M_ZEROCOPY || m == M_FIXED)
-		run_zerocopy(t, a, bs, total, fd);
+	if (m == M_ZEROCOPY || m == M_FIXED || m == M_INLINE)
+		run_zerocopy(t, a, bs, total, fd, m == M_INLINE);
+	else if (m == M_PREAD)
+		run_pread(t, a, bs, total, fd);
 	else if (m == M_COPY)
 		run_copy(t, a, bs, total, fd);
 	else if (m == M_GCLOCKER)
@@ -418,7 +454,8 @@ static const char *verdict(bool met)
 static const size_t blocks[] = { 4096, 65536, 262144, 1 << 20 };
 enum { NB = sizeof(blocks) / sizeof(blocks[0]) };
 static const char *ways_only;	/* IOBENCH_WAYS, e.g. "zerocopy,copy": only these (profiling) */
-static const char *const way_key[M_COUNT] = { "none", "zerocopy", "fixed", "copy", "gclocker" };
+static const char *const way_key[M_COUNT] = { "none", "zerocopy", "fixed", "copy", "gclocker", "inline",
+					       "pread" };
 
 /* Is way m in IOBENCH_WAYS (comma-separated keys, exact)? */
 static bool way_selected(int m)
@@ -542,6 +579,19 @@ static void table(FILE *md, int thp, bool regular)
 		     verdict(med[NB - 1][m] >= 1.5 * med[NB - 1][M_COPY]),
 		     ratio_str(r2, sizeof(r2), med[1][m], med[1][M_COPY]),
 		     ratio_str(r3, sizeof(r3), med[2][m], med[2][M_COPY]), r1, verdict(ahead));
+	}
+	for (int m = M_ZEROCOPY; m < M_COUNT; m++) {	/* issue 33 */
+		char r0[32];
+
+		if (m == M_PREAD || m == M_COPY || m == M_GCLOCKER)
+			continue;
+		both(md, "- %s vs pread+memcpy (issue 33: >= 1.0x at 4 KiB, >= 1.1x at 64 KiB, >= 1.5x at 1 MiB): "
+			 "%s, %s, %s: %s.\n", mode_name[m],
+		     ratio_str(r0, sizeof(r0), med[0][m], med[0][M_PREAD]),
+		     ratio_str(r2, sizeof(r2), med[1][m], med[1][M_PREAD]),
+		     ratio_str(r1, sizeof(r1), med[NB - 1][m], med[NB - 1][M_PREAD]),
+		     verdict(med[0][m] >= med[0][M_PREAD] && med[1][m] >= 1.1 * med[1][M_PREAD] &&
+			     med[NB - 1][m] >= 1.5 * med[NB - 1][M_PREAD]));
 	}
 	both(md, "- The allocators' longest stall (target: no worse than without I/O, %.2f ms), the worst block size's "
 		 "median: zerocopy %.2f ms, fixed %.2f ms (copy %.2f, gclocker %.2f): %s for zerocopy, %s for fixed.\n",

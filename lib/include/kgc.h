@@ -989,6 +989,75 @@ int kgc_io_cancel(kgc_io_ring *r, kgc_thread *t, uint64_t user_data);
  * none). */
 int kgc_io_cancel_fd(kgc_io_ring *r, kgc_thread *t, int fd);
 int kgc_io_cancel_all(kgc_io_ring *r, kgc_thread *t);
+/*
+ * Provided buffers (kgc_io_pool.3): a pool of nbufs primitive arrays of the
+ * pinned-object space, registered with ring r as an io_uring provided-buffer
+ * ring (buffer group). A multishot recv on the pool stays armed and
+ * completes once per chunk of data: the kernel picks an array of the pool,
+ * the completion names it (IORING_CQE_F_BUFFER in flags, the buffer id
+ * in flags >> IORING_CQE_BUFFER_SHIFT; IORING_CQE_F_MORE while the recv
+ * stays armed), res the bytes in it. The pool roots its arrays (they are
+ * pinned-space arrays: never moved) until the program takes one out as an
+ * ordinary array (kgc_io_pool_take); it may put that array back for the
+ * kernel to fill again, or drop it and let kgc_io_pool_refill put fresh
+ * arrays in the empty places. With no array left to pick, the recv
+ * completes with res -ENOBUFS and without IORING_CQE_F_MORE: refill (or
+ * put) and prep it again. Every call: r's thread rules; r->lock taken.
+ */
+typedef struct kgc_io_pool kgc_io_pool;
+/* Size-versioned: size = sizeof(struct kgc_io_pool_opts), reserved (and
+ * any bytes past what the library knows) zero. */
+struct kgc_io_pool_opts {
+	uint32_t size;
+	uint32_t nbufs;			/* a power of two, 1..32768 */
+	kgc_type_id array_type;		/* KGC_TYPE_PRIM_ARRAY(...) */
+	uint32_t length;		/* elements per array (1 .. 2^31-1 bytes) */
+	uint64_t reserved[4];
+};
+/* A pool filled with nbufs new pinned arrays (may collect). 0, -EINVAL
+ * (bad opts), -ENOMEM, or the kernel's -errno (-EINVAL: no provided-buffer
+ * rings before Linux 5.19). */
+int kgc_io_pool_create(kgc_io_ring *r, kgc_thread *t, const struct kgc_io_pool_opts *o,
+		       kgc_io_pool **out);
+/* Frees the pool (its arrays not taken out are dropped). -EBUSY while a
+ * recv on it is in flight (cancel it and reap its last completion first).
+ * kgc_io_ring_destroy destroys the ring's pools itself. */
+int kgc_io_pool_destroy(kgc_io_pool *p, kgc_thread *t);
+/* Queue a multishot recv(2) on sockfd into p's arrays (p must belong to
+ * r); it stays in flight (one kgc_io_inflight) until a completion without
+ * IORING_CQE_F_MORE (end of stream res 0, an error, -ENOBUFS, a cancel). */
+int kgc_io_prep_recv_multishot(kgc_io_ring *r, kgc_thread *t, int sockfd, kgc_io_pool *p,
+			       int msg_flags, uint64_t user_data);
+/* Take the array completion c (reaped, IORING_CQE_F_BUFFER) names out of
+ * the pool into *root: from now on an ordinary array of the program's.
+ * Returns the bytes of data in it (c->res); -EINVAL (c names no buffer of
+ * the pool), -ENOENT (already taken or put back). */
+int kgc_io_pool_take(kgc_io_pool *p, kgc_thread *t, const struct kgc_io_cqe *c, kgc_obj *root);
+/* Give *array (a pinned primitive array: kgc_alloc_array_pinned) to the
+ * pool for the kernel to fill; the pool roots it. 0, -EINVAL (not a
+ * pinned primitive array, over 2^31-1 bytes, or one the pool holds),
+ * -ENOSPC (the pool has nbufs arrays). */
+int kgc_io_pool_put(kgc_io_pool *p, kgc_thread *t, kgc_obj *array);
+/* A new pinned array of the pool's type and length in every empty place
+ * (may collect). Returns how many, or -ENOMEM. */
+int kgc_io_pool_refill(kgc_io_pool *p, kgc_thread *t);
+/* Arrays the kernel may pick now. */
+unsigned kgc_io_pool_avail(const kgc_io_pool *p);
+/*
+ * Short reads without a kernel round trip: from now on a read or readv of
+ * at most max_bytes (0: never, the default; at most 2^31-1) at an explicit
+ * file offset is first tried on the calling thread at prep, with its
+ * arrays pinned and rooted like any operation and the thread in native
+ * state: preadv2(RWF_NOWAIT) (data in the page cache), or on tmpfs and
+ * ramfs, which have no RWF_NOWAIT, a plain preadv (a memory copy). When
+ * that has the result the completion is ready at once: the next reap
+ * returns it without entering the kernel; else (the data is not cached, a
+ * pipe or socket, an error) the read goes to io_uring as usual. A read
+ * done at prep is not queued: kgc_io_set_flags after it returns -ENOENT,
+ * and a read queued after an operation flagged KGC_IO_LINK/HARDLINK
+ * always goes to io_uring. 0; -EINVAL (max_bytes too large).
+ */
+int kgc_io_ring_set_inline(kgc_io_ring *r, kgc_thread *t, size_t max_bytes);
 /* Operations queued or in flight whose completions no reap has returned yet
  * (a reap that waits counts those it holds until it returns them). */
 unsigned kgc_io_inflight(const kgc_io_ring *r);
@@ -1074,7 +1143,8 @@ KGC_INLINE_ALLOC kgc_obj kgc_alloc_array(kgc_thread *t, kgc_type_id type, size_t
  * collected in place: dead arrays' space is reused by later pinned
  * allocations and a region with nothing live goes back to the heap. kgc_io
  * rings register the space with io_uring as fixed buffers, so reads and
- * writes into pinned arrays use READ_FIXED/WRITE_FIXED by themselves
+ * writes into pinned arrays use READ_FIXED/WRITE_FIXED by themselves (readv
+ * and writev within one unit of the space READV_FIXED/WRITEV_FIXED)
  * (kgc_io.3). Zeroed. May collect. NULL + -EINVAL for a type that is not a
  * primitive array type (a reference array is never pinned for good) or a
  * thread not in managed state, -ENOMEM when even a full collection leaves
@@ -1139,7 +1209,7 @@ kgc_obj kgc_alloc_array_pinned(kgc_thread *t, kgc_type_id array_type, size_t len
 	X(uint64_t, io_errors, "of those, with a negative result (-errno, -ECANCELED included)") \
 	X(uint64_t, io_bytes, "bytes the completed operations transferred") \
 	X(uint64_t, io_cancels, "cancel requests submitted (kgc_io_cancel, ring destroy)") \
-	X(uint64_t, io_fixed, "queued reads and writes into registered (fixed) buffers: READ_FIXED/WRITE_FIXED") \
+	X(uint64_t, io_fixed, "queued reads and writes into registered (fixed) buffers: READ_FIXED/WRITE_FIXED, READV_FIXED/WRITEV_FIXED") \
 	X(uint64_t, io_plain, "queued operations that named their buffers by address (the kernel pins them each time)") \
 	X(uint32_t, pinned_space_regions, "regions of the pinned-object space (kgc_alloc_array_pinned)") \
 	X(uint64_t, pinned_space_bytes, "bytes in use in the pinned-object space: its regions up to their tops, less the gaps its last reclaim found") \
@@ -1153,7 +1223,8 @@ kgc_obj kgc_alloc_array_pinned(kgc_thread *t, kgc_type_id array_type, size_t len
 	X(uint64_t, bytes_kept_in_place, "live bytes those regions held (scanned, not copied)") \
 	X(uint64_t, humongous_moved, "humongous objects full collections moved (by pages above the policy's threshold)") \
 	X(uint64_t, humongous_moved_bytes, "bytes of those objects") \
-	X(uint64_t, region_moves_copied, "region ranges moved by copying: no page move on this kernel or module, below the threshold, or refused")
+	X(uint64_t, region_moves_copied, "region ranges moved by copying: no page move on this kernel or module, below the threshold, or refused") \
+	X(uint64_t, io_inline, "reads a kgc_io ring did on the calling thread at prep (kgc_io_ring_set_inline)")
 
 #define KGC__STAT_FIELD(type, name, what) type name;
 #define KGC__STAT_ARRAY(type, name, n, what) type name[n];

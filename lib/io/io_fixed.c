@@ -29,11 +29,25 @@ static bool have(const struct io_fixed *fx, uint32_t i)
 	return fx->have[i / 64] >> (i % 64) & 1;
 }
 
+/* IORING_OP_READV_FIXED / WRITEV_FIXED (Linux 6.15; liburing 2.3 does not
+ * name them): each iovec lies in the one registered buffer buf_index names. */
+static bool vec_fixed_supported(struct io_uring *ur)
+{
+	struct io_uring_probe *p = io_uring_get_probe_ring(ur);
+	bool ok = p && io_uring_opcode_supported(p, IO_OP_READV_FIXED) &&
+		  io_uring_opcode_supported(p, IO_OP_WRITEV_FIXED);
+
+	if (p)
+		io_uring_free_probe(p);
+	return ok;
+}
+
 void kgci_io_fixed_init(struct kgc_io_ring *r)
 {
 	uint32_t cap = r->h->nregions < IO_FIXED_MAX ? r->h->nregions : IO_FIXED_MAX;
 	int err;
 
+	r->vec_fixed = vec_fixed_supported(&r->ur);
 	r->fx.gen = UINT64_MAX;		/* the first call looks */
 	r->fx.have = calloc((cap + 63) / 64, sizeof(uint64_t));
 	err = r->fx.have ? io_uring_register_buffers_sparse(&r->ur, cap) : -ENOMEM;
@@ -129,6 +143,18 @@ int kgci_io_fixed_index(const struct kgc_io_ring *r, kgc_obj o)
 	uint32_t i = region_index(r->h, o);
 
 	return i < r->fx.cap && have(&r->fx, i) ? (int)i : -1;
+}
+
+/* The one entry every array of objs[0..n) lies in (a vectored fixed
+ * operation names one registered buffer for all its iovecs), or -1. */
+int kgci_io_fixed_index_all(const struct kgc_io_ring *r, const kgc_obj *objs, unsigned n)
+{
+	int idx = kgci_io_fixed_index(r, objs[0]);
+
+	for (unsigned i = 1; i < n && idx >= 0; i++)
+		if (kgci_io_fixed_index(r, objs[i]) != idx)
+			return -1;
+	return idx;
 }
 
 /* Ring destroy (nothing in flight): the kernel lets go of every unit now,

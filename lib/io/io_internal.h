@@ -2,7 +2,8 @@
 /*
  * io_internal.h - kgc_io rings (io_core.c: checks, lock, slots; io_ring.c:
  * lifecycle, submit, cancel; io_prep.c: the prep calls; io_reap.c:
- * completions, the eventfd; io_roots.c: what the collector sees).
+ * completions, the eventfd; io_pool.c: provided-buffer pools; io_roots.c:
+ * what the collector sees).
  *
  * A slot is one operation queued, in flight, or completed and held by a
  * reap that has not returned it yet: the arrays it holds are roots
@@ -27,11 +28,15 @@
 #define IO_SLOTS_MAX	4096u
 #define IO_TAG_CANCEL	UINT64_MAX	/* user_data of our cancel sqes */
 #define IO_NONE		UINT32_MAX
+/* the kernel's opcodes (uapi io_uring.h, Linux 6.15) newer than liburing 2.3 */
+#define IO_OP_READV_FIXED	60
+#define IO_OP_WRITEV_FIXED	61
 
 enum io_slot_state {
 	SLOT_FREE,
 	SLOT_INFLIGHT,	/* queued or in the kernel */
 	SLOT_DONE,	/* completed: a reap holds it until it returns it */
+	SLOT_INLINE,	/* done at prep (io_inline.c), no reap has taken it yet */
 };
 
 struct io_slot {
@@ -41,7 +46,8 @@ struct io_slot {
 	uint8_t state;			/* enum io_slot_state */
 	int fd;				/* the operation's (-1: a timeout) */
 	uint64_t user_data;		/* the program's */
-	struct kgc_io_cqe cqe;		/* done: the completion */
+	struct kgc_io_pool *pool;	/* a multishot recv's provided buffers, or NULL */
+	int32_t res;			/* SLOT_INLINE: the result */
 	/* what the kernel reads until the completion */
 	struct iovec iov[KGC_IO_IOV_MAX];	/* readv/writev/sendmsg/recvmsg */
 	struct msghdr msg;			/* sendmsg/recvmsg */
@@ -60,6 +66,28 @@ struct io_fixed {
 	bool warned;		/* a registration failed (said once) */
 };
 
+/*
+ * A provided-buffer pool (io_pool.c): place (buffer id) i holds arr[i], a
+ * pinned-space array, or NULL (empty, on the free stack). A place is in the
+ * kernel's buffer ring (the kernel may pick it) or done (a completion named
+ * it; the program takes it). arr[] is a root (io_roots.c), written in
+ * managed state with r->lock held.
+ */
+enum io_place { PLACE_EMPTY, PLACE_KERNEL, PLACE_DONE };
+
+struct kgc_io_pool {
+	struct kgc_io_ring *r;
+	struct kgc_io_pool *next;		/* r->pools */
+	struct io_uring_buf_ring *br;		/* the ring the kernel picks from */
+	uint32_t nbufs, length, avail;		/* avail: places in the kernel's ring */
+	uint16_t bgid;
+	kgc_type_id type;
+	uint32_t users;				/* recvs in flight on it */
+	uint32_t nfree, *free;			/* empty places */
+	uint8_t *place;				/* enum io_place */
+	kgc_obj *arr;				/* __atomic: the collector reads */
+};
+
 struct kgc_io_ring {
 	struct kgc_heap *h;
 	struct kgc_io_ring *next, *prev;	/* h->io_rings (h->lock) */
@@ -74,6 +102,12 @@ struct kgc_io_ring {
 	struct io_fixed fx;			/* registered buffers: the pinned space */
 	struct io_uring_sqe *last_sqe;		/* the last operation queued, until submitted */
 	struct kgc_thread *last_thread;		/* the thread that queued it */
+	bool vec_fixed;				/* the kernel has READV_FIXED/WRITEV_FIXED */
+	uint32_t inline_max;			/* reads this short are tried at prep (io_inline.c) */
+	uint32_t inl_head, inl_tail;		/* their slots, done, until a reap takes them */
+	int inl_memfd;				/* the last fd found on tmpfs/ramfs, or -1 */
+	struct kgc_io_pool *pools;		/* provided-buffer pools */
+	uint16_t next_bgid;			/* the next pool's buffer group */
 };
 
 #define IO_FAIL(err, ...) (kgci_err_set((err), __VA_ARGS__), -(err))
@@ -93,10 +127,24 @@ void kgci_io_slot_hold(struct kgc_io_ring *r, struct io_slot *s, const kgc_obj *
 int kgci_io_drain_locked(struct kgc_io_ring *r, struct kgc_thread *t);	/* every completion, dropped */
 void kgci_io_eventfd_destroy(struct kgc_io_ring *r);			/* nothing in flight */
 
+/* io_inline.c, r->lock held, managed: the read in slot s (its arrays
+ * held, its iovecs filled) done on this thread if it can be; true: it is,
+ * queued on r's inline list. */
+bool kgci_io_inline_read(struct kgc_io_ring *r, struct kgc_thread *t, struct io_slot *s,
+			 unsigned n, uint64_t file_off);
+/* the first inline completion, off the list (IO_NONE: none); its result */
+uint32_t kgci_io_inline_pop(struct kgc_io_ring *r, int32_t *res);
+
+/* io_pool.c, r->lock held, managed */
+void kgci_io_pool_done(struct kgc_io_pool *p, const struct io_uring_cqe *cqe);	/* names a place */
+kgc_obj *kgci_io_pool_place(struct kgc_io_pool *p, uint32_t flags);	/* the cqe's, or NULL */
+void kgci_io_pools_destroy(struct kgc_io_ring *r);	/* nothing in flight */
+
 /* io_fixed.c: the pinned-object space as io_uring fixed buffers */
 void kgci_io_fixed_init(struct kgc_io_ring *r);
 void kgci_io_fixed_sync(struct kgc_io_ring *r, struct kgc_thread *t);	/* r->lock held, managed */
 int kgci_io_fixed_index(const struct kgc_io_ring *r, kgc_obj o);	/* buf_index or -1 */
+int kgci_io_fixed_index_all(const struct kgc_io_ring *r, const kgc_obj *objs, unsigned n);
 void kgci_io_fixed_destroy(struct kgc_io_ring *r);	/* before io_uring_queue_exit */
 
 #endif

@@ -19,6 +19,7 @@ enum io_op {
 	OP_READ, OP_WRITE, OP_READV, OP_WRITEV, OP_RECV, OP_SEND,	/* arrays */
 	OP_SENDMSG, OP_RECVMSG,
 	OP_FSYNC, OP_CLOSE, OP_POLL, OP_TIMEOUT, OP_ACCEPT, OP_CONNECT,	/* none */
+	OP_RECV_MULTI,		/* a pool's arrays (io_pool.c) */
 };
 
 static const char *const op_name[] = {
@@ -27,6 +28,7 @@ static const char *const op_name[] = {
 	"kgc_io_prep_sendmsg", "kgc_io_prep_recvmsg",
 	"kgc_io_prep_fsync", "kgc_io_prep_close", "kgc_io_prep_poll",
 	"kgc_io_prep_timeout", "kgc_io_prep_accept", "kgc_io_prep_connect",
+	"kgc_io_prep_recv_multishot",
 };
 
 struct io_req {
@@ -35,6 +37,7 @@ struct io_req {
 	uint64_t file_off, user_data;	/* file_off: a timeout's ns */
 	const void *addr;	/* connect, sendmsg: copied; recvmsg: the caller's, written */
 	unsigned addrlen;
+	struct kgc_io_pool *pool;	/* multishot recv's */
 };
 
 /* Buffer i: *array a primitive array of h, [offset, offset+length) in its
@@ -112,6 +115,11 @@ static void sqe_fill_noarr(struct io_uring_sqe *sqe, const struct io_req *q, str
 		memcpy(&s->u.addr, q->addr, q->addrlen);
 		io_uring_prep_connect(sqe, q->fd, (struct sockaddr *)&s->u.addr, q->addrlen);
 		break;
+	case OP_RECV_MULTI:	/* the kernel picks a buffer of the pool's group */
+		io_uring_prep_recv_multishot(sqe, q->fd, NULL, 0, q->msg_flags);
+		sqe->flags |= IOSQE_BUFFER_SELECT;
+		sqe->buf_group = q->pool->bgid;
+		break;
 	default:
 		kgci_fatal("kgc_io: operation %d has arrays", (int)q->op);
 	}
@@ -136,10 +144,15 @@ static void sqe_fill(struct io_uring_sqe *sqe, const struct io_req *q, struct io
 			io_uring_prep_write(sqe, q->fd, p, (unsigned)len, q->file_off);
 		break;
 	case OP_READV:
-		io_uring_prep_readv(sqe, q->fd, s->iov, n, q->file_off);
-		break;
 	case OP_WRITEV:
-		io_uring_prep_writev(sqe, q->fd, s->iov, n, q->file_off);
+		if (q->op == OP_READV)
+			io_uring_prep_readv(sqe, q->fd, s->iov, n, q->file_off);
+		else
+			io_uring_prep_writev(sqe, q->fd, s->iov, n, q->file_off);
+		if (fixed >= 0) {	/* every iovec in registered buffer fixed */
+			sqe->opcode = q->op == OP_READV ? IO_OP_READV_FIXED : IO_OP_WRITEV_FIXED;
+			sqe->buf_index = (uint16_t)fixed;
+		}
 		break;
 	case OP_RECV:
 		io_uring_prep_recv(sqe, q->fd, p, len, q->msg_flags);
@@ -157,18 +170,30 @@ static void sqe_fill(struct io_uring_sqe *sqe, const struct io_req *q, struct io
 }
 
 /* Ring r, slot and sqe: r->lock held, managed, objs the arrays now. */
+/* A read done at prep (io_inline.c): nothing queued; an sqe taken already
+ * (the SQ was full) is queued as a no-op whose completion is dropped. */
+static int done_inline(struct kgc_io_ring *r, struct io_uring_sqe *sqe)
+{
+	if (sqe) {
+		io_uring_prep_nop(sqe);
+		sqe->user_data = IO_TAG_CANCEL;
+	}
+	r->last_sqe = NULL;	/* kgc_io_set_flags: nothing to flag */
+	return 0;
+}
+
 static int queue_locked(struct kgc_io_ring *r, struct kgc_thread *t, const struct io_req *q,
 			const struct kgc_io_buf *bufs, const kgc_obj *objs, unsigned n)
 {
 	struct io_slot *s = kgci_io_slot_get(r);
-	struct io_uring_sqe *sqe;
+	struct io_uring_sqe *sqe = NULL;
 	int fixed = -1;
 
 	if (!s)
 		return IO_FAIL(EAGAIN, "%s: %s: %u operations in flight (reap first)", op_name[q->op],
 			       r->name, r->nslots);
-	sqe = kgci_io_get_sqe(r, t);
-	if (!sqe) {
+	/* an sqe now only when the SQ is full (a read done at prep needs none) */
+	if (!io_uring_sq_space_left(&r->ur) && !(sqe = kgci_io_get_sqe(r, t))) {
 		s->next_free = r->free_head;
 		r->free_head = (uint32_t)(s - r->slots);
 		return IO_FAIL(EAGAIN, "%s: %s: submission queue full", op_name[q->op], r->name);
@@ -178,9 +203,17 @@ static int queue_locked(struct kgc_io_ring *r, struct kgc_thread *t, const struc
 					    bufs[i].length };
 	kgci_io_slot_hold(r, s, objs, n, q->user_data);
 	s->fd = q->fd;
-	if (q->op == OP_READ || q->op == OP_WRITE) {
+	if ((s->pool = q->pool))
+		q->pool->users++;
+	if ((q->op == OP_READ || q->op == OP_READV) && r->inline_max &&
+	    kgci_io_inline_read(r, t, s, n, q->file_off))
+		return done_inline(r, sqe);
+	if (!sqe)
+		sqe = io_uring_get_sqe(&r->ur);	/* there is room: r->lock held since */
+	if (q->op == OP_READ || q->op == OP_WRITE ||
+	    ((q->op == OP_READV || q->op == OP_WRITEV) && r->vec_fixed)) {
 		kgci_io_fixed_sync(r, t);	/* arrays pinned by the slot: may go native */
-		fixed = kgci_io_fixed_index(r, objs[0]);
+		fixed = kgci_io_fixed_index_all(r, objs, n);
 	}
 	if (n)
 		atomic_fetch_add_explicit(&r->h->io_stat[fixed >= 0 ? IOS_FIXED : IOS_PLAIN], 1,
@@ -230,39 +263,39 @@ static int prep1(struct kgc_io_ring *r, struct kgc_thread *t, struct io_req q, k
 KGC_API int kgc_io_prep_read(kgc_io_ring *r, kgc_thread *t, int fd, kgc_obj *array, size_t offset,
 			 size_t length, uint64_t file_off, uint64_t user_data)
 {
-	return prep1(r, t, (struct io_req){ OP_READ, fd, 0, file_off, user_data, NULL, 0 }, array, offset, length);
+	return prep1(r, t, (struct io_req){ OP_READ, fd, 0, file_off, user_data, NULL, 0, NULL }, array, offset, length);
 }
 
 KGC_API int kgc_io_prep_write(kgc_io_ring *r, kgc_thread *t, int fd, kgc_obj *array, size_t offset,
 			  size_t length, uint64_t file_off, uint64_t user_data)
 {
-	return prep1(r, t, (struct io_req){ OP_WRITE, fd, 0, file_off, user_data, NULL, 0 }, array, offset, length);
+	return prep1(r, t, (struct io_req){ OP_WRITE, fd, 0, file_off, user_data, NULL, 0, NULL }, array, offset, length);
 }
 
 KGC_API int kgc_io_prep_recv(kgc_io_ring *r, kgc_thread *t, int sockfd, kgc_obj *array, size_t offset,
 			 size_t length, int msg_flags, uint64_t user_data)
 {
-	return prep1(r, t, (struct io_req){ OP_RECV, sockfd, msg_flags, 0, user_data, NULL, 0 }, array, offset,
+	return prep1(r, t, (struct io_req){ OP_RECV, sockfd, msg_flags, 0, user_data, NULL, 0, NULL }, array, offset,
 		     length);
 }
 
 KGC_API int kgc_io_prep_send(kgc_io_ring *r, kgc_thread *t, int sockfd, kgc_obj *array, size_t offset,
 			 size_t length, int msg_flags, uint64_t user_data)
 {
-	return prep1(r, t, (struct io_req){ OP_SEND, sockfd, msg_flags, 0, user_data, NULL, 0 }, array, offset,
+	return prep1(r, t, (struct io_req){ OP_SEND, sockfd, msg_flags, 0, user_data, NULL, 0, NULL }, array, offset,
 		     length);
 }
 
 KGC_API int kgc_io_prep_readv(kgc_io_ring *r, kgc_thread *t, int fd, const struct kgc_io_buf *bufs,
 			  unsigned nbufs, uint64_t file_off, uint64_t user_data)
 {
-	return prep(r, t, &(struct io_req){ OP_READV, fd, 0, file_off, user_data, NULL, 0 }, bufs, nbufs);
+	return prep(r, t, &(struct io_req){ OP_READV, fd, 0, file_off, user_data, NULL, 0, NULL }, bufs, nbufs);
 }
 
 KGC_API int kgc_io_prep_writev(kgc_io_ring *r, kgc_thread *t, int fd, const struct kgc_io_buf *bufs,
 			   unsigned nbufs, uint64_t file_off, uint64_t user_data)
 {
-	return prep(r, t, &(struct io_req){ OP_WRITEV, fd, 0, file_off, user_data, NULL, 0 }, bufs, nbufs);
+	return prep(r, t, &(struct io_req){ OP_WRITEV, fd, 0, file_off, user_data, NULL, 0, NULL }, bufs, nbufs);
 }
 
 /* The operations without arrays: r and t checked, then queued. */
@@ -286,12 +319,12 @@ KGC_API int kgc_io_prep_fsync(kgc_io_ring *r, kgc_thread *t, int fd, unsigned fs
 	if (fsync_flags & ~IORING_FSYNC_DATASYNC)
 		return IO_FAIL(EINVAL, "kgc_io_prep_fsync: fsync_flags %#x (0 or IORING_FSYNC_DATASYNC)",
 			       fsync_flags);
-	return prep0(r, t, &(struct io_req){ OP_FSYNC, fd, (int)fsync_flags, 0, user_data, NULL, 0 });
+	return prep0(r, t, &(struct io_req){ OP_FSYNC, fd, (int)fsync_flags, 0, user_data, NULL, 0, NULL });
 }
 
 KGC_API int kgc_io_prep_close(kgc_io_ring *r, kgc_thread *t, int fd, uint64_t user_data)
 {
-	return prep0(r, t, &(struct io_req){ OP_CLOSE, fd, 0, 0, user_data, NULL, 0 });
+	return prep0(r, t, &(struct io_req){ OP_CLOSE, fd, 0, 0, user_data, NULL, 0, NULL });
 }
 
 KGC_API int kgc_io_prep_poll(kgc_io_ring *r, kgc_thread *t, int fd, unsigned poll_mask,
@@ -299,14 +332,14 @@ KGC_API int kgc_io_prep_poll(kgc_io_ring *r, kgc_thread *t, int fd, unsigned pol
 {
 	if (!poll_mask || poll_mask > 0xffff)
 		return IO_FAIL(EINVAL, "kgc_io_prep_poll: poll_mask %#x (POLLIN, POLLOUT, ...)", poll_mask);
-	return prep0(r, t, &(struct io_req){ OP_POLL, fd, (int)poll_mask, 0, user_data, NULL, 0 });
+	return prep0(r, t, &(struct io_req){ OP_POLL, fd, (int)poll_mask, 0, user_data, NULL, 0, NULL });
 }
 
 KGC_API int kgc_io_prep_timeout(kgc_io_ring *r, kgc_thread *t, uint64_t ns, uint64_t user_data)
 {
 	if (ns > INT64_MAX)
 		return IO_FAIL(EINVAL, "kgc_io_prep_timeout: %llu ns (at most 2^63-1)", (unsigned long long)ns);
-	return prep0(r, t, &(struct io_req){ OP_TIMEOUT, -1, 0, ns, user_data, NULL, 0 });
+	return prep0(r, t, &(struct io_req){ OP_TIMEOUT, -1, 0, ns, user_data, NULL, 0, NULL });
 }
 
 KGC_API int kgc_io_prep_accept(kgc_io_ring *r, kgc_thread *t, int sockfd, int flags,
@@ -315,7 +348,7 @@ KGC_API int kgc_io_prep_accept(kgc_io_ring *r, kgc_thread *t, int sockfd, int fl
 	if (flags & ~(SOCK_NONBLOCK | SOCK_CLOEXEC))
 		return IO_FAIL(EINVAL, "kgc_io_prep_accept: flags %#x (SOCK_NONBLOCK, SOCK_CLOEXEC)",
 			       (unsigned)flags);
-	return prep0(r, t, &(struct io_req){ OP_ACCEPT, sockfd, flags, 0, user_data, NULL, 0 });
+	return prep0(r, t, &(struct io_req){ OP_ACCEPT, sockfd, flags, 0, user_data, NULL, 0, NULL });
 }
 
 KGC_API int kgc_io_prep_connect(kgc_io_ring *r, kgc_thread *t, int sockfd, const struct sockaddr *addr,
@@ -326,7 +359,16 @@ KGC_API int kgc_io_prep_connect(kgc_io_ring *r, kgc_thread *t, int sockfd, const
 	if (!addrlen || addrlen > sizeof(struct sockaddr_storage))
 		return IO_FAIL(EINVAL, "kgc_io_prep_connect: addrlen %u (1..%zu)", addrlen,
 			       sizeof(struct sockaddr_storage));
-	return prep0(r, t, &(struct io_req){ OP_CONNECT, sockfd, 0, 0, user_data, addr, addrlen });
+	return prep0(r, t, &(struct io_req){ OP_CONNECT, sockfd, 0, 0, user_data, addr, addrlen, NULL });
+}
+
+KGC_API int kgc_io_prep_recv_multishot(kgc_io_ring *r, kgc_thread *t, int sockfd, kgc_io_pool *p,
+				       int msg_flags, uint64_t user_data)
+{
+	if (!p || p->r != r)
+		return IO_FAIL(EINVAL, "kgc_io_prep_recv_multishot: pool %p is not one of %s", (void *)p,
+			       r ? r->name : "a NULL ring");
+	return prep0(r, t, &(struct io_req){ OP_RECV_MULTI, sockfd, msg_flags, 0, user_data, NULL, 0, p });
 }
 
 KGC_API int kgc_io_set_flags(kgc_io_ring *r, kgc_thread *t, unsigned flags)
@@ -363,7 +405,7 @@ KGC_API int kgc_io_prep_sendmsg(kgc_io_ring *r, kgc_thread *t, int sockfd, const
 	if (tolen > sizeof(struct sockaddr_storage) || (!to) != (!tolen))
 		return IO_FAIL(EINVAL, "kgc_io_prep_sendmsg: to %p, tolen %u (both set, at most %zu; or "
 			       "neither)", (const void *)to, tolen, sizeof(struct sockaddr_storage));
-	return prep(r, t, &(struct io_req){ OP_SENDMSG, sockfd, msg_flags, 0, user_data, to, tolen },
+	return prep(r, t, &(struct io_req){ OP_SENDMSG, sockfd, msg_flags, 0, user_data, to, tolen, NULL },
 		    bufs, nbufs);
 }
 
@@ -373,6 +415,6 @@ KGC_API int kgc_io_prep_recvmsg(kgc_io_ring *r, kgc_thread *t, int sockfd, const
 {
 	if (from && r && in_heap(r->h, from))
 		return IO_FAIL(EINVAL, "kgc_io_prep_recvmsg: from %p lies in the heap", (void *)from);
-	return prep(r, t, &(struct io_req){ OP_RECVMSG, sockfd, msg_flags, 0, user_data, from, 0 },
+	return prep(r, t, &(struct io_req){ OP_RECVMSG, sockfd, msg_flags, 0, user_data, from, 0, NULL },
 		    bufs, nbufs);
 }

@@ -11,12 +11,13 @@
  * before the call returns. So a collection that runs while the reap waits
  * for later completions (the lock dropped, native state) neither moves nor
  * frees an array of a completion the reap already holds: the program finds
- * every returned array where the prep found it. Held slots are chained
- * through next_free in completion order (struct held, one per reap call).
+ * every returned array where the prep found it. A reap keeps what it holds
+ * in completion order (struct held, one per reap call).
  */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <time.h>
@@ -26,10 +27,56 @@
 #define RELAXED __ATOMIC_RELAXED
 #define NO_LIMIT INT64_MAX
 
-/* The completed slots one reap holds until it returns them. */
-struct held {
-	uint32_t head, tail, n;
+/* One completion a reap holds: its slot, released at return when final
+ * (a multishot recv's completions with IORING_CQE_F_MORE leave the slot in
+ * flight; the pool place such a completion names is done, rooted by the
+ * pool, until the program takes it). */
+struct held_ent {
+	uint32_t slot;
+	bool final;
+	struct kgc_io_pool *pool;	/* the slot's (it may be reused once released) */
+	struct kgc_io_cqe cqe;
 };
+
+/* The completions one reap holds until it returns them, in completion
+ * order. */
+#define HELD_LOCAL 16
+struct held {
+	struct held_ent *e;
+	uint32_t n, cap;
+	struct held_ent local[HELD_LOCAL];
+};
+
+static void held_init(struct held *hl)
+{
+	hl->e = hl->local;
+	hl->n = 0;
+	hl->cap = HELD_LOCAL;
+}
+
+static void held_fini(struct held *hl)
+{
+	if (hl->e != hl->local)
+		free(hl->e);
+}
+
+/* Room for one more entry (up to max); false: none (out of memory). */
+static bool held_room(struct held *hl, unsigned max)
+{
+	uint32_t nc = hl->cap * 2 < max ? hl->cap * 2 : max;
+	struct held_ent *e;
+
+	if (hl->n < hl->cap)
+		return true;
+	e = hl->e == hl->local ? malloc(nc * sizeof(*e)) : realloc(hl->e, nc * sizeof(*e));
+	if (!e)
+		return false;
+	if (hl->e == hl->local)
+		memcpy(e, hl->local, sizeof(hl->local));
+	hl->e = e;
+	hl->cap = nc;
+	return true;
+}
 
 static int64_t now_ns(void)
 {
@@ -39,24 +86,33 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Slot idx has completed: record its completion, append it to hl. */
+/* Slot idx has a completion: record it in hl; the last one of the
+ * operation leaves the slot done (held until the reap returns). */
 static void slot_done(struct kgc_io_ring *r, struct held *hl, uint64_t idx,
 		      const struct io_uring_cqe *cqe)
 {
 	struct io_slot *s = idx < r->nslots ? &r->slots[idx] : NULL;
+	bool final = !(cqe->flags & IORING_CQE_F_MORE);
 
-	if (!s || s->state != SLOT_INFLIGHT)
+	if (!s || (s->state != SLOT_INFLIGHT && s->state != SLOT_INLINE))
 		kgci_fatal("kgc_io_reap: %s: completion for slot %llu not in flight", r->name,
 			   (unsigned long long)idx);
+	if (s->pool)
+		kgci_io_pool_done(s->pool, cqe);
+	hl->e[hl->n++] = (struct held_ent){ (uint32_t)idx, final, s->pool,
+		{ .user_data = s->user_data, .res = cqe->res, .flags = cqe->flags } };
+	if (!final)
+		return;
 	s->state = SLOT_DONE;
-	s->cqe = (struct kgc_io_cqe){ .user_data = s->user_data, .res = cqe->res, .flags = cqe->flags };
-	s->next_free = IO_NONE;
-	if (hl->n++)
-		r->slots[hl->tail].next_free = (uint32_t)idx;
-	else
-		hl->head = (uint32_t)idx;
-	hl->tail = (uint32_t)idx;
 	r->kernel--;
+}
+
+static void count_cqe(struct kgc_heap *h, const struct kgc_io_cqe *c)
+{
+	if (c->res < 0)
+		atomic_fetch_add_explicit(&h->io_stat[IOS_ERRORS], 1, memory_order_relaxed);
+	else
+		atomic_fetch_add_explicit(&h->io_stat[IOS_BYTES], (uint64_t)c->res, memory_order_relaxed);
 }
 
 /* Slot idx returned: unroot, then unpin its arrays; free it. */
@@ -73,40 +129,45 @@ static void slot_release(struct kgc_io_ring *r, uint32_t idx)
 		__atomic_store_n(&s->arr[i], NULL, RELAXED);
 		atomic_fetch_sub(region_pins(h, region_index(h, o)), 1);
 	}
+	if (s->pool)
+		s->pool->users--;
+	s->pool = NULL;
 	s->state = SLOT_FREE;
 	s->next_free = r->free_head;
 	r->free_head = idx;
 	atomic_fetch_sub_explicit(&r->inflight, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&h->io_stat[IOS_COMPLETED], 1, memory_order_relaxed);
-	if (s->cqe.res < 0)
-		atomic_fetch_add_explicit(&h->io_stat[IOS_ERRORS], 1, memory_order_relaxed);
-	else
-		atomic_fetch_add_explicit(&h->io_stat[IOS_BYTES], (uint64_t)s->cqe.res,
-					  memory_order_relaxed);
 }
 
-/* Release every slot hl holds (r->lock held, managed). */
-static void release_held(struct kgc_io_ring *r, const struct held *hl)
+/* Release every slot hl holds the last completion of (r->lock held,
+ * managed). */
+static void release_held(struct kgc_io_ring *r, struct held *hl)
 {
-	uint32_t i = hl->head;
-
 	for (uint32_t k = 0; k < hl->n; k++) {
-		uint32_t next = r->slots[i].next_free;
-
-		slot_release(r, i);
-		i = next;
+		count_cqe(r->h, &hl->e[k].cqe);
+		if (hl->e[k].final)
+			slot_release(r, hl->e[k].slot);
 	}
+	hl->n = 0;
 }
 
-/* Take the completions there now into hl, until it holds max; r->lock
- * held, managed. Our cancels' completions are consumed silently. */
+/* Take the completions there now into hl, until it holds max - the reads
+ * done at prep first; r->lock held, managed. Our cancels' completions are
+ * consumed silently. */
 static void consume(struct kgc_io_ring *r, struct held *hl, unsigned max)
 {
-	struct io_uring_cqe *cqe;
+	struct io_uring_cqe *cqe, inl = { 0 };
 	unsigned head, seen = 0;
+	uint32_t i;
+
+	while (r->inl_head != IO_NONE && hl->n < max && held_room(hl, max) &&
+	       (i = kgci_io_inline_pop(r, &inl.res)) != IO_NONE) {
+		inl.user_data = i;
+		slot_done(r, hl, i, &inl);
+	}
 
 	io_uring_for_each_cqe(&r->ur, head, cqe) {
-		if (hl->n >= max)
+		if (cqe->user_data != IO_TAG_CANCEL && (hl->n >= max || !held_room(hl, max)))
 			break;
 		seen++;
 		if (cqe->user_data != IO_TAG_CANCEL)
@@ -187,7 +248,7 @@ static void eventfd_reset(struct kgc_io_ring *r)
 
 static void eventfd_rearm(struct kgc_io_ring *r)
 {
-	if (r->efd >= 0 && io_uring_cq_ready(&r->ur))
+	if (r->efd >= 0 && (io_uring_cq_ready(&r->ur) || r->inl_head != IO_NONE))
 		(void)eventfd_write(r->efd, 1);
 }
 
@@ -201,44 +262,52 @@ struct reap_req {
 };
 
 /* The held completions to out and to the callback; the callback runs
- * without r->lock (it may use the ring), the slots still held. */
+ * without r->lock (it may use the ring), the slots still held. A
+ * completion that names a pool's array passes that array. */
 static void deliver(struct kgc_io_ring *r, struct kgc_thread *t, const struct reap_req *q,
 		    const struct held *hl)
 {
-	uint32_t i = hl->head;
-
-	for (uint32_t k = 0; k < hl->n; k++, i = r->slots[i].next_free)
-		if (q->out)
-			q->out[k] = r->slots[i].cqe;
+	for (uint32_t k = 0; k < hl->n && q->out; k++)
+		q->out[k] = hl->e[k].cqe;
 	if (!q->complete || !hl->n)
 		return;
 	pthread_mutex_unlock(&r->lock);
-	i = hl->head;
-	for (uint32_t k = 0; k < hl->n; k++, i = r->slots[i].next_free) {
-		struct io_slot *s = &r->slots[i];
+	for (uint32_t k = 0; k < hl->n; k++) {
+		const struct held_ent *e = &hl->e[k];
+		struct io_slot *s = &r->slots[e->slot];
+		kgc_obj *pa = e->pool ? kgci_io_pool_place(e->pool, e->cqe.flags) : NULL;
 
-		q->complete(t, &s->cqe, s->arr, __atomic_load_n(&s->narr, RELAXED), q->arg);
+		if (pa)
+			q->complete(t, &e->cqe, pa, 1, q->arg);
+		else if (e->final)
+			q->complete(t, &e->cqe, s->arr, __atomic_load_n(&s->narr, RELAXED), q->arg);
+		else
+			q->complete(t, &e->cqe, NULL, 0, q->arg);
 	}
 	kgci_io_lock(r, t);
 }
 
 static int reap(struct kgc_io_ring *r, struct kgc_thread *t, const struct reap_req *q)
 {
-	struct held hl = { IO_NONE, IO_NONE, 0 };
+	struct held hl;
 	int64_t now = now_ns(), end = q->timeout_ns < 0 || q->timeout_ns >= NO_LIMIT - now ? NO_LIMIT :
 				       now + q->timeout_ns;
+	uint32_t n;
 	int err;
 
 	if ((err = kgci_io_begin(r, t, q->what, true)))
 		return err;
+	held_init(&hl);
 	eventfd_reset(r);
 	err = hold_locked(r, t, &hl, q->max, q->wait_nr < r->kernel ? q->wait_nr : r->kernel, end);
 	deliver(r, t, q, &hl);
+	n = hl.n;
 	release_held(r, &hl);
 	eventfd_rearm(r);
 	pthread_mutex_unlock(&r->lock);
-	if (hl.n || !err)
-		return (int)hl.n;
+	held_fini(&hl);
+	if (n || !err)
+		return (int)n;
 	if (err == -ETIME)
 		return IO_FAIL(ETIME, "%s: %s: none of %u completions within %lld ns", q->what, r->name,
 			       q->wait_nr, (long long)q->timeout_ns);
@@ -287,10 +356,13 @@ KGC_API int kgc_io_reap_wait(kgc_io_ring *r, kgc_thread *t, struct kgc_io_cqe *o
 int kgci_io_drain_locked(struct kgc_io_ring *r, struct kgc_thread *t)
 {
 	while (r->kernel) {
-		struct held hl = { IO_NONE, IO_NONE, 0 };
-		int err = hold_locked(r, t, &hl, UINT32_MAX, r->kernel, NO_LIMIT);
+		struct held hl;
+		int err;
 
+		held_init(&hl);
+		err = hold_locked(r, t, &hl, HELD_LOCAL, r->kernel, NO_LIMIT);
 		release_held(r, &hl);
+		held_fini(&hl);
 		if (err < 0)
 			return IO_FAIL(-err, "kgc_io_ring_destroy: %s: io_uring_enter: %s", r->name,
 				       strerror(-err));

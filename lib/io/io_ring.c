@@ -40,6 +40,8 @@ KGC_API int kgc_io_ring_create(kgc_thread *t, unsigned entries, unsigned setup_f
 	r->h = t->heap;
 	r->nslots = entries;
 	r->efd = -1;
+	r->inl_head = r->inl_tail = IO_NONE;
+	r->inl_memfd = -1;
 	snprintf(r->name, sizeof(r->name), "kgc_io ring %p", (void *)r);
 	kgci_io_fixed_init(r);
 	for (uint32_t i = 0; i < entries; i++)
@@ -159,6 +161,7 @@ KGC_API int kgc_io_ring_destroy(kgc_io_ring *r, kgc_thread *t)
 	if (r->next)
 		r->next->prev = r->prev;
 	pthread_mutex_unlock(&r->h->lock);
+	kgci_io_pools_destroy(r);
 	kgci_io_fixed_destroy(r);
 	kgci_io_eventfd_destroy(r);
 	io_uring_queue_exit(&r->ur);

@@ -126,6 +126,36 @@ static inline bool t_fixed_supported(void)
 	return ok;
 }
 
+/* A provided-buffer pool of nbufs byte arrays of len on r; SKIP when the
+ * kernel has no provided-buffer rings (before 5.19). */
+static inline kgc_io_pool *t_pool(kgc_io_ring *r, kgc_thread *t, unsigned nbufs, unsigned len)
+{
+	struct kgc_io_pool_opts o = { .size = sizeof(o), .nbufs = nbufs,
+				      .array_type = KGC_TYPE_PRIM_ARRAY(KGC_PRIM_BYTE), .length = len };
+	kgc_io_pool *p = NULL;
+	int err = kgc_io_pool_create(r, t, &o, &p);
+
+	T_SKIP_IF(err == -EINVAL && strstr(kgc_last_error(), "io_uring_register_buf_ring"),
+		  "no io_uring provided-buffer rings (Linux 5.19+)");
+	T_ASSERT_EQ(err, 0);
+	T_ASSERT(p);
+	return p;
+}
+
+/* The buffer id a completion names. */
+static inline unsigned t_bid(const struct kgc_io_cqe *c)
+{
+	return c->flags >> IORING_CQE_BUFFER_SHIFT;
+}
+
+/* A multishot recv's first completion: SKIP when the kernel has none
+ * (before 6.0: -EINVAL). */
+static inline void t_multishot_skip(const struct kgc_io_cqe *c)
+{
+	T_SKIP_IF(c->res == -EINVAL && !(c->flags & IORING_CQE_F_MORE),
+		  "no multishot recv (Linux 6.0+)");
+}
+
 /* The end of a one-thread test: ring (nothing in flight), pipe p, frame f,
  * thread t and heap h go. */
 static inline void t_io_end(kgc_heap *h, kgc_thread *t, kgc_io_ring *r, struct kgc_frame *f,
