@@ -336,6 +336,60 @@ int kgc_ephemeron_get(kgc_thread *t, kgc_ephemeron e, kgc_obj *key, kgc_obj *val
 void kgc_ephemeron_free(kgc_thread *t, kgc_ephemeron e);
 
 /*
+ * Reference queues (like java.lang.ref.ReferenceQueue; kgc_refqueue.3):
+ * a weak reference or an ephemeron attached to a queue is enqueued once a
+ * collection (young, full or a cycle's remark) clears it; a cleaner with a
+ * handle attached to one is enqueued once its function has run. Enqueueing
+ * happens after the pause, on the thread 'kgc-cleaner': an entry appears
+ * only after its cell reads cleared (and after its cleaner returned), in
+ * the order the collections cleared them. The runtime drains a queue with
+ * kgc_refqueue_poll (never blocks: -EAGAIN when empty) or kgc_refqueue_wait
+ * (blocks up to timeout_ns, < 0 forever, in native state if t is given:
+ * -ETIMEDOUT), or waits for kgc_refqueue_fd (an eventfd signalled on each
+ * enqueue; read it to reset, then poll until -EAGAIN). An event names the
+ * cell (ref: the kgc_weak, kgc_ephemeron or kgc_cleaner) and the tag given
+ * when it was attached; the cell stays the runtime's to free. Freeing a
+ * cell that is queued or on its way removes its entry. kgc_refqueue_destroy
+ * detaches every cell (their later clearing enqueues nothing) and drops the
+ * entries left (returns how many; -EBUSY while a thread waits on it);
+ * kgc_heap_destroy destroys the queues left. Attaching: 0, -EINVAL (another
+ * heap's queue, a freed cell: checked mode aborts), -ENOENT (cleared
+ * already: no entry will come); q NULL detaches.
+ */
+typedef struct kgc_refqueue kgc_refqueue;
+enum { KGC_REF_WEAK = 1, KGC_REF_EPHEMERON = 2, KGC_REF_CLEANER = 3 };
+struct kgc_ref_event {
+	uint32_t size;		/* out: the bytes filled (min(caller's size, this struct's)) */
+	uint32_t kind;		/* KGC_REF_* */
+	void *ref;		/* the kgc_weak, kgc_ephemeron or kgc_cleaner */
+	uint64_t tag;		/* given to *_set_queue / kgc_cleaner_new */
+	uint64_t reserved[2];	/* 0 */
+};
+#define KGC_REF_EVENT_SIZE_V1	24	/* through tag: the least size the calls accept */
+int kgc_refqueue_create(kgc_heap *heap, kgc_refqueue **out);
+int kgc_refqueue_destroy(kgc_refqueue *q);
+int kgc_refqueue_poll(kgc_refqueue *q, struct kgc_ref_event *ev, size_t size);
+int kgc_refqueue_wait(kgc_thread *t, kgc_refqueue *q, struct kgc_ref_event *ev, size_t size,
+		      int64_t timeout_ns);
+int kgc_refqueue_fd(kgc_refqueue *q);
+int kgc_weak_set_queue(kgc_thread *t, kgc_weak ref, kgc_refqueue *q, uint64_t tag);
+int kgc_ephemeron_set_queue(kgc_thread *t, kgc_ephemeron e, kgc_refqueue *q, uint64_t tag);
+
+/*
+ * Cleaners with a handle: as kgc_cleaner_register (fn(arg) once, on
+ * 'kgc-cleaner', after obj died; fn must not use the heap), and, if q is
+ * given, the cleaner is enqueued there after fn returned. The handle lives
+ * until kgc_cleaner_cancel, which releases it and returns 1 if fn has run
+ * (it waits for a running fn to return), 0 if fn never will; -EDEADLK
+ * from fn itself; -EINVAL on a cancelled handle (checked mode aborts).
+ * NULL + kgc_last_error on bad arguments.
+ */
+typedef struct kgc_cleaner_cell *kgc_cleaner;
+kgc_cleaner kgc_cleaner_new(kgc_thread *t, kgc_obj obj, void (*fn)(void *arg), void *arg,
+			    kgc_refqueue *q, uint64_t tag);
+int kgc_cleaner_cancel(kgc_thread *t, kgc_cleaner c);
+
+/*
  * Identity hash: the same non-zero value for an object for its whole life,
  * however often it moves (like System.identityHashCode). The first call
  * for an object costs a table insert, later ones a lookup.
