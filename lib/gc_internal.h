@@ -529,6 +529,7 @@ struct kgc_heap {
 	struct handle_state hd;		/* global handles (roots.c; h->lock) */
 	pthread_mutex_t ext_lock;	/* writers of ext (ext.c) */
 	struct ext_slot ext[EXT_SLOTS];	/* layered libraries' data, e.g. libkgc-native's registry */
+	struct pinh *pinh;		/* pinned handles (pinhandle.c; h->lock), NULL until the first */
 	struct weak *weak;		/* weak cells: weak refs, cleaners, hashes (weak.c) */
 	uint32_t nquarantine;		/* regions quarantined (stale.c) */
 	_Atomic uint64_t cleaners_run;
@@ -768,6 +769,11 @@ static inline void kgci_pinned_root(struct kgc_heap *h, const char *owner_kind, 
 void kgci_io_roots_iterate(struct kgc_heap *h, slot_fn fn, void *ctx);	/* io_roots.c: in-flight arrays */
 void kgci_io_stats_refresh(struct kgc_heap *h);				/* io_roots.c: stats io_* */
 void kgci_handles_destroy(struct kgc_heap *h);
+void kgci_pinh_roots_iterate(struct kgc_heap *h, slot_fn fn, void *ctx);	/* pinhandle.c: pinned roots */
+void kgci_pinh_destroy(struct kgc_heap *h);
+/* o names a heap object the managed thread t may use: 0, -EPERM, -EINVAL
+ * (a message); checked mode aborts unless o is a live object's start */
+int kgci_obj_arg_check(struct kgc_thread *t, kgc_obj o, const char *what);
 /* calls fn on every reference slot of object o that holds a reference
  * (is_ref: not NULL, not a tagged immediate); the same for the root
  * iterators. A reader that loads the slot again (a concurrent one: the

@@ -404,6 +404,25 @@ void kgc_handle_free(kgc_thread *t, kgc_handle h);
 static inline kgc_obj kgc_handle_get(kgc_handle h) { return *(kgc_obj *)h; }
 static inline void kgc_handle_set(kgc_handle h, kgc_obj o) { *(kgc_obj *)h = o; }
 
+/*
+ * Pinned handles (like .NET's pinned GCHandle; kgc_pin_handle.3): a root
+ * that also pins obj's region, JEP 423 style, so obj never moves while the
+ * handle lives - its address may be given to native code or the kernel -
+ * and, unlike a critical section, the holder may call anything meanwhile
+ * (allocate, collect, enter and leave native, other handles). A young GC
+ * keeps the region in place (evacuation failure, kgc_stats evac_fail_pinned),
+ * so many long-lived pins of young objects cost eden space until they are
+ * freed. kgc_pin_handle_get reads the object from any thread in any state.
+ * new: managed state; NULL + kgc_last_error for a NULL, tagged or non-heap
+ * obj (checked mode also aborts on a stale or interior pointer) or no
+ * memory. free: any state (waits for a running pause); 0, -EINVAL (NULL,
+ * freed twice: checked mode aborts). kgc_heap_destroy frees the handles left.
+ */
+typedef struct kgc_pin_handle_cell *kgc_pin_handle;
+kgc_pin_handle kgc_pin_handle_new(kgc_thread *t, kgc_obj obj);
+int kgc_pin_handle_free(kgc_thread *t, kgc_pin_handle p);
+static inline kgc_obj kgc_pin_handle_get(kgc_pin_handle p) { return *(kgc_obj *)p; }
+
 /* ------------------------------------------------------------ object model */
 
 /*
