@@ -423,6 +423,54 @@ kgc_pin_handle kgc_pin_handle_new(kgc_thread *t, kgc_obj obj);
 int kgc_pin_handle_free(kgc_thread *t, kgc_pin_handle p);
 static inline kgc_obj kgc_pin_handle_get(kgc_pin_handle p) { return *(kgc_obj *)p; }
 
+/*
+ * Hooks (kgc_hooks.3): the runtime learns of pauses, of the concurrent
+ * cycle's steps, of an allocation about to fail and of a fatal error.
+ *   KGC_HOOK_PAUSE_START, KGC_HOOK_PAUSE_END (duration_ns), KGC_HOOK_PHASE
+ *     (name: the cycle's step a young pause took, e.g. "Concurrent Start",
+ *     "Remark", "Cleanup", "Mixed"): inside the pause, on the collecting
+ *     thread, the world stopped. They may call nothing of kgc (no
+ *     allocation, no handles, no kgc_stats_get): record and return. Checked
+ *     mode aborts on such a call with a message naming it and the hook;
+ *     plain mode refuses the calls that check their thread (-EPERM / NULL)
+ *     and may deadlock in others.
+ *   KGC_HOOK_ALLOC_FAIL (bytes, attempt): an allocation found no room even
+ *     after a full collection; on the allocating thread, managed, outside
+ *     any pause: the hook may call anything (free handles and caches, drop
+ *     weak tables, collect). Returning KGC_HOOK_RETRY retries the
+ *     allocation (collections included) - at most KGC_HOOK_MAX_RETRIES
+ *     times per allocation; anything else lets it fail (-ENOMEM).
+ *   KGC_HOOK_FATAL (message): just before the library aborts the process;
+ *     on the failing thread, in any state. Process-wide: every heap's fatal
+ *     hook runs. It may log and flush, not use the heap; its return value
+ *     is ignored and abort() follows.
+ * kgc_hook_set replaces the event's hook (fn NULL removes it); not from a
+ * pause hook. info->size is the library's sizeof: fields past it are absent.
+ */
+enum {
+	KGC_HOOK_PAUSE_START = 1,
+	KGC_HOOK_PAUSE_END = 2,
+	KGC_HOOK_PHASE = 3,
+	KGC_HOOK_ALLOC_FAIL = 4,
+	KGC_HOOK_FATAL = 5,
+};
+#define KGC_HOOK_RETRY		1
+#define KGC_HOOK_MAX_RETRIES	3
+struct kgc_hook_info {
+	uint32_t size;		/* sizeof(struct kgc_hook_info) of the library */
+	uint32_t event;		/* KGC_HOOK_* */
+	int32_t kind;		/* pauses: KGC_GC_YOUNG or KGC_GC_FULL */
+	uint32_t attempt;	/* ALLOC_FAIL: 1..KGC_HOOK_MAX_RETRIES */
+	uint64_t gc_id;		/* the collection's number (as in the gc log) */
+	uint64_t duration_ns;	/* PAUSE_END */
+	uint64_t bytes;		/* ALLOC_FAIL: the request */
+	const char *name;	/* pauses: "Pause Young" / "Pause Full"; PHASE: the step */
+	const char *message;	/* FATAL */
+	uint64_t reserved[4];	/* 0 */
+};
+typedef int kgc_hook_fn(kgc_heap *heap, const struct kgc_hook_info *info, void *arg);
+int kgc_hook_set(kgc_heap *heap, unsigned event, kgc_hook_fn *fn, void *arg);
+
 /* ------------------------------------------------------------ object model */
 
 /*

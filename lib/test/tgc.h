@@ -191,8 +191,9 @@ static inline void t_collect_kind(kgc_thread *t, kgc_heap *h, kgc_type_id node, 
 	}
 }
 
-/* Run fn in a child; assert it dies by a signal (abort) and stderr contains want. */
-static inline void t_expect_death(void (*fn)(void), const char *want)
+/* Run fn in a child; assert it dies by a signal (abort), stderr contains
+ * want and (unwanted not NULL) does not contain unwanted. */
+static inline void t_expect_death_without(void (*fn)(void), const char *want, const char *unwanted)
 {
 	int pfd[2], st;
 	pid_t pid;
@@ -217,7 +218,15 @@ static inline void t_expect_death(void (*fn)(void), const char *want)
 	T_ASSERT(waitpid(pid, &st, 0) == pid);
 	if (!WIFSIGNALED(st) || !strstr(buf, want))
 		T_FAIL("child did not die with '%s' (status %#x), stderr:\n%s", want, st, buf);
+	if (unwanted && strstr(buf, unwanted))
+		T_FAIL("child's stderr has '%s':\n%s", unwanted, buf);
 	printf("died as expected: %s", buf);
+}
+
+/* Run fn in a child; assert it dies by a signal (abort) and stderr contains want. */
+static inline void t_expect_death(void (*fn)(void), const char *want)
+{
+	t_expect_death_without(fn, want, NULL);
 }
 
 #include <pthread.h>
