@@ -139,10 +139,11 @@ static const struct mode modes[] = {
 	  F_INPLACE },
 	{ "inplace-pins", "KGC_HEAP_MAX=48m KGC_REGION_SIZE=1m KGC_YOUNG_SIZE=4m KGC_TENURE=1 KGC_IHOP=3 "
 			  "KGC_POISON=1", F_INPLACE | F_PINHEAVY },
-	/* reference queues: weak references and cleaners enqueued exactly when
+	/* reference queues: weak references, ephemerons (fixnum values: F_TAGGED)
+	 * and cleaners enqueued exactly when
 	 * the model finds their referents dead (mt_shadow_refs.h) */
 	{ "refqueue", "KGC_HEAP_MAX=64m KGC_REGION_SIZE=1m KGC_YOUNG_SIZE=6m KGC_TENURE=2 KGC_IHOP=5 "
-		      "KGC_MIXED_LIVE=40", F_REFQ },
+		      "KGC_MIXED_LIVE=40", F_REFQ | F_TAGGED },
 	/* pinned handles: their objects never move (mt_shadow_refs.h) */
 	{ "pinhandle", "KGC_HEAP_MAX=64m KGC_REGION_SIZE=1m KGC_YOUNG_SIZE=6m KGC_TENURE=1 KGC_IHOP=5 "
 		       "KGC_MIXED_LIVE=40", F_PINH },

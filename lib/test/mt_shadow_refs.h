@@ -3,8 +3,9 @@
  * mt_shadow_refs.h - mt_shadow's modes for reference queues and pinned
  * handles (included by mt_shadow.c after its model and walk).
  *
- * refqueue (F_REFQ): each thread keeps NWK weak references and cleaners
- * with handles on random reachable objects, all attached to its queue,
+ * refqueue (F_REFQ): each thread keeps NWK weak references, ephemerons
+ * (their values fixnums: the value's tracing is mode ephemeron's) and
+ * cleaners with handles on random reachable objects, all attached to its queue,
  * with tag (generation << 8 | slot). At every check the model settles each
  * cell: a referent the walk reached must still be in its cell (its cleaner
  * not run, no entry seen); an unreached one is dead, and after the thread's
@@ -23,9 +24,13 @@
  */
 enum { NWK = 24, NPH = 8 };
 
+enum { WKK_WEAK, WKK_CLEANER, WKK_EPH };
+
 struct wk {
-	void *cell;			/* kgc_weak or kgc_cleaner; NULL: unused */
+	void *cell;			/* kgc_weak, kgc_ephemeron or kgc_cleaner; NULL: unused */
+	int kind;			/* WKK_* */
 	bool cleaner, dead;
+	kgc_obj value;			/* WKK_EPH: a fixnum */
 	struct mobj *m;			/* the referent's model (not read once dead) */
 	uint32_t gen;
 	int entries;
@@ -71,11 +76,29 @@ static void wk_release(struct mut *T, struct wk *w)
 
 		if (rc != atomic_load(&w->ran))
 			fail(T, "kgc_cleaner_cancel returned %d, the cleaner ran %d times", rc, atomic_load(&w->ran));
+	} else if (w->kind == WKK_EPH) {
+		kgc_ephemeron_free(T->t, w->cell);
 	} else {
 		kgc_weak_free(T->t, w->cell);
 	}
 	w->cell = NULL;
 	w->m = NULL;
+}
+
+/* The referent a weak reference or an ephemeron holds now (NULL: cleared);
+ * an ephemeron's value must be its fixnum while it holds its key. */
+static kgc_obj wk_get(struct mut *T, struct wk *w)
+{
+	kgc_obj k, v;
+	int rc;
+
+	if (w->kind == WKK_WEAK)
+		return kgc_weak_get(T->t, w->cell);
+	rc = kgc_ephemeron_get(T->t, w->cell, &k, &v);
+	if (rc ? rc != -ENOENT || k || v : v != w->value)
+		fail(T, "refqueue: ephemeron: rc %d key %p value %p, stored value %p", rc, (void *)k, (void *)v,
+		     (void *)w->value);
+	return k;
 }
 
 /* Drain the thread's queue; every entry must be a live cell's, once. */
@@ -91,9 +114,9 @@ static void refs_drain(struct mut *T)
 		if ((ev.tag & 0xff) >= NWK || !w->cell || w->gen != (uint32_t)(ev.tag >> 8) || ev.ref != w->cell)
 			fail(T, "refqueue: entry tag %#llx ref %p of a freed or unknown cell", (unsigned long long)ev.tag,
 			     ev.ref);
-		if (ev.kind != (w->cleaner ? KGC_REF_CLEANER : KGC_REF_WEAK))
+		if (ev.kind != (w->cleaner ? KGC_REF_CLEANER : w->kind == WKK_EPH ? KGC_REF_EPHEMERON : KGC_REF_WEAK))
 			fail(T, "refqueue: entry of slot %d has kind %u", (int)(ev.tag & 0xff), ev.kind);
-		if (w->cleaner ? atomic_load(&w->ran) != 1 : kgc_weak_get(T->t, w->cell) != NULL)
+		if (w->cleaner ? atomic_load(&w->ran) != 1 : wk_get(T, w) != NULL)
 			fail(T, "refqueue: slot %d enqueued before %s", (int)(ev.tag & 0xff),
 			     w->cleaner ? "its cleaner ran" : "it was cleared");
 		if (++w->entries > 1)
@@ -115,7 +138,7 @@ static void refs_settle(struct mut *T, uint64_t e, const char *why)
 			w->dead = true;		/* its model may be freed now: never read again */
 			continue;
 		}
-		if (w->cleaner ? atomic_load(&w->ran) != 0 : kgc_weak_get(T->t, w->cell) != w->m->seen)
+		if (w->cleaner ? atomic_load(&w->ran) != 0 : wk_get(T, w) != w->m->seen)
 			fail(T, "%s: refqueue slot %d: referent id %llu reached at %p, but the %s", why, i,
 			     (unsigned long long)w->m->id, (void *)w->m->seen,
 			     w->cleaner ? "cleaner ran" : "weak reference differs");
@@ -141,11 +164,11 @@ static void refs_check_cleared(struct mut *T)
 
 		if (!w->cell || !w->dead)
 			continue;
-		if (w->entries != 1 || (w->cleaner ? atomic_load(&w->ran) != 1 : kgc_weak_get(T->t, w->cell) != NULL))
+		if (w->entries != 1 || (w->cleaner ? atomic_load(&w->ran) != 1 : wk_get(T, w) != NULL))
 			fail(T, "refqueue slot %d (%s): its referent died, but after a full GC and a drain: %d entries, "
-			     "%s", i, w->cleaner ? "cleaner" : "weak", w->entries,
+			     "%s", i, w->cleaner ? "cleaner" : w->kind == WKK_EPH ? "ephemeron" : "weak", w->entries,
 			     w->cleaner ? (atomic_load(&w->ran) ? "ran" : "not run") :
-			     kgc_weak_get(T->t, w->cell) ? "not cleared" : "cleared");
+			     wk_get(T, w) ? "not cleared" : "cleared");
 		wk_release(T, w);
 	}
 }
@@ -185,9 +208,15 @@ static void op_refq(struct mut *T)
 	w->dead = false;
 	w->entries = 0;
 	atomic_store(&w->ran, 0);
-	w->cleaner = rnd(T, 3) == 0;
+	w->kind = (int)rnd(T, 3);
+	w->cleaner = w->kind == WKK_CLEANER;
 	if (w->cleaner) {
 		w->cell = kgc_cleaner_new(T->t, o, cleaner_fn, &w->ran, S->q, (uint64_t)w->gen << 8 | i);
+	} else if (w->kind == WKK_EPH) {
+		w->value = (kgc_obj)(uintptr_t)(t_rand(&T->rng) << 1 | 1);
+		if ((w->cell = kgc_ephemeron_new(T->t, o, w->value)) &&
+		    kgc_ephemeron_set_queue(T->t, w->cell, S->q, (uint64_t)w->gen << 8 | i))
+			fail(T, "kgc_ephemeron_set_queue: %s", kgc_last_error());
 	} else if ((w->cell = kgc_weak_new(T->t, o)) &&
 		   kgc_weak_set_queue(T->t, w->cell, S->q, (uint64_t)w->gen << 8 | i)) {
 		fail(T, "kgc_weak_set_queue: %s", kgc_last_error());
