@@ -195,7 +195,9 @@ static void op_refq(struct mut *T)
 	kgc_obj o;
 
 	if (w->cell) {
-		if (!w->dead && rnd(T, 4) == 0) {	/* freed early: its entry must never come */
+		/* freed early, maybe cleared and pending or queued already: its
+		 * entry must never come (a dead cell's model is not read) */
+		if (rnd(T, 4) == 0) {
 			wk_release(T, w);
 			w->gen++;
 		}
