@@ -45,7 +45,8 @@ static const char *event_name(unsigned ev)
 	}
 }
 
-static void fatal_set(kgc_heap *h, kgc_hook_fn *fn, void *arg)
+/* 0, or -ENOSPC: FATAL_MAX heaps have a fatal hook already */
+static int fatal_set(kgc_heap *h, kgc_hook_fn *fn, void *arg)
 {
 	int free_i = -1;
 
@@ -64,6 +65,11 @@ static void fatal_set(kgc_heap *h, kgc_hook_fn *fn, void *arg)
 		__atomic_store_n(&fatal_hooks[free_i].h, fn ? h : NULL, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&fatal_lock);
+	if (free_i < 0 && fn) {
+		kgci_err_set(ENOSPC, "kgc_hook_set: %d heaps have a fatal hook already", FATAL_MAX);
+		return -ENOSPC;
+	}
+	return 0;
 }
 
 KGC_API int kgc_hook_set(kgc_heap *h, unsigned event, kgc_hook_fn *fn, void *arg)
@@ -74,10 +80,8 @@ KGC_API int kgc_hook_set(kgc_heap *h, unsigned event, kgc_hook_fn *fn, void *arg
 	}
 	if (kgci_hook_forbidden(h, "kgc_hook_set"))
 		return -EPERM;
-	if (event == KGC_HOOK_FATAL) {
-		fatal_set(h, fn, arg);
-		return 0;
-	}
+	if (event == KGC_HOOK_FATAL)
+		return fatal_set(h, fn, arg);
 	pthread_mutex_lock(&h->lock);
 	if (!h->hooks && !(h->hooks = calloc(1, sizeof(*h->hooks)))) {
 		pthread_mutex_unlock(&h->lock);
