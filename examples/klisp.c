@@ -1223,6 +1223,121 @@ static obj p_gc_count(T *t, obj *a)
 static obj p_symbol_count(T *t, obj *a) { return mk_int(t, symbol_count(t)); }
 static obj p_int_boxes(T *t, obj *a) { return mk_int(t, (int64_t)__atomic_load_n(&int_boxes, __ATOMIC_RELAXED)); }
 
+/*
+ * Finalization through a reference queue (kgc_refqueue): (finalize obj
+ * thunk) watches obj with a weak reference attached to the queue, tagged
+ * with its entry's index; the thunk is held by a global handle. When a
+ * collection finds obj dead the library enqueues the reference after the
+ * pause; the main thread runs the thunks of the entries waiting between
+ * top-level forms and in (run-finalizers) - on an interpreter thread, so a
+ * thunk may allocate and call anything. The thunk must not refer to obj
+ * (it would keep it alive): Java's Cleaner rule.
+ */
+static kgc_handle new_handle(T *t, obj o);
+
+struct final_entry {
+	kgc_weak w;		/* NULL: a free entry */
+	kgc_handle thunk;
+};
+static kgc_refqueue *final_q;
+static struct final_entry *finals;
+static size_t nfinals;
+static pthread_mutex_t finals_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static obj p_finalize(T *t, obj *a)
+{
+	size_t i;
+	kgc_weak w;
+
+	if (!A0 || is_fix(A0))
+		die("finalize: %s has no identity to watch", A0 ? "a fixnum" : "()");
+	if (!(w = kgc_weak_new(t, A0)))
+		die("finalize: %s", kgc_last_error());
+	lock_managed(t, &finals_mu);
+	for (i = 0; i < nfinals && finals[i].w; i++)
+		;
+	if (i == nfinals) {
+		struct final_entry *n = realloc(finals, (nfinals * 2 + 8) * sizeof(*n));
+
+		if (!n)
+			die("finalize: out of memory");
+		memset(n + nfinals, 0, (nfinals + 8) * sizeof(*n));
+		finals = n;
+		nfinals = nfinals * 2 + 8;
+	}
+	finals[i].w = w;
+	finals[i].thunk = new_handle(t, A1);
+	if (kgc_weak_set_queue(t, w, final_q, i))
+		die("finalize: %s", kgc_last_error());
+	pthread_mutex_unlock(&finals_mu);
+	return VOID_;
+}
+
+/* The thunks of the objects found dead so far; how many ran. */
+static int64_t run_finalizers(T *t)
+{
+	struct kgc_ref_event ev;
+	int64_t n = 0;
+	KGC_ROOTS(t, r, 1);
+
+	if (kgc_cleaners_drain(t))	/* what the collections so far cleared is enqueued */
+		die("run-finalizers: %s", kgc_last_error());
+	while (kgc_refqueue_poll(final_q, &ev, sizeof(ev)) == 0) {
+		lock_managed(t, &finals_mu);
+		r[0] = kgc_handle_get(finals[ev.tag].thunk);
+		kgc_handle_free(t, finals[ev.tag].thunk);
+		kgc_weak_free(t, finals[ev.tag].w);
+		finals[ev.tag].w = NULL;
+		pthread_mutex_unlock(&finals_mu);
+		apply(t, r[0], NULL);
+		n++;
+	}
+	return n;
+}
+
+static obj p_run_finalizers(T *t, obj *a) { return mk_int(t, run_finalizers(t)); }
+
+/* (gc-stats): pauses seen by the pause-end hook - (count max-us total-us).
+ * The hook runs inside the pause: it only adds to counters. */
+static uint64_t hook_pauses, hook_max_ns, hook_total_ns;
+
+static int on_pause_end(kgc_heap *h, const struct kgc_hook_info *in, void *arg)
+{
+	__atomic_add_fetch(&hook_pauses, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&hook_total_ns, in->duration_ns, __ATOMIC_RELAXED);
+	if (in->duration_ns > __atomic_load_n(&hook_max_ns, __ATOMIC_RELAXED))
+		__atomic_store_n(&hook_max_ns, in->duration_ns, __ATOMIC_RELAXED);
+	return 0;
+}
+
+static obj p_gc_stats(T *t, obj *a)
+{
+	KGC_ROOTS(t, r, 1);
+
+	r[0] = cons(t, mk_int(t, (int64_t)(__atomic_load_n(&hook_total_ns, __ATOMIC_RELAXED) / 1000)), NULL);
+	r[0] = cons(t, mk_int(t, (int64_t)(__atomic_load_n(&hook_max_ns, __ATOMIC_RELAXED) / 1000)), r[0]);
+	return cons(t, mk_int(t, (int64_t)__atomic_load_n(&hook_pauses, __ATOMIC_RELAXED)), r[0]);
+}
+
+static void finalization_init(void)
+{
+	if (kgc_refqueue_create(H, &final_q))
+		die("kgc_refqueue_create: %s", kgc_last_error());
+	if (kgc_hook_set(H, KGC_HOOK_PAUSE_END, on_pause_end, NULL))
+		die("kgc_hook_set: %s", kgc_last_error());
+}
+
+static void finalization_fini(T *t)
+{
+	for (size_t i = 0; i < nfinals; i++)
+		if (finals[i].w) {
+			kgc_weak_free(t, finals[i].w);
+			kgc_handle_free(t, finals[i].thunk);
+		}
+	free(finals);
+	kgc_refqueue_destroy(final_q);
+}
+
 static obj p_eq_hash(T *t, obj *a)
 {
 	if (!A0)
@@ -1512,6 +1627,8 @@ static const struct prim prims[] = {
 	{ "byte-sum", 1, 1, p_byte_sum }, { "native-length", 1, 1, p_native_length },
 	{ "string-reverse", 1, 1, p_string_reverse }, { "native-hash", 1, 1, p_native_hash },
 	{ "%stale-demo", 0, 0, p_stale_demo },
+	{ "finalize", 2, 2, p_finalize }, { "run-finalizers", 0, 0, p_run_finalizers },
+	{ "gc-stats", 0, 0, p_gc_stats },
 	{ NULL, 0, 0, NULL },
 };
 
@@ -1585,6 +1702,7 @@ static void runtime_fini(T *t)
 	for (int i = 0; i < NSPECIAL; i++)
 		kgc_handle_free(t, h_special[i]);
 	symtab_free(t);
+	finalization_fini(t);
 }
 
 static char *slurp(const char *path)
@@ -1615,6 +1733,7 @@ static void run(T *t, const char *text)
 			return;
 		r[0] = read_expr(t, &rd);
 		eval(t, r[0], NULL);
+		run_finalizers(t);	/* of what the collections so far found dead */
 	}
 }
 
@@ -1692,6 +1811,7 @@ int main(int argc, char **argv)
 	if (kgc_heap_create(&opts, &H))
 		die("kgc_heap_create: %s", kgc_last_error());
 	types_init();
+	finalization_init();
 	if (kgc_thread_attach(H, "main", &t))
 		die("kgc_thread_attach: %s", kgc_last_error());
 	runtime_init(t);

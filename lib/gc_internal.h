@@ -554,6 +554,8 @@ struct kgc_heap {
 	struct handle_state hd;		/* global handles (roots.c; h->lock) */
 	pthread_mutex_t ext_lock;	/* writers of ext (ext.c) */
 	struct ext_slot ext[EXT_SLOTS];	/* layered libraries' data, e.g. libkgc-native's registry */
+	struct hooks *hooks;		/* the runtime's hooks (hooks.c; h->lock), NULL until the first */
+	struct pinh *pinh;		/* pinned handles (pinhandle.c; h->lock), NULL until the first */
 	struct weak *weak;		/* weak cells: weak refs, cleaners, hashes (weak.c) */
 	uint32_t nquarantine;		/* regions quarantined (stale.c) */
 	_Atomic uint64_t cleaners_run;
@@ -794,6 +796,23 @@ static inline void kgci_pinned_root(struct kgc_heap *h, const char *owner_kind, 
 void kgci_io_roots_iterate(struct kgc_heap *h, slot_fn fn, void *ctx);	/* io_roots.c: in-flight arrays */
 void kgci_io_stats_refresh(struct kgc_heap *h);				/* io_roots.c: stats io_* */
 void kgci_handles_destroy(struct kgc_heap *h);
+void kgci_pinh_roots_iterate(struct kgc_heap *h, slot_fn fn, void *ctx);	/* pinhandle.c: pinned roots */
+void kgci_pinh_destroy(struct kgc_heap *h);
+/* hooks.c: the runtime's hooks */
+extern __thread const char *kgci_in_pause_hook;
+bool kgci_hook_forbidden_slow(struct kgc_heap *h, const char *what);
+/* a kgc call (what) inside a pause hook: checked mode aborts; else true and an error set */
+static inline bool kgci_hook_forbidden(struct kgc_heap *h, const char *what)
+{
+	return __builtin_expect(kgci_in_pause_hook != NULL, 0) && kgci_hook_forbidden_slow(h, what);
+}
+void kgci_hook_pause(struct kgc_heap *h, unsigned event, int kind, uint64_t ns, const char *what);
+bool kgci_hook_alloc_fail(struct kgc_thread *t, size_t bytes, unsigned attempt);	/* true: retry */
+void kgci_hook_fatal(const char *msg);
+void kgci_hooks_destroy(struct kgc_heap *h);
+/* o names a heap object the managed thread t may use: 0, -EPERM, -EINVAL
+ * (a message); checked mode aborts unless o is a live object's start */
+int kgci_obj_arg_check(struct kgc_thread *t, kgc_obj o, const char *what);
 /* calls fn on every reference slot of object o that holds a reference
  * (is_ref: not NULL, not a tagged immediate); the same for the root
  * iterators. A reader that loads the slot again (a concurrent one: the

@@ -12,7 +12,8 @@
  *   after either  free regions unused for a while go back to the OS (policy plans, backend does);
  *                 concurrent refinement's snapshot for the time to the next pause (refine.c)
  * Each pause is verified before and after with KGC_VERIFY; the stats page
- * (KGC_STATS_PUBLISH, statpub.c) is updated after it.
+ * (KGC_STATS_PUBLISH, statpub.c) is updated after it. The runtime's pause
+ * hooks (hooks.c) run at each pause's start and end, and for the cycle's step.
  */
 #include <time.h>
 #include "gc_internal.h"
@@ -53,6 +54,7 @@ static bool young_pause(struct kgc_heap *h)
 	struct mark_progress mp;
 
 	h->gc_id++;
+	kgci_hook_pause(h, KGC_HOOK_PAUSE_START, KGC_GC_YOUNG, 0, "Pause Young");
 	before = kgci_heap_used_bytes(h);
 	if (h->opt.verify) {
 		t = kgci_now_ns();
@@ -89,6 +91,9 @@ static bool young_pause(struct kgc_heap *h)
 	kgci_phase_lap(&f, YP_POLICY, &t);
 	ns = t - t0;
 	kgci_stats_pause(h, false, ns);
+	if (step)
+		kgci_hook_pause(h, KGC_HOOK_PHASE, KGC_GC_YOUNG, 0, step);
+	kgci_hook_pause(h, KGC_HOOK_PAUSE_END, KGC_GC_YOUNG, ns, "Pause Young");
 	kgci_log_gc(h, "Pause Young", step ? step : f.mixed ? "Mixed" : "Normal", before,
 	       kgci_heap_used_bytes(h), ns, npinned, fail);
 	kgci_log_line(h, LOG_HEAP, "young: cpu %.3fms (wall %.3fms), workers: cards %.3fms evac %.3fms",
@@ -112,6 +117,7 @@ static void full_pause(struct kgc_heap *h, int reason)
 	uint32_t npinned = 0;
 
 	h->gc_id++;
+	kgci_hook_pause(h, KGC_HOOK_PAUSE_START, KGC_GC_FULL, 0, "Pause Full");
 	before = kgci_heap_used_bytes(h);
 	if (h->opt.verify)
 		kgci_verify_heap(h, "before full GC");
@@ -127,6 +133,7 @@ static void full_pause(struct kgc_heap *h, int reason)
 	atomic_store_explicit(&h->alloc.pace_permille, 0, memory_order_relaxed);
 	ns = kgci_now_ns() - t0;
 	kgci_stats_pause(h, true, ns);
+	kgci_hook_pause(h, KGC_HOOK_PAUSE_END, KGC_GC_FULL, ns, "Pause Full");
 	kgci_log_gc(h, "Pause Full", cause_name(reason), before, kgci_heap_used_bytes(h), ns, npinned, 0);
 }
 

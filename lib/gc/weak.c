@@ -33,6 +33,10 @@
  * again. The index is rebuilt on the first lookup after a collection moved
  * or cleared a hash cell.
  *
+ * Reference queues (refqueue.c): a cleared cell attached to a queue, and
+ * every cleaner with a handle, goes on a pending list in the pause; the
+ * thread 'kgc-cleaner' runs the cleaner and enqueues the cell after it.
+ *
  * Lock: h->weak_lock guards the cells' lists and the index against mutators;
  * collections run at a safepoint and take it too (lock order: h->lock, then
  * h->weak_lock). cleaner_lock guards the queue the cleaner thread drains.
@@ -43,49 +47,7 @@
 #include <string.h>
 #include "gc_internal.h"
 
-#define WEAK_BLOCK 256
-
-enum { WK_FREE, WK_WEAK, WK_CLEANER, WK_HASH, WK_EPHEMERON };
-
-struct weak_cell {
-	kgc_obj obj;			/* NULL: cleared (or free); an ephemeron's key */
-	kgc_obj value;			/* an ephemeron's (NULL, an object or a tagged immediate) */
-	uint32_t kind;
-	uint32_t hash;
-	void (*fn)(void *arg);		/* cleaner */
-	void *arg;
-	struct weak_cell *next_free;
-};
-
-struct weak_block {
-	struct weak_block *next;
-	struct weak_cell cells[WEAK_BLOCK];
-};
-
-struct cleaner_job {
-	struct cleaner_job *next;
-	void (*fn)(void *arg);
-	void *arg;
-};
-
-struct weak {
-	pthread_mutex_t lock;
-	struct weak_block *blocks;
-	struct weak_cell *free;
-	uint64_t hash_seq;
-	size_t nephemerons;		/* live WK_EPHEMERON cells */
-	/* identity hash index: address -> cell, rebuilt when stale */
-	struct weak_cell **index;
-	size_t index_cap, nhash;
-	bool index_stale;
-	/* cleaners */
-	pthread_mutex_t cleaner_lock;
-	pthread_cond_t cleaner_cond;
-	struct cleaner_job *jobs, **jobs_tail;
-	pthread_t cleaner;
-	bool cleaner_started, cleaner_stop;
-	uint64_t running;		/* jobs taken but not finished */
-};
+#include "weak_internal.h"
 
 int kgci_weak_init(struct kgc_heap *h)
 {
@@ -97,6 +59,7 @@ int kgci_weak_init(struct kgc_heap *h)
 	pthread_mutex_init(&w->cleaner_lock, NULL);
 	pthread_cond_init(&w->cleaner_cond, NULL);
 	w->jobs_tail = &w->jobs;
+	kgci_refq_init(w);
 	h->weak = w;
 	return 0;
 }
@@ -114,7 +77,7 @@ static void run_jobs(struct kgc_heap *h, struct cleaner_job *j)
 }
 
 /* Heap destroy: the queued cleaners run (their objects are dead); cleaners
- * of objects still alive do not. */
+ * of objects still alive do not. Reference queues are freed. */
 void kgci_weak_destroy(struct kgc_heap *h)
 {
 	struct weak *w = h->weak;
@@ -132,6 +95,8 @@ void kgci_weak_destroy(struct kgc_heap *h)
 	j = w->jobs;
 	w->jobs = NULL;
 	run_jobs(h, j);
+	kgci_refq_drain_pending(h);	/* cleaners with handles whose objects died run too */
+	kgci_refq_destroy_all(h);
 	while (w->blocks) {
 		struct weak_block *b = w->blocks;
 
@@ -148,7 +113,7 @@ void kgci_weak_destroy(struct kgc_heap *h)
 
 /* ------------------------------------------------------------- cells */
 
-static struct weak_cell *cell_new(struct weak *w, kgc_obj o, uint32_t kind)
+struct weak_cell *kgci_cell_new(struct weak *w, kgc_obj o, uint32_t kind)
 {
 	struct weak_cell *c;
 
@@ -172,7 +137,7 @@ static struct weak_cell *cell_new(struct weak *w, kgc_obj o, uint32_t kind)
 	return c;
 }
 
-static void cell_free(struct weak *w, struct weak_cell *c)
+void kgci_cell_free(struct weak *w, struct weak_cell *c)
 {
 	if (c->kind == WK_EPHEMERON)
 		w->nephemerons--;
@@ -183,7 +148,7 @@ static void cell_free(struct weak *w, struct weak_cell *c)
 	w->free = c;
 }
 
-static bool weak_arg_ok(kgc_thread *t, kgc_obj o, const char *what)
+bool kgci_weak_arg_ok(kgc_thread *t, kgc_obj o, const char *what)
 {
 	if (!kgci_thread_check_managed(t, what))
 		return false;
@@ -208,11 +173,11 @@ KGC_API kgc_weak kgc_weak_new(kgc_thread *t, kgc_obj o)
 	struct weak_cell *c;
 
 	kgci_thread_check(t, "kgc_weak_new");
-	if (!weak_arg_ok(t, o, "kgc_weak_new"))
+	if (!kgci_weak_arg_ok(t, o, "kgc_weak_new"))
 		return NULL;
 	w = t->heap->weak;
 	pthread_mutex_lock(&w->lock);
-	c = cell_new(w, o, WK_WEAK);
+	c = kgci_cell_new(w, o, WK_WEAK);
 	pthread_mutex_unlock(&w->lock);
 	if (!c)
 		kgci_err_set(ENOMEM, "kgc_weak_new: out of memory");
@@ -253,7 +218,7 @@ KGC_API void kgc_weak_free(kgc_thread *t, kgc_weak ref)
 			      (void *)ref);
 		return;
 	}
-	cell_free(w, c);
+	kgci_refq_release(w, c);	/* out of its queue, if it is in one */
 	pthread_mutex_unlock(&w->lock);
 }
 
@@ -265,7 +230,7 @@ KGC_API kgc_ephemeron kgc_ephemeron_new(kgc_thread *t, kgc_obj key, kgc_obj valu
 	struct weak_cell *c;
 
 	kgci_thread_check(t, "kgc_ephemeron_new");
-	if (!weak_arg_ok(t, key, "kgc_ephemeron_new"))
+	if (!kgci_weak_arg_ok(t, key, "kgc_ephemeron_new"))
 		return NULL;
 	if (value && !((uintptr_t)value & t->heap->opt.tag_mask) &&
 	    (((uintptr_t)value & 7) || !in_heap(t->heap, value))) {
@@ -278,7 +243,7 @@ KGC_API kgc_ephemeron kgc_ephemeron_new(kgc_thread *t, kgc_obj key, kgc_obj valu
 	}
 	w = t->heap->weak;
 	pthread_mutex_lock(&w->lock);
-	c = cell_new(w, key, WK_EPHEMERON);
+	c = kgci_cell_new(w, key, WK_EPHEMERON);
 	if (c) {
 		c->value = value;
 		w->nephemerons++;
@@ -331,7 +296,7 @@ KGC_API void kgc_ephemeron_free(kgc_thread *t, kgc_ephemeron e)
 				   (void *)e);
 		return;
 	}
-	cell_free(w, c);
+	kgci_refq_release(w, c);
 	pthread_mutex_unlock(&w->lock);
 }
 
@@ -346,8 +311,18 @@ static void *cleaner_main(void *arg)
 	for (;;) {
 		struct cleaner_job *j;
 
-		while (!w->jobs && !w->cleaner_stop)
+		while (!w->jobs && !w->has_pending && !w->cleaner_stop)
 			pthread_cond_wait(&w->cleaner_cond, &w->cleaner_lock);
+		if (w->has_pending) {	/* cleared cells for reference queues (refqueue.c) */
+			w->has_pending = false;
+			w->running++;
+			pthread_mutex_unlock(&w->cleaner_lock);
+			kgci_refq_drain_pending(h);
+			pthread_mutex_lock(&w->cleaner_lock);
+			w->running--;
+			pthread_cond_broadcast(&w->cleaner_cond);
+			continue;
+		}
 		if (!w->jobs)
 			break;
 		j = w->jobs;
@@ -364,6 +339,26 @@ static void *cleaner_main(void *arg)
 	return NULL;
 }
 
+/* Start the thread 'kgc-cleaner' if it is not running: 0 or -errno. */
+int kgci_cleaner_start(struct kgc_heap *h, const char *what)
+{
+	struct weak *w = h->weak;
+	int err = 0;
+
+	pthread_mutex_lock(&w->cleaner_lock);
+	if (!w->cleaner_started) {
+		err = pthread_create(&w->cleaner, NULL, cleaner_main, h);
+		if (!err) {
+			pthread_setname_np(w->cleaner, "kgc-cleaner");
+			w->cleaner_started = true;
+		}
+	}
+	pthread_mutex_unlock(&w->cleaner_lock);
+	if (err)
+		kgci_err_set(err, "%s: cannot start the cleaner thread", what);
+	return -err;
+}
+
 KGC_API int kgc_cleaner_register(kgc_thread *t, kgc_obj o, void (*fn)(void *arg), void *arg)
 {
 	struct weak *w;
@@ -371,28 +366,18 @@ KGC_API int kgc_cleaner_register(kgc_thread *t, kgc_obj o, void (*fn)(void *arg)
 	int err = 0;
 
 	kgci_thread_check(t, "kgc_cleaner_register");
-	if (!weak_arg_ok(t, o, "kgc_cleaner_register"))
+	if (!kgci_weak_arg_ok(t, o, "kgc_cleaner_register"))
 		return -EINVAL;
 	if (!fn) {
 		kgci_err_set(EINVAL, "kgc_cleaner_register: fn is NULL");
 		return -EINVAL;
 	}
 	w = t->heap->weak;
-	pthread_mutex_lock(&w->cleaner_lock);
-	if (!w->cleaner_started) {
-		err = pthread_create(&w->cleaner, NULL, cleaner_main, t->heap);
-		if (!err) {
-			pthread_setname_np(w->cleaner, "kgc-cleaner");
-			w->cleaner_started = true;
-		}
-	}
-	pthread_mutex_unlock(&w->cleaner_lock);
-	if (err) {
-		kgci_err_set(err, "kgc_cleaner_register: cannot start the cleaner thread");
-		return -err;
-	}
+	err = kgci_cleaner_start(t->heap, "kgc_cleaner_register");
+	if (err)
+		return err;
 	pthread_mutex_lock(&w->lock);
-	c = cell_new(w, o, WK_CLEANER);
+	c = kgci_cell_new(w, o, WK_CLEANER);
 	if (c) {
 		c->fn = fn;
 		c->arg = arg;
@@ -415,7 +400,7 @@ KGC_API int kgc_cleaners_drain(kgc_thread *t)
 		return 0;
 	kgc_enter_native(t);
 	pthread_mutex_lock(&w->cleaner_lock);
-	while (w->jobs || w->running)
+	while (w->jobs || w->running || w->has_pending)
 		pthread_cond_wait(&w->cleaner_cond, &w->cleaner_lock);
 	pthread_mutex_unlock(&w->cleaner_lock);
 	kgc_leave_native(t);
@@ -479,7 +464,7 @@ KGC_API uint32_t kgc_identity_hash(kgc_thread *t, kgc_obj o)
 	uint32_t hash;
 
 	kgci_thread_check(t, "kgc_identity_hash");
-	if (!weak_arg_ok(t, o, "kgc_identity_hash"))
+	if (!kgci_weak_arg_ok(t, o, "kgc_identity_hash"))
 		return 0;
 	w = t->heap->weak;
 	pthread_mutex_lock(&w->lock);
@@ -497,7 +482,7 @@ KGC_API uint32_t kgc_identity_hash(kgc_thread *t, kgc_obj o)
 		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 		hash = (uint32_t)(z ^ (z >> 31)) | 1;	/* never 0 */
-		c = cell_new(w, o, WK_HASH);
+		c = kgci_cell_new(w, o, WK_HASH);
 		if (!c || index_put(w, c))
 			kgci_fatal("kgc_identity_hash: out of memory");
 		c->hash = hash;
@@ -520,6 +505,7 @@ void kgci_weak_process(struct kgc_heap *h, kgc_obj (*alive)(struct kgc_heap *h, 
 	struct weak *w = h->weak;
 	struct cleaner_job *jobs = NULL, **tail = &jobs;
 	uint64_t cleared = 0;
+	bool pending;
 
 	pthread_mutex_lock(&w->lock);
 	for (struct weak_block *b = w->blocks; b; b = b->next)
@@ -542,8 +528,14 @@ void kgci_weak_process(struct kgc_heap *h, kgc_obj (*alive)(struct kgc_heap *h, 
 			if (c->kind == WK_WEAK || c->kind == WK_EPHEMERON) {
 				c->obj = NULL;		/* an ephemeron: key and value together */
 				c->value = NULL;
+				if (c->q)
+					kgci_refq_cleared(w, c);	/* enqueued after the pause */
+			} else if (c->kind == WK_CLEANER_H) {
+				c->obj = NULL;
+				c->cstate = CS_PENDING;
+				kgci_refq_cleared(w, c);	/* run (and enqueued) after the pause */
 			} else if (c->kind == WK_HASH) {
-				cell_free(w, c);
+				kgci_cell_free(w, c);
 			} else {
 				struct cleaner_job *j = malloc(sizeof(*j));
 
@@ -554,15 +546,19 @@ void kgci_weak_process(struct kgc_heap *h, kgc_obj (*alive)(struct kgc_heap *h, 
 				j->next = NULL;
 				*tail = j;
 				tail = &j->next;
-				cell_free(w, c);
+				kgci_cell_free(w, c);
 			}
 		}
+	pending = w->pending != NULL;
 	pthread_mutex_unlock(&w->lock);
 	h->st.weak_cleared += cleared;
-	if (jobs) {
+	if (jobs || pending) {
 		pthread_mutex_lock(&w->cleaner_lock);
-		*w->jobs_tail = jobs;
-		w->jobs_tail = tail;
+		if (jobs) {
+			*w->jobs_tail = jobs;
+			w->jobs_tail = tail;
+		}
+		w->has_pending |= pending;
 		pthread_cond_broadcast(&w->cleaner_cond);
 		pthread_mutex_unlock(&w->cleaner_lock);
 	}

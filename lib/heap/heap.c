@@ -229,6 +229,8 @@ KGC_API int kgc_heap_destroy(kgc_heap *h)
 		free(z);
 	}
 	kgci_handles_destroy(h);
+	kgci_pinh_destroy(h);
+	kgci_hooks_destroy(h);
 	kgci_weak_destroy(h);
 	kgci_stale_destroy(h);
 	kgci_full_destroy(h);

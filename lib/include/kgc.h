@@ -336,6 +336,60 @@ int kgc_ephemeron_get(kgc_thread *t, kgc_ephemeron e, kgc_obj *key, kgc_obj *val
 void kgc_ephemeron_free(kgc_thread *t, kgc_ephemeron e);
 
 /*
+ * Reference queues (like java.lang.ref.ReferenceQueue; kgc_refqueue.3):
+ * a weak reference or an ephemeron attached to a queue is enqueued once a
+ * collection (young, full or a cycle's remark) clears it; a cleaner with a
+ * handle attached to one is enqueued once its function has run. Enqueueing
+ * happens after the pause, on the thread 'kgc-cleaner': an entry appears
+ * only after its cell reads cleared (and after its cleaner returned), in
+ * the order the collections cleared them. The runtime drains a queue with
+ * kgc_refqueue_poll (never blocks: -EAGAIN when empty) or kgc_refqueue_wait
+ * (blocks up to timeout_ns, < 0 forever, in native state if t is given:
+ * -ETIMEDOUT), or waits for kgc_refqueue_fd (an eventfd signalled on each
+ * enqueue; read it to reset, then poll until -EAGAIN). An event names the
+ * cell (ref: the kgc_weak, kgc_ephemeron or kgc_cleaner) and the tag given
+ * when it was attached; the cell stays the runtime's to free. Freeing a
+ * cell that is queued or on its way removes its entry. kgc_refqueue_destroy
+ * detaches every cell (their later clearing enqueues nothing) and drops the
+ * entries left (returns how many; -EBUSY while a thread waits on it);
+ * kgc_heap_destroy destroys the queues left. Attaching: 0, -EINVAL (another
+ * heap's queue, a freed cell: checked mode aborts), -ENOENT (cleared
+ * already: no entry will come); q NULL detaches.
+ */
+typedef struct kgc_refqueue kgc_refqueue;
+enum { KGC_REF_WEAK = 1, KGC_REF_EPHEMERON = 2, KGC_REF_CLEANER = 3 };
+struct kgc_ref_event {
+	uint32_t size;		/* out: the bytes filled (min(caller's size, this struct's)) */
+	uint32_t kind;		/* KGC_REF_* */
+	void *ref;		/* the kgc_weak, kgc_ephemeron or kgc_cleaner */
+	uint64_t tag;		/* given to *_set_queue / kgc_cleaner_new */
+	uint64_t reserved[2];	/* 0 */
+};
+#define KGC_REF_EVENT_SIZE_V1	24	/* through tag: the least size the calls accept */
+int kgc_refqueue_create(kgc_heap *heap, kgc_refqueue **out);
+int kgc_refqueue_destroy(kgc_refqueue *q);
+int kgc_refqueue_poll(kgc_refqueue *q, struct kgc_ref_event *ev, size_t size);
+int kgc_refqueue_wait(kgc_thread *t, kgc_refqueue *q, struct kgc_ref_event *ev, size_t size,
+		      int64_t timeout_ns);
+int kgc_refqueue_fd(kgc_refqueue *q);
+int kgc_weak_set_queue(kgc_thread *t, kgc_weak ref, kgc_refqueue *q, uint64_t tag);
+int kgc_ephemeron_set_queue(kgc_thread *t, kgc_ephemeron e, kgc_refqueue *q, uint64_t tag);
+
+/*
+ * Cleaners with a handle: as kgc_cleaner_register (fn(arg) once, on
+ * 'kgc-cleaner', after obj died; fn must not use the heap), and, if q is
+ * given, the cleaner is enqueued there after fn returned. The handle lives
+ * until kgc_cleaner_cancel, which releases it and returns 1 if fn has run
+ * (it waits for a running fn to return), 0 if fn never will; -EDEADLK
+ * from fn itself; -EINVAL on a cancelled handle (checked mode aborts).
+ * NULL + kgc_last_error on bad arguments.
+ */
+typedef struct kgc_cleaner_cell *kgc_cleaner;
+kgc_cleaner kgc_cleaner_new(kgc_thread *t, kgc_obj obj, void (*fn)(void *arg), void *arg,
+			    kgc_refqueue *q, uint64_t tag);
+int kgc_cleaner_cancel(kgc_thread *t, kgc_cleaner c);
+
+/*
  * Identity hash: the same non-zero value for an object for its whole life,
  * however often it moves (like System.identityHashCode). The first call
  * for an object costs a table insert, later ones a lookup.
@@ -349,6 +403,73 @@ kgc_handle kgc_handle_new(kgc_thread *t, kgc_obj obj);
 void kgc_handle_free(kgc_thread *t, kgc_handle h);
 static inline kgc_obj kgc_handle_get(kgc_handle h) { return *(kgc_obj *)h; }
 static inline void kgc_handle_set(kgc_handle h, kgc_obj o) { *(kgc_obj *)h = o; }
+
+/*
+ * Pinned handles (like .NET's pinned GCHandle; kgc_pin_handle.3): a root
+ * that also pins obj's region, JEP 423 style, so obj never moves while the
+ * handle lives - its address may be given to native code or the kernel -
+ * and, unlike a critical section, the holder may call anything meanwhile
+ * (allocate, collect, enter and leave native, other handles). A young GC
+ * keeps the region in place (evacuation failure, kgc_stats evac_fail_pinned),
+ * so many long-lived pins of young objects cost eden space until they are
+ * freed. kgc_pin_handle_get reads the object from any thread in any state.
+ * new: managed state; NULL + kgc_last_error for a NULL, tagged or non-heap
+ * obj (checked mode also aborts on a stale or interior pointer) or no
+ * memory. free: any state (waits for a running pause); 0, -EINVAL (NULL,
+ * freed twice: checked mode aborts). kgc_heap_destroy frees the handles left.
+ */
+typedef struct kgc_pin_handle_cell *kgc_pin_handle;
+kgc_pin_handle kgc_pin_handle_new(kgc_thread *t, kgc_obj obj);
+int kgc_pin_handle_free(kgc_thread *t, kgc_pin_handle p);
+static inline kgc_obj kgc_pin_handle_get(kgc_pin_handle p) { return *(kgc_obj *)p; }
+
+/*
+ * Hooks (kgc_hooks.3): the runtime learns of pauses, of the concurrent
+ * cycle's steps, of an allocation about to fail and of a fatal error.
+ *   KGC_HOOK_PAUSE_START, KGC_HOOK_PAUSE_END (duration_ns), KGC_HOOK_PHASE
+ *     (name: the cycle's step a young pause took, e.g. "Concurrent Start",
+ *     "Remark", "Cleanup", "Mixed"): inside the pause, on the collecting
+ *     thread, the world stopped. They may call nothing of kgc (no
+ *     allocation, no handles, no kgc_stats_get): record and return. Checked
+ *     mode aborts on such a call with a message naming it and the hook;
+ *     plain mode refuses the calls that check their thread (-EPERM / NULL)
+ *     and may deadlock in others.
+ *   KGC_HOOK_ALLOC_FAIL (bytes, attempt): an allocation found no room even
+ *     after a full collection; on the allocating thread, managed, outside
+ *     any pause: the hook may call anything (free handles and caches, drop
+ *     weak tables, collect). Returning KGC_HOOK_RETRY retries the
+ *     allocation (collections included) - at most KGC_HOOK_MAX_RETRIES
+ *     times per allocation; anything else lets it fail (-ENOMEM).
+ *   KGC_HOOK_FATAL (message): just before the library aborts the process;
+ *     on the failing thread, in any state. Process-wide: every heap's fatal
+ *     hook runs. It may log and flush, not use the heap; its return value
+ *     is ignored and abort() follows.
+ * kgc_hook_set replaces the event's hook (fn NULL removes it); not from a
+ * pause hook. info->size is the library's sizeof: fields past it are absent.
+ */
+enum {
+	KGC_HOOK_PAUSE_START = 1,
+	KGC_HOOK_PAUSE_END = 2,
+	KGC_HOOK_PHASE = 3,
+	KGC_HOOK_ALLOC_FAIL = 4,
+	KGC_HOOK_FATAL = 5,
+};
+#define KGC_HOOK_RETRY		1
+#define KGC_HOOK_MAX_RETRIES	3
+struct kgc_hook_info {
+	uint32_t size;		/* sizeof(struct kgc_hook_info) of the library */
+	uint32_t event;		/* KGC_HOOK_* */
+	int32_t kind;		/* pauses: KGC_GC_YOUNG or KGC_GC_FULL */
+	uint32_t attempt;	/* ALLOC_FAIL: 1..KGC_HOOK_MAX_RETRIES */
+	uint64_t gc_id;		/* the collection's number (as in the gc log) */
+	uint64_t duration_ns;	/* PAUSE_END */
+	uint64_t bytes;		/* ALLOC_FAIL: the request */
+	const char *name;	/* pauses: "Pause Young" / "Pause Full"; PHASE: the step */
+	const char *message;	/* FATAL */
+	uint64_t reserved[4];	/* 0 */
+};
+typedef int kgc_hook_fn(kgc_heap *heap, const struct kgc_hook_info *info, void *arg);
+int kgc_hook_set(kgc_heap *heap, unsigned event, kgc_hook_fn *fn, void *arg);
 
 /* ------------------------------------------------------------ object model */
 

@@ -223,6 +223,7 @@ static char *alloc_slow(struct kgc_thread *t, size_t size)
 	struct kgc_heap *h = t->heap;
 	bool hum = size >= h->alloc.humongous_threshold;
 	unsigned tries = 0;	/* blocks cleared so far (a collection may take one) */
+	unsigned hook_tries = 0;	/* retries the allocation-failure hook asked for */
 
 	/* pretouch.c: the next pause's to-space, backed by kgc-pretouch or here */
 	if (t->pt_region || (t->pretouch_pending && !kgci_pretouch_kick(h)))
@@ -236,6 +237,7 @@ static char *alloc_slow(struct kgc_thread *t, size_t size)
 		else
 			t->pace_t = 0;
 	}
+retry:
 	for (int iter = 0; iter < 10000; iter++) {
 		char *p = NULL;
 		uint64_t epoch;
@@ -270,6 +272,9 @@ static char *alloc_slow(struct kgc_thread *t, size_t size)
 			/* a collection ran while clearing: the block is gone */
 		}
 	}
+	/* the runtime's hook may free memory and ask again (bounded: hooks.c) */
+	if (kgci_hook_alloc_fail(t, size, ++hook_tries))
+		goto retry;
 	kgci_err_set(ENOMEM, "out of memory: cannot allocate %zu bytes (heap %zuM, %u regions, %u free)",
 		size, ((size_t)h->nregions << h->region_shift) >> 20, h->nregions, h->count[RT_FREE]);
 	return NULL;

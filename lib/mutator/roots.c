@@ -124,8 +124,8 @@ void kgci_roots_iterate(struct kgc_heap *h, slot_fn fn, void *ctx)
 		}
 }
 
-/* Open critical arrays, running critical natives' arrays and those of I/O in
- * flight are pinned roots (kgci_pinned_root, gc_internal.h). */
+/* Open critical arrays, running critical natives' arrays, those of I/O in
+ * flight and the objects of pinned handles are pinned roots (kgci_pinned_root, gc_internal.h). */
 void kgci_roots_iterate_critical(struct kgc_heap *h, slot_fn fn, void *ctx)
 {
 	for (struct kgc_thread *t = h->thr.threads; t; t = t->next) {
@@ -138,6 +138,7 @@ void kgci_roots_iterate_critical(struct kgc_heap *h, slot_fn fn, void *ctx)
 					 "critical array", fn, ctx);
 	}
 	kgci_io_roots_iterate(h, fn, ctx);
+	kgci_pinh_roots_iterate(h, fn, ctx);
 }
 
 void kgci_obj_iterate_refs(struct kgc_heap *h, kgc_obj o, slot_fn fn, void *ctx)

@@ -82,6 +82,7 @@ void kgci_thread_check(struct kgc_thread *t, const char *what)
 			kgci_fatal("%s: thread '%s' used after kgc_thread_detach", what, t->name);
 		kgci_fatal("%s: %p is not an attached kgc thread", what, (void *)t);
 	}
+	kgci_hook_forbidden(t->heap, what);	/* checked mode: abort naming the call */
 }
 
 /* Managed calls (allocation, frames, collections): not in native state,
@@ -91,6 +92,8 @@ bool kgci_thread_check_managed(struct kgc_thread *t, const char *what)
 	kgci_thread_check(t, what);
 	if (likely(thread_state(t) == TS_MANAGED))
 		return true;
+	if (kgci_hook_forbidden(t->heap, what))
+		return false;	/* the collecting thread, in a pause hook */
 	if (t->pub.crit_open) {
 		if (t->heap->opt.check)
 			kgci_fatal("%s inside a critical section: thread '%s', array %p (%u open); "

@@ -14,7 +14,7 @@
 static inline uint32_t vm_of(uint64_t hd) { return (uint32_t)(hd >> HDR_VM_SHIFT) & VM_MASK; }
 
 /* o is an object the calling (managed) thread may change the bits of: 0 or -errno. */
-static int vm_obj(struct kgc_thread *t, kgc_obj o, const char *what)
+int kgci_obj_arg_check(struct kgc_thread *t, kgc_obj o, const char *what)
 {
 	struct kgc_heap *h;
 	struct region *r;
@@ -54,7 +54,7 @@ static int vm_bad_bits(struct kgc_thread *t, const char *what, uint32_t a, uint3
 
 KGC_API int kgc_obj_vm_bits_get(kgc_thread *t, kgc_obj o, uint32_t *bits)
 {
-	int err = vm_obj(t, o, "kgc_obj_vm_bits_get");
+	int err = kgci_obj_arg_check(t, o, "kgc_obj_vm_bits_get");
 
 	if (err)
 		return err;
@@ -68,7 +68,7 @@ KGC_API int kgc_obj_vm_bits_get(kgc_thread *t, kgc_obj o, uint32_t *bits)
 
 KGC_API int kgc_obj_vm_bits_cas(kgc_thread *t, kgc_obj o, uint32_t *expected, uint32_t desired)
 {
-	int err = vm_obj(t, o, "kgc_obj_vm_bits_cas");
+	int err = kgci_obj_arg_check(t, o, "kgc_obj_vm_bits_cas");
 	uint64_t hd;
 
 	if (err)
@@ -93,7 +93,7 @@ KGC_API int kgc_obj_vm_bits_cas(kgc_thread *t, kgc_obj o, uint32_t *expected, ui
 
 KGC_API int kgc_obj_vm_bits_update(kgc_thread *t, kgc_obj o, uint32_t clear, uint32_t set, uint32_t *old)
 {
-	int err = vm_obj(t, o, "kgc_obj_vm_bits_update");
+	int err = kgci_obj_arg_check(t, o, "kgc_obj_vm_bits_update");
 	uint64_t hd, nv;
 
 	if (err || (err = vm_bad_bits(t, "kgc_obj_vm_bits_update", clear, set)))

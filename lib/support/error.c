@@ -40,6 +40,8 @@ void kgci_fatal(const char *fmt, ...)
 	/* one message, one write */
 	if (write(2, "kgc: fatal: ", 12) < 0 || write(2, buf, n) < 0) {
 	}
+	buf[n - 1] = 0;
+	kgci_hook_fatal(buf);	/* the runtime's last word (hooks.c) */
 	abort();
 }
 

@@ -94,6 +94,8 @@ void kgci_stats_snapshot(struct kgc_heap *h, struct kgc_stats *s)
 KGC_API
 int kgc_stats_get(kgc_heap *h, struct kgc_stats *out, size_t size)
 {
+	if (h && kgci_hook_forbidden(h, "kgc_stats_get"))
+		return -EPERM;	/* it takes h->lock, which the pause holds */
 	struct kgc_stats s;
 
 	if (!h || !out || !size) {

@@ -50,19 +50,7 @@ static int get(kgc_ephemeron e, kgc_obj *k, kgc_obj *v)
 
 static void collect_kind(int kind)
 {
-	if (kind >= 0) {
-		T_ASSERT_EQ(kgc_collect(t, kind), 0);
-		return;
-	}
-	/* two concurrent cycles (their remarks decide old keys) */
-	uint64_t c0 = t_stats(h).concurrent_cycles;
-
-	for (int i = 0; t_stats(h).concurrent_cycles < c0 + 2; i++) {
-		T_ASSERT(i < 100000);
-		t_churn(t, h, NODE, 1);
-		if (i % 4 == 0)
-			t_nap_native(t, 300);
-	}
+	t_collect_kind(t, h, NODE, kind);
 }
 
 /* s: 0 key 1, 1 key 2, 2 scratch, 3 key of the self cycle */
@@ -214,11 +202,7 @@ static void heap_up(unsigned ihop, int ballast)
 	T_ASSERT_EQ(kgc_thread_attach(h, "main", &t), 0);
 	if (!ballast)
 		return;
-	/* 2.4 MB of live old objects: over the 1% that starts a cycle */
-	kgc_handle b = kgc_handle_new(t, kgc_alloc_array(t, KGC_TYPE_REF_ARRAY, 60000));
-
-	for (int i = 0; i < 60000; i++)
-		kgc_array_set_ref(t, kgc_handle_get(b), i, kgc_alloc(t, NODE));
+	t_ballast(t, NODE);
 }
 
 static void heap_down(void)

@@ -89,7 +89,7 @@
 
 /* ------------------------------------------------------------------ modes */
 
-enum { F_PINHEAVY = 1, F_TAGGED = 2, F_EPHEMERON = 4, F_INPLACE = 8, F_LARGE = 16 };
+enum { F_PINHEAVY = 1, F_TAGGED = 2, F_EPHEMERON = 4, F_INPLACE = 8, F_LARGE = 16, F_REFQ = 32, F_PINH = 64 };
 
 /* young.c's test hook: the next ngcs young pauses' evacuation budget */
 void kgci_young_test_budget(kgc_heap *h, int64_t budget_ns, int ngcs);
@@ -145,6 +145,14 @@ static const struct mode modes[] = {
 	 * sections, the verifier after every pause */
 	{ "large", "KGC_VERIFY=1 KGC_HEAP_MAX=96m KGC_REGION_SIZE=1m KGC_YOUNG_SIZE=6m KGC_IHOP=20 "
 		   "KGC_POISON=1", F_LARGE },
+	/* reference queues: weak references, ephemerons (fixnum values: F_TAGGED)
+	 * and cleaners enqueued exactly when
+	 * the model finds their referents dead (mt_shadow_refs.h) */
+	{ "refqueue", "KGC_HEAP_MAX=64m KGC_REGION_SIZE=1m KGC_YOUNG_SIZE=6m KGC_TENURE=2 KGC_IHOP=5 "
+		      "KGC_MIXED_LIVE=40", F_REFQ | F_TAGGED },
+	/* pinned handles: their objects never move (mt_shadow_refs.h) */
+	{ "pinhandle", "KGC_HEAP_MAX=64m KGC_REGION_SIZE=1m KGC_YOUNG_SIZE=6m KGC_TENURE=1 KGC_IHOP=5 "
+		       "KGC_MIXED_LIVE=40", F_PINH },
 };
 #define NMODES (sizeof(modes) / sizeof(modes[0]))
 
@@ -308,6 +316,13 @@ struct mut {
 };
 
 static __thread struct mut *cur_mut;
+
+/* modes refqueue and pinhandle (mt_shadow_refs.h) */
+static void refs_push_roots(struct mut *T, const char *why);
+static void refs_settle(struct mut *T, uint64_t e, const char *why);
+static void refs_check_cleared(struct mut *T);
+static void refs_forget_unreached(struct mut *T, uint64_t e);
+static void refs_drop_pins(struct mut *T, int keep_one_in);
 
 static struct kgc_stats t_stats(kgc_heap *h)
 {
@@ -623,6 +638,8 @@ static void push_roots(struct mut *T, const char *why)
 	if (T->nest_on)
 		for (int i = 0; i < NNEST; i++)
 			root_push(T, T->mn[i], T->nslots[i], "nested", i, why);
+	if (flags & F_PINH)
+		refs_push_roots(T, why);
 }
 
 /* Walk everything pushed, heap and model side by side, marking epoch e. */
@@ -756,6 +773,8 @@ static void check_all(struct mut *T, const char *why)
 	push_roots(T, why);
 	walk(T, e, why);
 	eph_walk(T, e, why, true);
+	if (flags & F_REFQ)
+		refs_settle(T, e, why);
 	for (size_t i = 0; i < T->objs.n; i++) {
 		struct mobj *m = T->objs.v[i];
 
@@ -783,6 +802,8 @@ static void drop_roots(struct mut *T, int keep_one_in)
 			kgc_handle_set(T->h[i], NULL);
 			T->mh[i] = NULL;
 		}
+	if (flags & F_PINH)
+		refs_drop_pins(T, keep_one_in);
 }
 
 /* Allocate into frame slot T->slots[tmp] (0 or 1). NULL on ENOMEM after a retry. */
@@ -1138,8 +1159,10 @@ static void do_collect(struct mut *T, int kind)
 		kgci_young_test_budget(heap, budget_ns[rnd(T, 4)], 1 + (int)rnd(T, 3));
 	if (kgc_collect(T->t, kind))
 		fail(T, "kgc_collect(%d) failed", kind);
-	if (kind == KGC_GC_FULL)
+	if (kind == KGC_GC_FULL) {
 		eph_check_cleared(T);
+		refs_check_cleared(T);
+	}
 	T->collects++;
 	T->fulls += kind == KGC_GC_FULL;
 }
@@ -1381,6 +1404,8 @@ static void op_deposit(struct mut *T)
 		push_roots(T, "deposit");
 		walk(T, e1, "deposit");
 		eph_walk(T, e1, "deposit", false);	/* what live keys' values reach is the rest's too */
+		if (flags & F_REFQ)
+			refs_forget_unreached(T, e1);
 		T->slots[i] = so;
 		T->mroots[i] = saved;
 	}
@@ -1547,6 +1572,8 @@ static void op_native(struct mut *T)
 
 /* -------------------------------------------------------------- a mutator */
 
+#include "mt_shadow_refs.h"
+
 static void *mutator(void *arg)
 {
 	struct mut *T = arg;
@@ -1557,6 +1584,7 @@ static void *mutator(void *arg)
 	if (kgc_thread_attach(heap, name, &T->t))
 		fail(T, "kgc_thread_attach failed");
 	kgc_frame_push(T->t, &T->f, T->slots, NSLOTS, NULL);
+	refs_init(T);
 	while (!atomic_load(&failing)) {
 		uint64_t r;
 
@@ -1611,6 +1639,12 @@ static void *mutator(void *arg)
 		} else if ((flags & F_EPHEMERON) && r < 970) {
 			T->what = "ephemeron";
 			op_ephemeron(T);
+		} else if ((flags & F_REFQ) && r < 970) {
+			T->what = "refqueue";
+			op_refq(T);
+		} else if ((flags & F_PINH) && r < 970) {
+			T->what = "pinned handle";
+			op_pinh(T);
 		} else if ((flags & F_TAGGED) && r < 985) {
 			T->what = "tagged";
 			op_tagged(T);
@@ -1630,6 +1664,7 @@ static void *mutator(void *arg)
 			T->h[i] = NULL;
 			T->mh[i] = NULL;
 		}
+	refs_teardown(T);
 	check_all(T, "teardown");
 	for (int i = 0; i < NEPH; i++)
 		if (T->eph[i].e)
