@@ -46,7 +46,7 @@ static inline void v_set_tag(kgc_obj o, uint64_t tag)
 	__atomic_store_n(&KGC_FIELD(o, V_TAG, uint64_t), tag, __ATOMIC_RELEASE);
 }
 
-static void variant_scan(kgc_obj o, struct kgc_slot_visitor *v, void *ctx)
+static __attribute__((unused)) void variant_scan(kgc_obj o, struct kgc_slot_visitor *v, void *ctx)
 {
 	uint64_t tag = v_tag(o);
 
@@ -70,7 +70,7 @@ static inline void tb_set_kind(kgc_obj o, int i, unsigned kind)
 	__atomic_store_n(&KGC_FIELD(o, TB_KINDS, uint64_t), k, __ATOMIC_RELEASE);
 }
 
-static void table_scan(kgc_obj o, struct kgc_slot_visitor *v, void *ctx)
+static __attribute__((unused)) void table_scan(kgc_obj o, struct kgc_slot_visitor *v, void *ctx)
 {
 	uint64_t kinds = __atomic_load_n(&KGC_FIELD(o, TB_KINDS, uint64_t), __ATOMIC_ACQUIRE);
 
