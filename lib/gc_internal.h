@@ -111,6 +111,9 @@ struct type_info {
 	uint32_t elem_shift;	/* prim arrays */
 	uint32_t nrefs;
 	uint32_t *ref_offsets;	/* byte offsets */
+	kgc_scan_fn scan;	/* runtime-defined layout (scan.c): nrefs 0, the
+				 * walkers call kgci_scan_refs after the (empty) map */
+	void *scan_ctx;
 };
 
 struct type_table {
@@ -127,6 +130,18 @@ int kgci_types_init(struct kgc_heap *h);
 void kgci_types_destroy(struct kgc_heap *h);
 static inline const struct type_info *type_get(struct kgc_heap *h, uint32_t id);
 bool kgci_type_valid(struct kgc_heap *h, uint32_t id);
+int kgci_types_add(struct kgc_heap *h, struct type_info *ti, uint32_t *id);	/* locks */
+/* scan.c: the reference slots of o (type ti, a scanned type) in [lo, hi)
+ * holding a reference (is_ref), each to fn; kgci_scan_values hands every
+ * reported slot's value (NULL, immediates too) to mark, as cm_obj_refs does */
+void kgci_scan_refs(struct kgc_heap *h, const struct type_info *ti, void *o, char *lo, char *hi,
+		    void (*fn)(struct kgc_heap *h, kgc_obj *slot, void *ctx), void *ctx);
+void kgci_scan_values(struct kgc_heap *h, const struct type_info *ti, void *o,
+		      void (*mark)(struct kgc_heap *h, void *ctx, kgc_obj v), void *ctx);
+/* callback_guard.c: while a runtime callback runs on this thread (a scan
+ * function, a heap walk's visitor), managed kgc calls fail (checked: abort) */
+extern __thread const char *kgci_cb_running;
+bool kgci_cb_refuse(struct kgc_heap *h, const char *what);
 
 /* ----------------------------------------------------------------- options */
 unsigned kgci_log_parse(const char *spec);
@@ -762,6 +777,7 @@ void kgci_sp_block(struct kgc_thread *t);
 enum gc_reason { GCR_ALLOC = 0, GCR_EXPLICIT, GCR_HUMONGOUS, GCR_YOUNG_FAILED };
 void kgci_collect_run(struct kgc_heap *h, int kind, int reason);	/* collect.c, at a safepoint */
 int kgci_sp_collect(struct kgc_thread *t, int kind, int reason, uint64_t epoch);
+void kgci_sp_run(struct kgc_thread *t, void (*fn)(struct kgc_heap *h, void *ctx), void *ctx);
 int kgci_sp_collect_alloc(struct kgc_thread *t, int kind, int reason, uint64_t epoch,
 		     size_t alloc_size, char **out, size_t *zero);
 char *kgci_alloc_locked(struct kgc_thread *t, size_t size, size_t *zero);
@@ -838,6 +854,8 @@ kgci_obj_refs_range_inline(struct kgc_heap *h, kgc_obj o, char *lo, char *hi, sl
 			if ((char *)s >= lo && (char *)s < hi && is_ref(h, __atomic_load_n(s, __ATOMIC_RELAXED)))
 				fn(h, s, ctx);
 		}
+		if (unlikely(ti->scan != NULL))
+			kgci_scan_refs(h, ti, o, lo, hi, fn, ctx);
 		break;
 	}
 	case KIND_REF_ARRAY: {

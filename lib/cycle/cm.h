@@ -163,6 +163,8 @@ cm_obj_refs(struct kgc_heap *h, kgc_obj o, uint64_t hd, void (*mark)(struct kgc_
 
 		for (uint32_t i = 0; i < ti->nrefs; i++)
 			mark(h, ctx, load_ref((kgc_obj *)((char *)o + ti->ref_offsets[i])));
+		if (unlikely(ti->scan != NULL))
+			kgci_scan_values(h, ti, o, mark, ctx);
 		break;
 	}
 	case KIND_REF_ARRAY: {

@@ -66,6 +66,17 @@ static int types_add(struct kgc_heap *h, struct type_info *ti, uint32_t *id)
 	return 0;
 }
 
+/* A new type (scan.c's registrations): its id in *id, or -ENOSPC/-ENOMEM. */
+int kgci_types_add(struct kgc_heap *h, struct type_info *ti, uint32_t *id)
+{
+	int err;
+
+	pthread_mutex_lock(&h->types.lock);
+	err = types_add(h, ti, id);
+	pthread_mutex_unlock(&h->types.lock);
+	return err;
+}
+
 int kgci_types_init(struct kgc_heap *h)
 {
 	uint32_t id;

@@ -201,6 +201,49 @@ int kgc_type_register(kgc_heap *heap, const struct kgc_type_desc *desc,
 		      kgc_type_id *out);
 const char *kgc_type_name(const kgc_heap *heap, kgc_type_id type);
 
+/*
+ * Runtime-defined layouts (kgc_scan.3): a type whose reference slots the
+ * runtime reports itself, MMTk-style, instead of a fixed offset list: a
+ * tagged union, a hash table with keys and values inline and a type byte.
+ * Whenever the collector needs the type's references (young evacuation,
+ * card scanning and refinement, concurrent marking, full marking and
+ * pointer updates, the verifier, kgc_obj_refs) it calls scan(o, v, ctx),
+ * which calls kgc_visit_slot(v, slot) for each word of o that holds a
+ * reference now; the collector loads the slot itself and skips NULL and
+ * tagged immediates, as for a layout-map type.
+ *
+ * scan may run on any thread (a collector worker, the concurrent marker,
+ * the refinement thread, an allocating thread that assists marking), in a
+ * pause or while mutators run, many times per object. It must only read o
+ * and report slots inside o: no allocation, no kgc call, no lock that a
+ * thread holds while it allocates or waits for a collection. A slot it may
+ * report in any state of the object holds only a reference, NULL or a
+ * tagged immediate, stored with kgc_set_ref; a slot that becomes reported
+ * (a type byte changes) is stored before the byte is (release order).
+ * A reported slot outside o or misaligned is fatal (naming the type);
+ * a kgc call from scan fails (-EPERM), and checked mode aborts naming it.
+ */
+struct kgc_slot_visitor {
+	void (*visit)(struct kgc_slot_visitor *v, kgc_obj *slot);	/* the collector's */
+};
+static inline void kgc_visit_slot(struct kgc_slot_visitor *v, kgc_obj *slot)
+{
+	v->visit(v, slot);
+}
+typedef void (*kgc_scan_fn)(kgc_obj o, struct kgc_slot_visitor *v, void *ctx);
+
+struct kgc_scan_type_desc {
+	uint32_t size;			/* sizeof(struct kgc_scan_type_desc) */
+	uint32_t payload_size;		/* bytes after the header (fixed, zeroed) */
+	const char *name;
+	kgc_scan_fn scan;
+	void *ctx;			/* scan's third argument */
+	uint64_t reserved[4];		/* zero */
+};
+/* 0, or -EINVAL (NULL, bad size, reserved nonzero, too large), -ENOSPC. */
+int kgc_type_register_scanned(kgc_heap *heap, const struct kgc_scan_type_desc *desc,
+			      kgc_type_id *out);
+
 /* ----------------------------------------------------------------- threads */
 
 /*
@@ -1363,6 +1406,63 @@ struct kgc_stats {
 int kgc_stats_get(kgc_heap *heap, struct kgc_stats *out, size_t size);
 /* Human-readable summary to a FILE* (void * to avoid <stdio.h>). */
 void kgc_stats_print(kgc_heap *heap, void *file);
+
+/* --------------------------------------------------------------- heap walk */
+
+/*
+ * Heap walk (kgc_heap_walk.3): at a safepoint of its own (every other
+ * thread stopped), first a full collection, then fn once for every object
+ * of the heap, in address order: after the collection those are exactly
+ * the objects reachable from roots (frames, handles, critical and I/O
+ * arrays; weak referents and ephemeron values that survived it). With
+ * KGC_WALK_NO_COLLECT, no collection: every allocated object not yet
+ * known dead, garbage included (cheap, but a garbage object's references
+ * may dangle). fn may read the object and call kgc_walk_refs; it must not
+ * allocate or call any other kgc function (they fail with -EPERM; checked
+ * mode aborts), nor store into the heap, nor wait for another attached
+ * thread. A positive return stops the walk and is returned.
+ * Managed state; 0, a positive value from fn, or -EINVAL / -EPERM.
+ */
+enum kgc_walk_flags {
+	KGC_WALK_NO_COLLECT = 1,	/* walk what is there, garbage included */
+};
+struct kgc_walk_object {
+	uint32_t size;			/* sizeof(struct kgc_walk_object) of the library */
+	kgc_type_id type;
+	kgc_obj obj;
+	size_t bytes;			/* the object's size, header included */
+	uint32_t region;		/* index of its region */
+	uint32_t reserved;
+};
+typedef int (*kgc_walk_fn)(const struct kgc_walk_object *o, void *ctx);
+int kgc_heap_walk(kgc_thread *t, unsigned flags, kgc_walk_fn fn, void *ctx);
+/* From a kgc_heap_walk callback, for the object it was given: fn(ref, ctx)
+ * for each reference the object holds (layout map, reference array or scan
+ * function; NULL and tagged immediates skipped). 0, or -EINVAL outside a
+ * walk callback or for another object. */
+int kgc_walk_refs(const struct kgc_walk_object *o, void (*fn)(kgc_obj ref, void *ctx), void *ctx);
+
+/* A histogram by type, like jmap -histo: rows sorted by bytes (then count,
+ * then type id) descending; names stay valid while the heap lives. */
+struct kgc_histogram_row {
+	kgc_type_id type;
+	uint32_t reserved;
+	uint64_t count, bytes;
+	const char *name;
+};
+struct kgc_histogram {
+	uint32_t size;			/* the caller's sizeof(struct kgc_histogram) */
+	uint32_t nrows;
+	uint64_t count, bytes;		/* totals */
+	struct kgc_histogram_row *rows;	/* kgc_histogram_free */
+	uint64_t reserved[2];		/* zeroed by the library */
+};
+/* flags as kgc_heap_walk's. 0, -EINVAL (bad size), -EPERM, -ENOMEM. */
+int kgc_heap_histogram(kgc_thread *t, unsigned flags, struct kgc_histogram *out);
+void kgc_histogram_free(struct kgc_histogram *hg);
+/* jmap -histo's table to a FILE* (void *): at most max_rows rows (0: all)
+ * and a total line. 0 or -EINVAL. */
+int kgc_histogram_print(const struct kgc_histogram *hg, unsigned max_rows, void *file);
 
 #ifdef __cplusplus
 }

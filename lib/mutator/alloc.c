@@ -330,6 +330,8 @@ KGC_API kgc_obj kgc__alloc_slow(kgc_thread *t, kgc_type_id type)
 	if (unlikely(thread_state(t) != TS_MANAGED ||
 		     t->magic != THREAD_MAGIC) && !kgci_thread_check_managed(t, "kgc_alloc"))
 		return NULL;
+	if (unlikely(kgci_cb_running != NULL) && kgci_cb_refuse(h, "kgc_alloc"))
+		return NULL;
 	if (unlikely(type >= atomic_load_explicit(&h->types.count, memory_order_acquire) ||
 		     (ti = type_get(h, type))->kind != KIND_INSTANCE || !type)) {
 		if (h->opt.check)
@@ -355,6 +357,8 @@ KGC_API kgc_obj kgc__alloc_array_slow(kgc_thread *t, kgc_type_id type, size_t le
 
 	if (unlikely(thread_state(t) != TS_MANAGED ||
 		     t->magic != THREAD_MAGIC) && !kgci_thread_check_managed(t, "kgc_alloc_array"))
+		return NULL;
+	if (unlikely(kgci_cb_running != NULL) && kgci_cb_refuse(h, "kgc_alloc_array"))
 		return NULL;
 	if (unlikely(type < 1 || type > KGC_TYPE_REF_ARRAY)) {
 		if (h->opt.check)

@@ -90,7 +90,9 @@ void kgc__set_ref_checked(kgc_thread *t, kgc_obj o, size_t off, kgc_obj val)
 	kgc_obj *slot = (kgc_obj *)((char *)o + off);
 	bool ok = false;
 
-	if (ti->kind == KIND_INSTANCE)
+	if (ti->kind == KIND_INSTANCE && ti->scan)	/* any word of the payload (kgc_scan.3) */
+		ok = off >= KGC_HEADER_SIZE && off % WORD == 0 && off < ti->size_words * WORD;
+	else if (ti->kind == KIND_INSTANCE)
 		for (uint32_t i = 0; i < ti->nrefs && !ok; i++)
 			ok = ti->ref_offsets[i] == off;
 	else if (ti->kind == KIND_REF_ARRAY)

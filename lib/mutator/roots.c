@@ -159,6 +159,8 @@ void kgci_obj_iterate_refs(struct kgc_heap *h, kgc_obj o, slot_fn fn, void *ctx)
 			if (is_ref(h, __atomic_load_n(s, __ATOMIC_RELAXED)))
 				fn(h, s, ctx);
 		}
+		if (unlikely(ti->scan != NULL))
+			kgci_scan_refs(h, ti, o, (char *)o, (char *)o + ti->size_words * WORD, fn, ctx);
 		break;
 	}
 	case KIND_REF_ARRAY: {

@@ -119,21 +119,34 @@ static void gclocker_done(struct kgc_heap *h)
  * then after a full one) and its result returned in *out. Returns 1 if this
  * call collected, 0 if another thread collected in the meantime.
  */
+/* The world stopped for t (gc_lock held): h->lock taken, as a collection has it. */
+static void world_stop(struct kgc_heap *h, struct kgc_thread *t)
+{
+	if (h->opt.pin_mode == KGC_PIN_MODE_GCLOCKER)
+		gclocker_wait(h);
+	stop_world(h, t);
+	pthread_mutex_lock(&h->lock);
+}
+
+static void world_resume(struct kgc_heap *h)
+{
+	pthread_mutex_unlock(&h->lock);
+	if (h->opt.pin_mode == KGC_PIN_MODE_GCLOCKER)
+		gclocker_done(h);
+	resume_world(h);
+}
+
 int kgci_sp_collect_alloc(struct kgc_thread *t, int kind, int reason, uint64_t epoch,
 		     size_t alloc_size, char **out, size_t *zero)
 {
 	struct kgc_heap *h = t->heap;
-	bool gclocker = h->opt.pin_mode == KGC_PIN_MODE_GCLOCKER;
 	int did = 0;
 
 	kgci_pin_flush_cache(t);
 	thread_set_native(t, TS_BLOCKED);
 	pthread_mutex_lock(&h->gc_lock);
 	if (epoch == UINT64_MAX || atomic_load(&h->sp.gc_count) == epoch) {
-		if (gclocker)
-			gclocker_wait(h);
-		stop_world(h, t);
-		pthread_mutex_lock(&h->lock);
+		world_stop(h, t);
 		uint64_t full_before = h->st.full_gcs;
 
 		kgci_collect_run(h, kind, reason);
@@ -165,10 +178,7 @@ int kgci_sp_collect_alloc(struct kgc_thread *t, int kind, int reason, uint64_t e
 		}
 		atomic_fetch_add(&h->sp.gc_count, 1);
 		epoch = atomic_load(&h->sp.gc_count);
-		pthread_mutex_unlock(&h->lock);
-		if (gclocker)
-			gclocker_done(h);
-		resume_world(h);
+		world_resume(h);
 		did = 1;
 	}
 	pthread_mutex_unlock(&h->gc_lock);
@@ -183,6 +193,24 @@ int kgci_sp_collect_alloc(struct kgc_thread *t, int kind, int reason, uint64_t e
 int kgci_sp_collect(struct kgc_thread *t, int kind, int reason, uint64_t epoch)
 {
 	return kgci_sp_collect_alloc(t, kind, reason, epoch, 0, NULL, NULL);
+}
+
+/* fn(h, ctx) at a safepoint of its own, as a collection runs (h->lock held,
+ * every other thread stopped; fn may run one with kgci_collect_run). Counts
+ * as a collection for the allocation retry's epoch. */
+void kgci_sp_run(struct kgc_thread *t, void (*fn)(struct kgc_heap *h, void *ctx), void *ctx)
+{
+	struct kgc_heap *h = t->heap;
+
+	kgci_pin_flush_cache(t);
+	thread_set_native(t, TS_BLOCKED);
+	pthread_mutex_lock(&h->gc_lock);
+	world_stop(h, t);
+	fn(h, ctx);
+	atomic_fetch_add(&h->sp.gc_count, 1);
+	world_resume(h);
+	pthread_mutex_unlock(&h->gc_lock);
+	thread_to_managed(t);
 }
 
 /*

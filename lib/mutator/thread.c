@@ -90,6 +90,8 @@ void kgci_thread_check(struct kgc_thread *t, const char *what)
 bool kgci_thread_check_managed(struct kgc_thread *t, const char *what)
 {
 	kgci_thread_check(t, what);
+	if (unlikely(kgci_cb_refuse(t->heap, what)))
+		return false;
 	if (likely(thread_state(t) == TS_MANAGED))
 		return true;
 	if (kgci_hook_forbidden(t->heap, what))
