@@ -730,7 +730,7 @@ char *kgci_bot_block_start(struct kgc_heap *h, struct region *r, const char *car
 
 /* thread/safepoint: the state transitions are mutator/thread_state.h's */
 #include "mutator/thread_state.h"
-void kgci_sp_block(struct kgc_thread *t);
+void kgci_sp_block(struct kgc_thread *t);	/* safepoint.c */
 enum gc_reason { GCR_ALLOC = 0, GCR_EXPLICIT, GCR_HUMONGOUS, GCR_YOUNG_FAILED };
 void kgci_collect_run(struct kgc_heap *h, int kind, int reason);	/* collect.c, at a safepoint */
 int kgci_sp_collect(struct kgc_thread *t, int kind, int reason, uint64_t epoch);
@@ -738,8 +738,11 @@ int kgci_sp_collect_alloc(struct kgc_thread *t, int kind, int reason, uint64_t e
 		     size_t alloc_size, char **out, size_t *zero);
 char *kgci_alloc_locked(struct kgc_thread *t, size_t size, size_t *zero);
 void kgci_alloc_retire_tlabs(struct kgc_heap *h);	/* every thread's (alloc.c) */
+/* thread_state.c: a leaf (checks, transitions) every layer may call */
 void kgci_thread_check(struct kgc_thread *t, const char *what);
 bool kgci_thread_check_managed(struct kgc_thread *t, const char *what);
+kgc_obj kgci_thread_first_critical(struct kgc_thread *t);
+void kgci_thread_wait_gc_end(struct kgc_heap *h);
 
 /* roots */
 typedef void (*slot_fn)(struct kgc_heap *h, kgc_obj *slot, void *ctx);
