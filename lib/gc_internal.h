@@ -888,7 +888,7 @@ int kgci_stale_init(struct kgc_heap *h);
 void kgci_stale_destroy(struct kgc_heap *h);
 void kgci_stale_quarantine(struct kgc_heap *h, struct region *r);
 void kgci_stale_release(struct kgc_heap *h, bool all);
-void kgci_stale_alloc_tick(struct kgc_thread *t);
+bool kgci_stale_alloc_due(struct kgc_thread *t);	/* a young collection is due */
 
 /* weak.c */
 int kgci_weak_init(struct kgc_heap *h);
@@ -939,6 +939,10 @@ void kgci_pinspace_destroy(struct kgc_heap *h);
 void kgci_pinspace_stats_refresh(struct kgc_heap *h);
 /* the unit starting at region i: its bytes a ring may register, 0 if none */
 size_t kgci_pinspace_unit_bytes(struct kgc_heap *h, uint32_t i);
+/* h->lock held: size bytes (at most a region) of a unit, NULL if no room;
+ * a humongous object of kgci_alloc_humongous's made a unit (alloc_pinned.c) */
+char *kgci_pinspace_alloc(struct kgc_heap *h, size_t size, bool *zeroed);
+void kgci_pinspace_adopt(struct kgc_heap *h, char *p);
 bool kgci_cm_idle(struct kgc_heap *h);	/* no cycle runs (a pause) */
 
 /* alloc */
