@@ -771,7 +771,7 @@ static inline void kgci_pinned_root(struct kgc_heap *h, const char *owner_kind, 
 void kgci_io_roots_iterate(struct kgc_heap *h, slot_fn fn, void *ctx);	/* io_roots.c: in-flight arrays */
 void kgci_io_stats_refresh(struct kgc_heap *h);				/* io_roots.c: stats io_* */
 void kgci_handles_destroy(struct kgc_heap *h);
-/* calls fn on every reference slot of object o that holds a reference
+/* object.c: calls fn on every reference slot of object o that holds a reference
  * (is_ref: not NULL, not a tagged immediate); the same for the root
  * iterators. A reader that loads the slot again (a concurrent one: the
  * value may have changed) asks is_ref itself. */
@@ -851,10 +851,11 @@ void kgci_full_collect(struct kgc_heap *h, uint32_t *npinned);
 int kgci_full_init(struct kgc_heap *h);
 void kgci_full_destroy(struct kgc_heap *h);
 void kgci_verify_heap(struct kgc_heap *h, const char *when);
+/* pins.c (heap): which regions are pinned at this collection */
 void kgci_pins_compute(struct kgc_heap *h);	/* sets RF_PINNED / RF_KPINNED */
 unsigned kgci_pins_private(struct kgc_heap *h, struct kgc_thread *t, uint32_t idx[2]);
-void kgci_pin_flush_cache(struct kgc_thread *t);
 bool kgci_region_pinned_now(struct kgc_heap *h, uint32_t idx);
+void kgci_pin_flush_cache(struct kgc_thread *t);	/* critical.c */
 void kgci_evac_test_inject_failure(kgc_heap *h, int ngcs);	/* test hook */
 void kgci_young_test_budget(kgc_heap *h, int64_t budget_ns, int ngcs);	/* test hook (young.c) */
 extern void (*kgci_alloc_test_zero_hook)(struct kgc_heap *h);	/* test hook (alloc.c) */
