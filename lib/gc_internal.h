@@ -773,7 +773,7 @@ char *kgci_bot_block_start(struct kgc_heap *h, struct region *r, const char *car
 
 /* thread/safepoint: the state transitions are mutator/thread_state.h's */
 #include "mutator/thread_state.h"
-void kgci_sp_block(struct kgc_thread *t);
+void kgci_sp_block(struct kgc_thread *t);	/* safepoint.c */
 enum gc_reason { GCR_ALLOC = 0, GCR_EXPLICIT, GCR_HUMONGOUS, GCR_YOUNG_FAILED };
 void kgci_collect_run(struct kgc_heap *h, int kind, int reason);	/* collect.c, at a safepoint */
 int kgci_sp_collect(struct kgc_thread *t, int kind, int reason, uint64_t epoch);
@@ -782,8 +782,11 @@ int kgci_sp_collect_alloc(struct kgc_thread *t, int kind, int reason, uint64_t e
 		     size_t alloc_size, char **out, size_t *zero);
 char *kgci_alloc_locked(struct kgc_thread *t, size_t size, size_t *zero);
 void kgci_alloc_retire_tlabs(struct kgc_heap *h);	/* every thread's (alloc.c) */
+/* thread_state.c: a leaf (checks, transitions) every layer may call */
 void kgci_thread_check(struct kgc_thread *t, const char *what);
 bool kgci_thread_check_managed(struct kgc_thread *t, const char *what);
+kgc_obj kgci_thread_first_critical(struct kgc_thread *t);
+void kgci_thread_wait_gc_end(struct kgc_heap *h);
 
 /* roots */
 typedef void (*slot_fn)(struct kgc_heap *h, kgc_obj *slot, void *ctx);
@@ -829,7 +832,7 @@ void kgci_hooks_destroy(struct kgc_heap *h);
 /* o names a heap object the managed thread t may use: 0, -EPERM, -EINVAL
  * (a message); checked mode aborts unless o is a live object's start */
 int kgci_obj_arg_check(struct kgc_thread *t, kgc_obj o, const char *what);
-/* calls fn on every reference slot of object o that holds a reference
+/* object.c: calls fn on every reference slot of object o that holds a reference
  * (is_ref: not NULL, not a tagged immediate); the same for the root
  * iterators. A reader that loads the slot again (a concurrent one: the
  * value may have changed) asks is_ref itself. */
@@ -911,10 +914,11 @@ void kgci_full_collect(struct kgc_heap *h, uint32_t *npinned);
 int kgci_full_init(struct kgc_heap *h);
 void kgci_full_destroy(struct kgc_heap *h);
 void kgci_verify_heap(struct kgc_heap *h, const char *when);
+/* pins.c (heap): which regions are pinned at this collection */
 void kgci_pins_compute(struct kgc_heap *h);	/* sets RF_PINNED / RF_KPINNED */
 unsigned kgci_pins_private(struct kgc_heap *h, struct kgc_thread *t, uint32_t idx[2]);
-void kgci_pin_flush_cache(struct kgc_thread *t);
 bool kgci_region_pinned_now(struct kgc_heap *h, uint32_t idx);
+void kgci_pin_flush_cache(struct kgc_thread *t);	/* critical.c */
 void kgci_evac_test_inject_failure(kgc_heap *h, int ngcs);	/* test hook */
 void kgci_young_test_budget(kgc_heap *h, int64_t budget_ns, int ngcs);	/* test hook (young.c) */
 extern void (*kgci_alloc_test_zero_hook)(struct kgc_heap *h);	/* test hook (alloc.c) */
@@ -948,7 +952,7 @@ int kgci_stale_init(struct kgc_heap *h);
 void kgci_stale_destroy(struct kgc_heap *h);
 void kgci_stale_quarantine(struct kgc_heap *h, struct region *r);
 void kgci_stale_release(struct kgc_heap *h, bool all);
-void kgci_stale_alloc_tick(struct kgc_thread *t);
+bool kgci_stale_alloc_due(struct kgc_thread *t);	/* a young collection is due */
 
 /* weak.c */
 int kgci_weak_init(struct kgc_heap *h);
@@ -999,6 +1003,10 @@ void kgci_pinspace_destroy(struct kgc_heap *h);
 void kgci_pinspace_stats_refresh(struct kgc_heap *h);
 /* the unit starting at region i: its bytes a ring may register, 0 if none */
 size_t kgci_pinspace_unit_bytes(struct kgc_heap *h, uint32_t i);
+/* h->lock held: size bytes (at most a region) of a unit, NULL if no room;
+ * a humongous object of kgci_alloc_humongous's made a unit (alloc_pinned.c) */
+char *kgci_pinspace_alloc(struct kgc_heap *h, size_t size, bool *zeroed);
+void kgci_pinspace_adopt(struct kgc_heap *h, char *p);
 bool kgci_cm_idle(struct kgc_heap *h);	/* no cycle runs (a pause) */
 
 /* alloc */

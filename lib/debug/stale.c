@@ -156,9 +156,9 @@ void kgci_stale_release(struct kgc_heap *h, bool all)
 	}
 }
 
-/* Allocation: a young collection every opt.stale_check allocations. */
-void kgci_stale_alloc_tick(struct kgc_thread *t)
+/* Allocation: a young collection is due every opt.stale_check allocations
+ * (the allocating thread requests it: the heap layer calls no collection). */
+bool kgci_stale_alloc_due(struct kgc_thread *t)
 {
-	if (++t->stale_allocs % t->heap->opt.stale_check == 0)
-		kgc_collect(t, KGC_GC_YOUNG);
+	return ++t->stale_allocs % t->heap->opt.stale_check == 0;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pinspace.c - the pinned-object space: kgc_alloc_array_pinned puts
+ * pinspace.c - the pinned-object space: kgc_alloc_array_pinned (alloc_pinned.c)
+ * puts
  * primitive arrays where no collection ever moves them (.NET's
  * GC.AllocateArray(pinned: true)), for buffers a program hands the kernel
  * for good: kgc_io rings register the space's units as io_uring fixed
@@ -116,7 +117,7 @@ static char *gap_take(struct kgc_heap *h, size_t size)
 }
 
 /* h->lock held: size bytes (at most a region) of a unit of the space. */
-static char *alloc_small(struct kgc_heap *h, size_t size, bool *zeroed)
+char *kgci_pinspace_alloc(struct kgc_heap *h, size_t size, bool *zeroed)
 {
 	struct pinspace *ps = &h->ps;
 	struct region *r = ps->cur1 ? &h->regions[ps->cur1 - 1] : NULL;
@@ -140,69 +141,16 @@ static char *alloc_small(struct kgc_heap *h, size_t size, bool *zeroed)
 	return p;
 }
 
-/* h->lock held: a humongous unit. */
-static char *alloc_large(struct kgc_heap *h, size_t size, bool *zeroed)
+/* h->lock held: the humongous object at p (kgci_alloc_humongous's) becomes a
+ * unit of the space. */
+void kgci_pinspace_adopt(struct kgc_heap *h, char *p)
 {
-	char *p = kgci_alloc_humongous(h, size, zeroed);
-	uint32_t first;
+	uint32_t first = region_index(h, p);
 
-	if (!p)
-		return NULL;
-	first = region_index(h, p);
 	for (uint32_t i = first; i < first + h->regions[first].hum_count; i++)
 		h->regions[i].pinspace = PS_MEMBER;
 	h->ps.nunits++;
 	gen_bump(h);
-	return p;
-}
-
-KGC_API kgc_obj kgc_alloc_array_pinned(kgc_thread *t, kgc_type_id type, size_t length)
-{
-	struct kgc_heap *h;
-	bool ovf, zeroed = false;
-	unsigned shift;
-	size_t size;
-	char *p = NULL;
-
-	if (!t || ((thread_state(t) != TS_MANAGED || t->magic != THREAD_MAGIC) &&
-		   !kgci_thread_check_managed(t, "kgc_alloc_array_pinned")))
-		return NULL;
-	h = t->heap;
-	if (type < 1 || type >= KGC_TYPE_REF_ARRAY) {
-		kgci_err_set(EINVAL, "kgc_alloc_array_pinned: type %u is not a primitive array type%s", type,
-			     type == KGC_TYPE_REF_ARRAY ? " (a reference array cannot be pinned for good)" : "");
-		return NULL;
-	}
-	shift = type_get(h, type)->elem_shift;
-	size = kgci_array_bytes(shift, length, &ovf);
-	if (ovf || size > ((size_t)h->nregions << h->region_shift)) {
-		kgci_err_set(ENOMEM, "kgc_alloc_array_pinned: %zu elements do not fit in the heap", length);
-		return NULL;
-	}
-	/* no room: a young collection frees eden, a full one compacts around the space */
-	for (int kind = -1; !p && kind <= KGC_GC_FULL; kind++) {
-		if (kind >= 0 && kgc_collect(t, kind) < 0)
-			return NULL;
-		pthread_mutex_lock(&h->lock);
-		p = size > h->region_size ? alloc_large(h, size, &zeroed) : alloc_small(h, size, &zeroed);
-		if (p) {
-			*(uint64_t *)p = hdr_make(KIND_PRIM_ARRAY, shift, type);
-			((uint64_t *)p)[1] = length;
-			if (size <= h->region_size)
-				h->st.bytes_allocated += size;
-		}
-		pthread_mutex_unlock(&h->lock);
-	}
-	if (!p) {
-		kgci_err_set(ENOMEM, "kgc_alloc_array_pinned: out of memory: %zu bytes (%u regions free)", size,
-			     h->count[RT_FREE]);
-		return NULL;
-	}
-	/* parsable since the header went in; no collection runs before this
-	 * thread polls, and none looks into a primitive array's elements */
-	if (!zeroed)
-		memset(p + KGC_ARRAY_DATA_OFFSET, 0, size - KGC_ARRAY_DATA_OFFSET);
-	return (kgc_obj)p;
 }
 
 /* --------------------------------------------------------------- reclaim */

@@ -315,8 +315,8 @@ static void alloc_fast_refresh(struct kgc_thread *t)
 static char *alloc_out_of_line(struct kgc_thread *t, size_t size)
 {
 	alloc_fast_refresh(t);
-	if (unlikely(t->heap->opt.stale_check))
-		kgci_stale_alloc_tick(t);
+	if (unlikely(t->heap->opt.stale_check) && kgci_stale_alloc_due(t))
+		kgc_collect(t, KGC_GC_YOUNG);
 	return alloc_raw(t, size);
 }
 

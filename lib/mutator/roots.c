@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* roots.c - frames (runtime-owned slot arrays with a refmap), global handles,
- * and root iteration for the collectors. */
+ * and root iteration for the collectors (an object's references are
+ * heap/object.c's). */
 #include <errno.h>
 #include <stdlib.h>
 #include "gc_internal.h"
@@ -139,46 +140,4 @@ void kgci_roots_iterate_critical(struct kgc_heap *h, slot_fn fn, void *ctx)
 	}
 	kgci_io_roots_iterate(h, fn, ctx);
 	kgci_pinh_roots_iterate(h, fn, ctx);
-}
-
-void kgci_obj_iterate_refs(struct kgc_heap *h, kgc_obj o, slot_fn fn, void *ctx)
-{
-	/* atomic: during a parallel young GC another worker may CAS the header of
-	 * an object kept in place (evacuation failure) while this one scans it */
-	uint64_t hd = __atomic_load_n(obj_hdr(o), __ATOMIC_RELAXED);
-
-	switch (hdr_kind(hd)) {
-	case KIND_INSTANCE: {
-		const struct type_info *ti = type_get(h, hdr_type(hd));
-
-		for (uint32_t i = 0; i < ti->nrefs; i++) {
-			kgc_obj *s = (kgc_obj *)((char *)o + ti->ref_offsets[i]);
-
-			/* relaxed atomic (a plain load): the mark rebuild reads
-			 * fields while mutators store them */
-			if (is_ref(h, __atomic_load_n(s, __ATOMIC_RELAXED)))
-				fn(h, s, ctx);
-		}
-		if (unlikely(ti->scan != NULL))
-			kgci_scan_refs(h, ti, o, (char *)o, (char *)o + ti->size_words * WORD, fn, ctx);
-		break;
-	}
-	case KIND_REF_ARRAY: {
-		kgc_obj *s = kgc_array_data(o);
-		size_t n = kgc_array_length(o);
-
-		for (size_t i = 0; i < n; i++)
-			if (is_ref(h, __atomic_load_n(&s[i], __ATOMIC_RELAXED)))
-				fn(h, &s[i], ctx);
-		break;
-	}
-	default:
-		break;
-	}
-}
-
-/* Only the reference slots of o that lie in [lo, hi). */
-void kgci_obj_iterate_refs_range(struct kgc_heap *h, kgc_obj o, char *lo, char *hi, slot_fn fn, void *ctx)
-{
-	kgci_obj_refs_range_inline(h, o, lo, hi, fn, ctx);
 }

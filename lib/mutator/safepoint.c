@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * safepoint.c - stopping the world for a collection (collect.c runs it),
- * GCLocker mode.
+ * GCLocker mode, and a mutator's side of it (the poll, blocking at one).
  *
  * Any thread may request a collection (there is no VM thread). The requester
  * becomes GC-safe itself, takes gc_lock, raises the poll word, waits until
@@ -255,4 +255,30 @@ KGC_API int kgc_collect(kgc_thread *t, int kind)
 	let_blocked_run(t);
 	kgci_sp_collect(t, kind, GCR_EXPLICIT, UINT64_MAX);
 	return 0;
+}
+
+/* Safepoint: the thread is managed and a collection is pending. */
+void kgci_sp_block(struct kgc_thread *t)
+{
+	kgci_pin_flush_cache(t);
+	thread_set_native(t, TS_BLOCKED);
+	kgci_thread_wait_gc_end(t->heap);
+	thread_to_managed(t);
+}
+
+KGC_API void kgc__safepoint_slow(kgc_thread *t)
+{
+	kgci_sp_block(t);
+}
+
+KGC_API void kgc_safepoint_poll(kgc_thread *t)
+{
+	kgci_thread_check(t, "kgc_safepoint_poll");
+	if (unlikely(atomic_load_explicit(&t->heap->sp.poll_word, memory_order_acquire))) {
+		if (thread_state(t) != TS_MANAGED) {
+			kgci_thread_check_managed(t, "kgc_safepoint_poll");
+			return;
+		}
+		kgci_sp_block(t);
+	}
 }

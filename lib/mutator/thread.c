@@ -1,13 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * thread.c - attach/detach and the managed <-> native transitions.
- *
- * Transition protocol (asymmetric Dekker): a mutator stores its state with a
- * plain (release) store, then only a compiler barrier, then loads the poll
- * word. The collector stores the poll word, then runs membarrier(PRIVATE_
- * EXPEDITED) - a full barrier on every running thread of the process - and
- * only then reads the states. Without membarrier both sides use seq_cst
- * fences.
+ * thread.c - attach and detach (detach hands the thread's TLAB, pin cache,
+ * extension data, pretouch region and SATB buffer back to their owners). The
+ * checks and the managed <-> native transitions are thread_state.c's.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,101 +10,6 @@
 #include <string.h>
 #include "gc_internal.h"
 
-
-static void wait_gc_end(struct kgc_heap *h)
-{
-	pthread_mutex_lock(&h->sp.lock);
-	while (atomic_load_explicit(&h->sp.poll_word, memory_order_acquire))
-		pthread_cond_wait(&h->sp.cond, &h->sp.lock);
-	pthread_mutex_unlock(&h->sp.lock);
-}
-
-void kgci_thread_to_managed_slow(struct kgc_thread *t, int prev)
-{
-	struct kgc_heap *h = t->heap;
-
-	for (;;) {
-		thread_set_native(t, prev == TS_MANAGED ? TS_BLOCKED : prev);
-		wait_gc_end(h);
-		if (kgc__to_managed(&t->pub))	/* kgc.h: the transition itself */
-			return;
-	}
-}
-
-/* Safepoint: the thread is managed and a collection is pending. */
-void kgci_sp_block(struct kgc_thread *t)
-{
-	kgci_pin_flush_cache(t);
-	thread_set_native(t, TS_BLOCKED);
-	wait_gc_end(t->heap);
-	thread_to_managed(t);
-}
-
-KGC_API void kgc__safepoint_slow(kgc_thread *t)
-{
-	kgci_sp_block(t);
-}
-
-KGC_API void kgc_safepoint_poll(kgc_thread *t)
-{
-	kgci_thread_check(t, "kgc_safepoint_poll");
-	if (unlikely(atomic_load_explicit(&t->heap->sp.poll_word, memory_order_acquire))) {
-		if (thread_state(t) != TS_MANAGED) {
-			kgci_thread_check_managed(t, "kgc_safepoint_poll");
-			return;
-		}
-		kgci_sp_block(t);
-	}
-}
-
-static kgc_obj first_critical(struct kgc_thread *t)
-{
-	uint32_t top = __atomic_load_n(&t->pub.crit_top, __ATOMIC_RELAXED);
-
-	for (uint32_t i = 0; i < top; i++) {
-		kgc_obj o = __atomic_load_n(&t->crit[i], __ATOMIC_RELAXED);
-
-		if (o)
-			return o;
-	}
-	return NULL;
-}
-
-void kgci_thread_check(struct kgc_thread *t, const char *what)
-{
-	if (unlikely(!t || t->magic != THREAD_MAGIC)) {
-		if (t && t->magic == THREAD_DEAD)
-			kgci_fatal("%s: thread '%s' used after kgc_thread_detach", what, t->name);
-		kgci_fatal("%s: %p is not an attached kgc thread", what, (void *)t);
-	}
-	kgci_hook_forbidden(t->heap, what);	/* checked mode: abort naming the call */
-}
-
-/* Managed calls (allocation, frames, collections): not in native state,
- * in particular not inside a critical section. */
-bool kgci_thread_check_managed(struct kgc_thread *t, const char *what)
-{
-	kgci_thread_check(t, what);
-	if (unlikely(kgci_cb_refuse(t->heap, what)))
-		return false;
-	if (likely(thread_state(t) == TS_MANAGED))
-		return true;
-	if (kgci_hook_forbidden(t->heap, what))
-		return false;	/* the collecting thread, in a pause hook */
-	if (t->pub.crit_open) {
-		if (t->heap->opt.check)
-			kgci_fatal("%s inside a critical section: thread '%s', array %p (%u open); "
-			      "release critical arrays before managed calls", what, t->name,
-			      (void *)first_critical(t), t->pub.crit_open);
-		kgci_err_set(EPERM, "%s inside a critical section: thread '%s', array %p (%u open)",
-			what, t->name, (void *)first_critical(t), t->pub.crit_open);
-		return false;
-	}
-	if (t->heap->opt.check)
-		kgci_fatal("%s in native state: thread '%s' must kgc_leave_native first", what, t->name);
-	kgci_err_set(EPERM, "%s in native state: thread '%s'", what, t->name);
-	return false;
-}
 
 static int attach(struct kgc_heap *h, const char *name, struct kgc_thread **out, bool service)
 {
@@ -179,9 +79,9 @@ KGC_API int kgc_thread_detach(kgc_thread *t)
 	if (t->pub.crit_open) {
 		if (h->opt.check)
 			kgci_fatal("kgc_thread_detach: thread '%s' has %u critical section(s) open (array %p)",
-			      t->name, t->pub.crit_open, (void *)first_critical(t));
+			      t->name, t->pub.crit_open, (void *)kgci_thread_first_critical(t));
 		kgci_err_set(EBUSY, "kgc_thread_detach: thread '%s' has %u critical section(s) open (array %p)",
-			t->name, t->pub.crit_open, (void *)first_critical(t));
+			t->name, t->pub.crit_open, (void *)kgci_thread_first_critical(t));
 		return -EBUSY;
 	}
 	if (t->frames) {
@@ -221,34 +121,4 @@ KGC_API int kgc_thread_detach(kgc_thread *t)
 	pthread_mutex_unlock(&h->lock);
 	free(t);
 	return 0;
-}
-
-KGC_API void kgc_enter_native(kgc_thread *t)
-{
-	kgci_thread_check(t, "kgc_enter_native");
-	if (t->heap->opt.check)
-		kgci_thread_check_managed(t, "kgc_enter_native");
-	thread_set_native(t, TS_NATIVE);
-}
-
-KGC_API void *kgc_do_blocking(kgc_thread *t, void *(*fn)(void *arg), void *arg)
-{
-	void *ret;
-
-	kgc_enter_native(t);
-	ret = fn(arg);
-	kgc_leave_native(t);
-	return ret;
-}
-
-KGC_API void kgc_leave_native(kgc_thread *t)
-{
-	kgci_thread_check(t, "kgc_leave_native");
-	if (t->pub.crit_open) {
-		if (t->heap->opt.check)
-			kgci_fatal("kgc_leave_native inside a critical section: thread '%s', array %p",
-			      t->name, (void *)first_critical(t));
-		return;
-	}
-	thread_to_managed(t);
 }

@@ -2,7 +2,7 @@
 /*
  * thread_state.h - a thread's managed/native/blocked transitions, inline
  * for the fast paths; the slow side (blocking while a collection runs, the
- * asymmetric Dekker with the safepoint) is thread.c's. kgc.h's inline
+ * asymmetric Dekker with the safepoint) is thread_state.c's. kgc.h's inline
  * kgc__to_managed is the same transition for the public fast paths.
  * Included by gc_internal.h once struct kgc_thread is known.
  */
@@ -22,7 +22,7 @@ static inline void thread_set_native(struct kgc_thread *t, int state)
 
 void kgci_thread_to_managed_slow(struct kgc_thread *t, int prev);
 
-/* managed again; blocks while a collection runs (asymmetric Dekker, see thread.c) */
+/* managed again; blocks while a collection runs (asymmetric Dekker, see thread_state.c) */
 static inline void thread_to_managed(struct kgc_thread *t)
 {
 	int prev = thread_state(t);

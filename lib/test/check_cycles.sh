@@ -5,6 +5,10 @@
 #     (lib/native/*.c), nor two of libkgc-jni (lib/jni/*.c), call each other (A uses a symbol B defines and B one
 #     A defines) unless ARCHITECTURE.md lists the pair as "`a.c` <-> `b.c`"
 #     under "Calls between files", and every pair listed there still exists;
+#   - every file has a rank in ARCHITECTURE.md's table under "## Layers"; no
+#     call goes from a lower rank to a higher one, and no strongly connected
+#     component of the call graph is larger than a documented pair
+#     (layers.awk), leaving out the known calls test/layers_allow.txt lists;
 #   - the young pause's files (young.h) call nothing of the concurrent cycle
 #     but what cm_young.h declares (and gc_internal.h's kgci_cm_retained_evac_ok
 #     is the policy's, not theirs).
@@ -24,12 +28,13 @@ tables() {
 	for o in "$1"/*.o; do
 		f=$(basename "$o" .o).c
 		[ -f "$2/$(basename "$(dirname "$o")")/$f" ] || [ -f "$2/$f" ] || continue	# a stale object of a removed file
+		echo "$f $(basename "$(dirname "$o")")/$f" >>"$tmp/where"
 		# ASan's ODR indicators and sanitizer runtime symbols are not calls between files
 		nm --defined-only -g "$o" | awk 'NF == 3 {print $3}' | grep -v '^__' | sed "s|\$| $f|" >>"$tmp/def"
 		nm --undefined-only -g "$o" | awk '{print $NF}' | grep -v '^__' | sed "s|\$| $f|" >>"$tmp/undef"
 	done
 }
-: >"$tmp/edges"
+: >"$tmp/edges"; : >"$tmp/where"
 # libkgc: every layer folder of lib/ (file names are unique across them)
 for lib_dir in "$obj/*:$lib" "$obj/native:$lib/native" "$obj/jni:$lib/jni"; do
 	: >"$tmp/def"; : >"$tmp/undef"
@@ -73,6 +78,15 @@ for f in $(grep -l '#include "gc/young.h"' "$lib"/*/*.c); do
 		echo "$iface" | grep -qx "$s" || bad "$f calls $s: the young pause reaches the cycle through cm_young.h only"
 	done
 done
+
+# the layers: ARCHITECTURE.md's table gives every folder (or file) a rank; no
+# call goes up a rank, no cycle is longer than a documented pair (layers.awk)
+sed -n '/^## Layers/,/^## /p' "$arch" | awk -F'|' '$2 ~ /^ *[0-9]+ *$/ {
+	n = split($4, m, "`"); gsub(/ /, "", $2); gsub(/^ +| +$/, "", $3); gsub(/ /, "-", $3)
+	for (i = 2; i <= n; i += 2) print $2, $3, m[i] }' >"$tmp/ranks"
+[ -s "$tmp/ranks" ] || bad "ARCHITECTURE.md has no layer table under \"## Layers\""
+sed 's/#.*//' "$here/layers_allow.txt" | awk 'NF {print $1, $3}' >"$tmp/allow"
+awk -f "$here/layers.awk" "$tmp/ranks" "$tmp/where" "$tmp/allow" "$tmp/allowed" "$tmp/edges" || fail=1
 
 n=$(wc -l <"$tmp/pairs")
 [ "$fail" -eq 0 ] && echo "check-cycles: ok ($n file pairs call each other, each documented in ARCHITECTURE.md)"
