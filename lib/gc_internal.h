@@ -30,6 +30,7 @@
 /* ------------------------------------------------------------------ errors */
 void kgci_err_set(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 _Noreturn void kgci_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+extern void (*kgci_fatal_before_abort)(const char *msg);	/* error.c: set by hooks.c */
 /* Grow a collector work array (doubling from 4096 entries of elem bytes);
  * running out of memory inside a collection is fatal, naming what. */
 void *kgci_array_grow(void *p, size_t *cap, size_t elem, const char *what);

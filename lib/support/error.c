@@ -23,8 +23,13 @@ void kgci_err_set(int err, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Called with the message before abort() when set: a callback passed down
+ * (hooks.c sets it with the first fatal hook), so this base file calls nothing above it. */
+void (*kgci_fatal_before_abort)(const char *msg);
+
 void kgci_fatal(const char *fmt, ...)
 {
+	void (*before)(const char *msg);
 	char buf[512];
 	va_list ap;
 	int n;
@@ -41,7 +46,9 @@ void kgci_fatal(const char *fmt, ...)
 	if (write(2, "kgc: fatal: ", 12) < 0 || write(2, buf, n) < 0) {
 	}
 	buf[n - 1] = 0;
-	kgci_hook_fatal(buf);	/* the runtime's last word (hooks.c) */
+	before = __atomic_load_n(&kgci_fatal_before_abort, __ATOMIC_ACQUIRE);
+	if (before)
+		before(buf);	/* the runtime's last word (hooks.c installs it) */
 	abort();
 }
 

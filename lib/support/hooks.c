@@ -63,6 +63,8 @@ static int fatal_set(kgc_heap *h, kgc_hook_fn *fn, void *arg)
 		__atomic_store_n(&fatal_hooks[free_i].hk.arg, arg, __ATOMIC_RELAXED);
 		__atomic_store_n(&fatal_hooks[free_i].hk.fn, fn, __ATOMIC_RELAXED);
 		__atomic_store_n(&fatal_hooks[free_i].h, fn ? h : NULL, __ATOMIC_RELEASE);
+		if (fn)
+			__atomic_store_n(&kgci_fatal_before_abort, kgci_hook_fatal, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&fatal_lock);
 	if (free_i < 0 && fn) {
