@@ -505,6 +505,9 @@ struct alloc_state {		/* alloc.c (h->lock but the atomics) */
 	size_t tlab_size;
 	size_t humongous_threshold;
 	bool eden_use_reserve;	/* allocation after a full GC: may use the reserve */
+	/* wakes the kgc-pretouch service thread (pretouch_thread.c), set by
+	 * heap.c; false or NULL: the allocating thread backs the region */
+	bool (*pretouch_kick)(struct kgc_heap *h);
 	bool eden_new_region;	/* eden_alloc just took a region (mutator may pre-touch) */
 	uint64_t alloc_zero_retries;	/* allocations redone: a collection ran while clearing */
 	_Atomic unsigned pace_permille;	/* allocation pacing now (kgci_policy_pace), 0: off */
@@ -519,6 +522,9 @@ struct sp_state {		/* safepoint.c */
 	_Atomic uint32_t locker_count;	/* GCLocker */
 	_Atomic uint32_t locker_needs_gc;
 	pthread_cond_t locker_cond;	/* with lock */
+	/* the driver's collection (collect.c), set by heap.c, the composition
+	 * root: the safepoint runs it without knowing the driver */
+	void (*collect)(struct kgc_heap *h, int kind, int reason);
 };
 struct thread_list {		/* thread.c */
 	struct kgc_thread *threads;

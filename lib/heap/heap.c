@@ -114,6 +114,9 @@ static int heap_subsystems(struct kgc_heap *h)
 
 	kgci_policy_init(h);
 	kgci_young_init(h);
+	/* calls up, passed down: the layers below call these through h */
+	h->sp.collect = kgci_collect_run;
+	h->alloc.pretouch_kick = kgci_pretouch_kick;
 	for (i = 0; i < n && !err; i++)
 		err = subsystems[i].init(h);
 	if (err)

@@ -84,7 +84,7 @@ struct kgcj_env *kgcj_env_get(struct kgcj_vm *vm, kgc_thread *t)
 		kgcj_error("libkgc-jni: out of memory for a JNIEnv");
 		return NULL;
 	}
-	e->fns = &kgcj_env_fns;
+	e->fns = vm->env_fns;
 	e->vm = vm;
 	e->t = t;
 	e->exc = kgc_handle_new(t, NULL);

@@ -86,6 +86,7 @@ struct kgcj_lib {
 
 struct kgcj_vm {
 	const struct JNIInvokeInterface_ *fns;	/* first: JavaVM * == &this->fns */
+	const struct JNINativeInterface_ *env_fns;	/* every env's table (jni_table.c, set by jni_vm.c) */
 	kgc_heap *heap;
 	bool checked;
 	pthread_mutex_t lock;		/* classes, libs */

@@ -27,6 +27,7 @@ KGC_API int kgc_jni_vm_create(kgc_heap *heap, kgc_thread *t, JavaVM **out)
 		return -ENOMEM;
 	}
 	vm->fns = &kgcj_vm_fns;
+	vm->env_fns = &kgcj_env_fns;
 	vm->heap = heap;
 	vm->checked = kgc_ext_heap_checked(heap);
 	pthread_mutex_init(&vm->lock, NULL);

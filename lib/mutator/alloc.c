@@ -226,7 +226,7 @@ static char *alloc_slow(struct kgc_thread *t, size_t size)
 	unsigned hook_tries = 0;	/* retries the allocation-failure hook asked for */
 
 	/* pretouch.c: the next pause's to-space, backed by kgc-pretouch or here */
-	if (t->pt_region || (t->pretouch_pending && !kgci_pretouch_kick(h)))
+	if (t->pt_region || (t->pretouch_pending && !(h->alloc.pretouch_kick && h->alloc.pretouch_kick(h))))
 		kgci_pretouch_slice(t);
 	t->pretouch_pending = false;
 	{

@@ -149,7 +149,7 @@ int kgci_sp_collect_alloc(struct kgc_thread *t, int kind, int reason, uint64_t e
 		world_stop(h, t);
 		uint64_t full_before = h->st.full_gcs;
 
-		kgci_collect_run(h, kind, reason);
+		h->sp.collect(h, kind, reason);
 		if (alloc_size) {
 			bool full_ran = h->st.full_gcs != full_before, reserve_tried = false;
 			enum alloc_retry next;
@@ -158,7 +158,7 @@ int kgci_sp_collect_alloc(struct kgc_thread *t, int kind, int reason, uint64_t e
 			/* not enough: the policy says what to try next (a full collection, the reserve) */
 			while (!*out && (next = kgci_policy_alloc_retry(h, full_ran, reserve_tried)) != ALLOC_RETRY_NONE) {
 				if (next == ALLOC_RETRY_FULL) {
-					kgci_collect_run(h, KGC_GC_FULL, reason);
+					h->sp.collect(h, KGC_GC_FULL, reason);
 					full_ran = true;
 					*out = kgci_alloc_locked(t, alloc_size, zero);
 				} else {
@@ -196,7 +196,7 @@ int kgci_sp_collect(struct kgc_thread *t, int kind, int reason, uint64_t epoch)
 }
 
 /* fn(h, ctx) at a safepoint of its own, as a collection runs (h->lock held,
- * every other thread stopped; fn may run one with kgci_collect_run). Counts
+ * every other thread stopped; fn may run one with h->sp.collect). Counts
  * as a collection for the allocation retry's epoch. */
 void kgci_sp_run(struct kgc_thread *t, void (*fn)(struct kgc_heap *h, void *ctx), void *ctx)
 {
