@@ -6,6 +6,26 @@
 #include "tgc.h"
 #include "../gc_internal.h"
 
+/* A heap of n regions of rs_mb MiB on backend be (thp: KGC_THP); NULL
+ * when that backend cannot be had (the kmod one without /dev/kgc). */
+static inline struct kgc_heap *mt_heap_on(unsigned be, uint32_t n, size_t rs_mb, unsigned thp)
+{
+	struct kgc_options o;
+	kgc_heap *h;
+	int err;
+
+	T_ASSERT_EQ(kgc_options_init(&o), 0);
+	o.backend = be;
+	o.region_size = rs_mb << 20;
+	o.max_heap = (size_t)n * o.region_size;
+	o.thp = thp;
+	err = kgc_heap_create(&o, &h);
+	if (err && be == KGC_BACKEND_KMOD)
+		return NULL;
+	T_ASSERT_EQ(err, 0);
+	return h;
+}
+
 /* An anon heap of n regions of rs_mb MiB (thp: KGC_THP). */
 static inline struct kgc_heap *mt_heap(uint32_t n, size_t rs_mb, unsigned thp)
 {
