@@ -1338,6 +1338,242 @@ static void finalization_fini(T *t)
 	kgc_refqueue_destroy(final_q);
 }
 
+/*
+ * Weak-key tables on ephemerons: (make-weak-table), (weak-table-set! tbl key
+ * val), (weak-table-ref tbl key default), (weak-table-remove! tbl key),
+ * (weak-table-count tbl). An entry is a kgc_ephemeron (key, value): the
+ * value lives while the key is reachable from elsewhere, and a value that
+ * refers to its own key (or to another entry's key that refers back) keeps
+ * nothing alive. The table object (type weak-table) holds only a pointer to
+ * its C side: buckets of entries chained by the key's identity hash.
+ * Every ephemeron is attached to wt_q with its entry as the tag; a weak
+ * reference to the table object is attached to the same queue with the
+ * table as the tag. Draining the queue (between top-level forms and before
+ * a count) unlinks the entries whose keys died and frees the tables that
+ * died, with their entries: nothing is polled.
+ */
+struct wt_entry {
+	struct wt_entry *next;
+	struct wtable *tbl;
+	uint32_t hash;
+	kgc_ephemeron e;
+};
+
+struct wtable {
+	struct wtable *prev, *next;	/* every table, for runtime_fini */
+	kgc_weak self;			/* the table object, attached to wt_q */
+	struct wt_entry **buckets;
+	size_t nbuckets, count;
+};
+
+static kgc_type_id T_WTABLE;
+enum { WTABLE_PTR = 8 };
+static kgc_refqueue *wt_q;
+static struct wtable *wt_all;
+static pthread_mutex_t wt_mu = PTHREAD_MUTEX_INITIALIZER;	/* every table */
+
+static struct wt_entry **wt_bucket(struct wtable *w, uint32_t hash)
+{
+	return &w->buckets[hash & (w->nbuckets - 1)];
+}
+
+static void wt_entry_unlink(T *t, struct wt_entry *en)
+{
+	struct wt_entry **pp = wt_bucket(en->tbl, en->hash);
+
+	while (*pp != en)
+		pp = &(*pp)->next;
+	*pp = en->next;
+	en->tbl->count--;
+	kgc_ephemeron_free(t, en->e);	/* drops its queue entry if one is on the way */
+	free(en);
+}
+
+static void wt_destroy(T *t, struct wtable *w)
+{
+	for (size_t b = 0; b < w->nbuckets; b++)
+		while (w->buckets[b])
+			wt_entry_unlink(t, w->buckets[b]);
+	*(w->prev ? &w->prev->next : &wt_all) = w->next;
+	if (w->next)
+		w->next->prev = w->prev;
+	kgc_weak_free(t, w->self);
+	free(w->buckets);
+	free(w);
+}
+
+/* What the collections so far cleared: dead keys' entries and dead tables. */
+static void weak_tables_drain(T *t)
+{
+	struct kgc_ref_event ev;
+
+	if (kgc_cleaners_drain(t))	/* everything cleared so far is enqueued */
+		die("weak tables: %s", kgc_last_error());
+	lock_managed(t, &wt_mu);
+	while (kgc_refqueue_poll(wt_q, &ev, sizeof(ev)) == 0) {
+		if (ev.kind == KGC_REF_EPHEMERON)
+			wt_entry_unlink(t, (struct wt_entry *)(uintptr_t)ev.tag);
+		else
+			wt_destroy(t, (struct wtable *)(uintptr_t)ev.tag);
+	}
+	pthread_mutex_unlock(&wt_mu);
+}
+
+static struct wtable *wt_arg(obj o, const char *who)
+{
+	if (!is(o, T_WTABLE))
+		die("%s: not a weak table", who);
+	return KGC_FIELD(o, WTABLE_PTR, struct wtable *);
+}
+
+static obj key_arg(obj o, const char *who)
+{
+	if (!o || is_fix(o))
+		die("%s: %s key has no identity (an ephemeron's key is an object)", who,
+		    o ? "a fixnum" : "a ()");
+	return o;
+}
+
+/* The entry for key (its hash given), or NULL; wt_mu held. A cleared entry
+ * (its key dead, its event on the way) never matches a live key. */
+static struct wt_entry *wt_find(T *t, struct wtable *w, obj key, uint32_t hash)
+{
+	for (struct wt_entry *en = *wt_bucket(w, hash); en; en = en->next) {
+		obj k, v;
+
+		if (en->hash == hash && !kgc_ephemeron_get(t, en->e, &k, &v) && k == key)
+			return en;
+	}
+	return NULL;
+}
+
+/* The prologue of the operations on (tbl key ...) in *a: checks both, takes
+ * wt_mu (may safepoint: the arguments are read from *a after it) and
+ * returns the key's entry or NULL, with the table and the key's hash. */
+struct wt_key {
+	struct wtable *w;
+	uint32_t hash;
+};
+
+static struct wt_entry *wt_lookup(T *t, obj *a, const char *who, struct wt_key *k)
+{
+	k->w = wt_arg(A0, who);
+	k->hash = kgc_identity_hash(t, key_arg(A1, who));
+	lock_managed(t, &wt_mu);
+	return wt_find(t, k->w, A1, k->hash);
+}
+
+static void wt_grow(struct wtable *w)
+{
+	size_t n = w->nbuckets * 2;
+	struct wt_entry **nb = calloc(n, sizeof(*nb));
+
+	if (!nb)
+		die("weak table: out of memory");
+	for (size_t b = 0; b < w->nbuckets; b++)
+		for (struct wt_entry *en = w->buckets[b], *next; en; en = next) {
+			next = en->next;
+			en->next = nb[en->hash & (n - 1)];
+			nb[en->hash & (n - 1)] = en;
+		}
+	free(w->buckets);
+	w->buckets = nb;
+	w->nbuckets = n;
+}
+
+static obj p_make_weak_table(T *t, obj *a)
+{
+	struct wtable *w = calloc(1, sizeof(*w));
+	obj o;
+
+	if (!w || !(w->buckets = calloc(16, sizeof(*w->buckets))))
+		die("make-weak-table: out of memory");
+	w->nbuckets = 16;
+	o = alloc(t, T_WTABLE);
+	KGC_FIELD(o, WTABLE_PTR, struct wtable *) = w;
+	if (!(w->self = kgc_weak_new(t, o)) || kgc_weak_set_queue(t, w->self, wt_q, (uintptr_t)w))
+		die("make-weak-table: %s", kgc_last_error());
+	lock_managed(t, &wt_mu);
+	if ((w->next = wt_all))
+		wt_all->prev = w;
+	wt_all = w;
+	pthread_mutex_unlock(&wt_mu);
+	return o;
+}
+
+static obj p_weak_table_set(T *t, obj *a)
+{
+	struct wt_key k;
+	struct wt_entry *en = wt_lookup(t, a, "weak-table-set!", &k);
+
+	if (en) {			/* no way to swap a value: a new cell */
+		kgc_ephemeron_free(t, en->e);
+	} else {
+		if (!(en = malloc(sizeof(*en))))
+			die("weak-table-set!: out of memory");
+		if (k.w->count >= k.w->nbuckets * 2)
+			wt_grow(k.w);
+		en->tbl = k.w;
+		en->hash = k.hash;
+		en->next = *wt_bucket(k.w, k.hash);
+		*wt_bucket(k.w, k.hash) = en;
+		k.w->count++;
+	}
+	if (!(en->e = kgc_ephemeron_new(t, A1, A2)) ||
+	    kgc_ephemeron_set_queue(t, en->e, wt_q, (uintptr_t)en))
+		die("weak-table-set!: %s", kgc_last_error());
+	pthread_mutex_unlock(&wt_mu);
+	return VOID_;
+}
+
+static obj p_weak_table_ref(T *t, obj *a)
+{
+	struct wt_key k;
+	struct wt_entry *en = wt_lookup(t, a, "weak-table-ref", &k);
+	obj key, v;
+	int found = en && !kgc_ephemeron_get(t, en->e, &key, &v);
+
+	pthread_mutex_unlock(&wt_mu);
+	return found ? v : A2;
+}
+
+static obj p_weak_table_remove(T *t, obj *a)
+{
+	struct wt_key k;
+	struct wt_entry *en = wt_lookup(t, a, "weak-table-remove!", &k);
+
+	if (en)
+		wt_entry_unlink(t, en);
+	pthread_mutex_unlock(&wt_mu);
+	return boolean(en != NULL);
+}
+
+/* Entries whose keys are alive as of the collections so far. */
+static obj p_weak_table_count(T *t, obj *a)
+{
+	struct wtable *w = wt_arg(A0, "weak-table-count");
+	size_t n;
+
+	weak_tables_drain(t);		/* w stays: the table object is in *a */
+	lock_managed(t, &wt_mu);
+	n = w->count;
+	pthread_mutex_unlock(&wt_mu);
+	return mk_int(t, (int64_t)n);
+}
+
+static void weak_tables_init(void)
+{
+	if (kgc_refqueue_create(H, &wt_q))
+		die("kgc_refqueue_create: %s", kgc_last_error());
+}
+
+static void weak_tables_fini(T *t)
+{
+	while (wt_all)
+		wt_destroy(t, wt_all);
+	kgc_refqueue_destroy(wt_q);
+}
+
 static obj p_eq_hash(T *t, obj *a)
 {
 	if (!A0)
@@ -1629,6 +1865,9 @@ static const struct prim prims[] = {
 	{ "%stale-demo", 0, 0, p_stale_demo },
 	{ "finalize", 2, 2, p_finalize }, { "run-finalizers", 0, 0, p_run_finalizers },
 	{ "gc-stats", 0, 0, p_gc_stats },
+	{ "make-weak-table", 0, 0, p_make_weak_table }, { "weak-table-set!", 3, 3, p_weak_table_set },
+	{ "weak-table-ref", 3, 3, p_weak_table_ref }, { "weak-table-remove!", 2, 2, p_weak_table_remove },
+	{ "weak-table-count", 1, 1, p_weak_table_count },
 	{ NULL, 0, 0, NULL },
 };
 
@@ -1647,6 +1886,7 @@ static void types_init(void)
 		{ "const", 8, 0, NULL, &T_CONST },
 		{ "thread", 8, 0, NULL, &T_THREAD },
 		{ "exception", 8, 0, NULL, &T_EXC },
+		{ "weak-table", 8, 0, NULL, &T_WTABLE },
 	};
 
 	for (size_t i = 0; i < sizeof(tys) / sizeof(tys[0]); i++) {
@@ -1703,6 +1943,7 @@ static void runtime_fini(T *t)
 		kgc_handle_free(t, h_special[i]);
 	symtab_free(t);
 	finalization_fini(t);
+	weak_tables_fini(t);
 }
 
 static char *slurp(const char *path)
@@ -1734,6 +1975,7 @@ static void run(T *t, const char *text)
 		r[0] = read_expr(t, &rd);
 		eval(t, r[0], NULL);
 		run_finalizers(t);	/* of what the collections so far found dead */
+		weak_tables_drain(t);
 	}
 }
 
@@ -1812,6 +2054,7 @@ int main(int argc, char **argv)
 		die("kgc_heap_create: %s", kgc_last_error());
 	types_init();
 	finalization_init();
+	weak_tables_init();
 	if (kgc_thread_attach(H, "main", &t))
 		die("kgc_thread_attach: %s", kgc_last_error());
 	runtime_init(t);
