@@ -1574,6 +1574,46 @@ static void weak_tables_fini(T *t)
 	kgc_refqueue_destroy(wt_q);
 }
 
+/*
+ * (heap-histogram [type-name ...]): kgc_heap_histogram's table, like jmap
+ * -histo (a full collection first, so only live objects count), printed
+ * by kgc_histogram_print; with names (strings), only those types' rows and
+ * their total.
+ */
+static int hist_wanted(obj names, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (; names; names = cdr(names))
+		if (kgc_array_length(car(names)) == n && !memcmp(kgc_array_data(car(names)), name, n))
+			return 1;
+	return 0;
+}
+
+static obj p_heap_histogram(T *t, obj *a)
+{
+	struct kgc_histogram hg = { .size = sizeof(hg) }, sel = { .size = sizeof(sel) };
+
+	for (obj p = *a; p; p = cdr(p))
+		str_arg(car(p), "heap-histogram");
+	if (kgc_heap_histogram(t, 0, &hg))	/* collects: *a is re-read below */
+		die("heap-histogram: %s", kgc_last_error());
+	if (!(sel.rows = calloc(hg.nrows + 1, sizeof(*sel.rows))))
+		die("heap-histogram: out of memory");
+	for (uint32_t i = 0; i < hg.nrows; i++)
+		if (!*a || hist_wanted(*a, hg.rows[i].name)) {
+			sel.rows[sel.nrows++] = hg.rows[i];
+			sel.count += hg.rows[i].count;
+			sel.bytes += hg.rows[i].bytes;
+		}
+	pthread_mutex_lock(&out_mu);
+	kgc_histogram_print(&sel, 0, stdout);
+	pthread_mutex_unlock(&out_mu);
+	free(sel.rows);
+	kgc_histogram_free(&hg);
+	return VOID_;
+}
+
 static obj p_eq_hash(T *t, obj *a)
 {
 	if (!A0)
@@ -1867,7 +1907,7 @@ static const struct prim prims[] = {
 	{ "gc-stats", 0, 0, p_gc_stats },
 	{ "make-weak-table", 0, 0, p_make_weak_table }, { "weak-table-set!", 3, 3, p_weak_table_set },
 	{ "weak-table-ref", 3, 3, p_weak_table_ref }, { "weak-table-remove!", 2, 2, p_weak_table_remove },
-	{ "weak-table-count", 1, 1, p_weak_table_count },
+	{ "weak-table-count", 1, 1, p_weak_table_count }, { "heap-histogram", 0, -1, p_heap_histogram },
 	{ NULL, 0, 0, NULL },
 };
 
