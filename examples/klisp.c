@@ -83,10 +83,15 @@ static void die(const char *fmt, ...)
 	exit(1);
 }
 
+/* Objects this thread allocated; added to allocs_total when it detaches. */
+static __thread uint64_t allocs;
+static uint64_t allocs_total;
+
 static obj alloc(T *t, kgc_type_id type)
 {
 	obj o = kgc_alloc(t, type);
 
+	allocs++;
 	if (!o)
 		die("out of memory: %s", kgc_last_error());
 	return o;
@@ -96,15 +101,26 @@ static obj alloc_array(T *t, kgc_type_id type, size_t n)
 {
 	obj o = kgc_alloc_array(t, type, n);
 
+	allocs++;
 	if (!o)
 		die("out of memory: %s", kgc_last_error());
 	return o;
 }
 
-/* A fixnum: n as 2n+1, never a pointer (the heap's tag_mask is 1). */
+/*
+ * A fixnum: n as 2n+1, never a pointer (the heap's tag_mask is 1).
+ * -DKLISP_BOXED_INTS builds klisp as it was before tagged immediates, for
+ * bench/klispbench: every integer boxed, tag_mask 0 (nothing is a fixnum).
+ */
 #define FIX_MIN (-((int64_t)1 << 62))
 #define FIX_MAX (((int64_t)1 << 62) - 1)
+#ifdef KLISP_BOXED_INTS
+#define KLISP_TAG_MASK 0
+static int is_fix(obj o) { return 0; }
+#else
+#define KLISP_TAG_MASK 1
 static int is_fix(obj o) { return (uintptr_t)o & 1; }
+#endif
 static obj fix(int64_t v) { return (obj)(uintptr_t)((uint64_t)v << 1 | 1); }
 static int64_t fix_val(obj o) { return (int64_t)(uintptr_t)o >> 1; }
 
@@ -133,7 +149,7 @@ static obj mk_int(T *t, int64_t v)
 {
 	obj o;
 
-	if (v >= FIX_MIN && v <= FIX_MAX)
+	if (v >= FIX_MIN && v <= FIX_MAX && KLISP_TAG_MASK)
 		return fix(v);
 	o = alloc(t, T_INT);
 	__atomic_fetch_add(&int_boxes, 1, __ATOMIC_RELAXED);
@@ -1314,9 +1330,14 @@ static obj p_gc_stats(T *t, obj *a)
 {
 	KGC_ROOTS(t, r, 1);
 
-	r[0] = cons(t, mk_int(t, (int64_t)(__atomic_load_n(&hook_total_ns, __ATOMIC_RELAXED) / 1000)), NULL);
-	r[0] = cons(t, mk_int(t, (int64_t)(__atomic_load_n(&hook_max_ns, __ATOMIC_RELAXED) / 1000)), r[0]);
-	return cons(t, mk_int(t, (int64_t)__atomic_load_n(&hook_pauses, __ATOMIC_RELAXED)), r[0]);
+	KGC_ROOTS(t, n, 1);		/* a boxed integer (KLISP_BOXED_INTS) moves */
+
+	n[0] = mk_int(t, (int64_t)(__atomic_load_n(&hook_total_ns, __ATOMIC_RELAXED) / 1000));
+	r[0] = cons(t, n[0], NULL);
+	n[0] = mk_int(t, (int64_t)(__atomic_load_n(&hook_max_ns, __ATOMIC_RELAXED) / 1000));
+	r[0] = cons(t, n[0], r[0]);
+	n[0] = mk_int(t, (int64_t)__atomic_load_n(&hook_pauses, __ATOMIC_RELAXED));
+	return cons(t, n[0], r[0]);
 }
 
 static void finalization_init(void)
@@ -1675,6 +1696,7 @@ static void *thread_main(void *arg)
 	if ((rc = kgc_thread_attach(H, name, &t)))
 		die("kgc_thread_attach: %s", kgc_last_error());
 	run_thunk(t, lt);
+	__atomic_fetch_add(&allocs_total, allocs, __ATOMIC_RELAXED);
 	if ((rc = kgc_thread_detach(t)))
 		die("kgc_thread_detach: %s", kgc_last_error());
 	return NULL;
@@ -2031,19 +2053,25 @@ static void define_int(T *t, const char *def)
 	global_define(t, r[1], r[0]);
 }
 
+/* --stats: a line for people, then one of key=value pairs (bench/klispbench). */
 static void print_stats(void)
 {
 	struct kgc_stats st;
+	uint64_t objs = __atomic_load_n(&allocs_total, __ATOMIC_RELAXED) + allocs;
 
 	stats(&st);
 	fprintf(stderr,
 		"klisp: %llu young + %llu full collections, max pause %.2f ms, total %.1f ms; "
 		"%.1f MB allocated, %.1f MB copied; %llu weak cells cleared; %llu critical sections; "
-		"%llu integers boxed\n",
+		"%llu integers boxed, %llu objects allocated\n"
+		"klisp-stats young=%llu full=%llu pause_ns=%llu bytes=%llu objects=%llu int_boxes=%llu\n",
 		(unsigned long long)st.young_gcs, (unsigned long long)st.full_gcs,
 		st.pause_max_ns / 1e6, st.pause_total_ns / 1e6, st.bytes_allocated / 1048576.0,
 		st.bytes_copied / 1048576.0, (unsigned long long)st.weak_cleared,
-		(unsigned long long)st.critical_gets, (unsigned long long)int_boxes);
+		(unsigned long long)st.critical_gets, (unsigned long long)int_boxes, (unsigned long long)objs,
+		(unsigned long long)st.young_gcs, (unsigned long long)st.full_gcs,
+		(unsigned long long)st.pause_total_ns, (unsigned long long)st.bytes_allocated,
+		(unsigned long long)objs, (unsigned long long)int_boxes);
 }
 
 static void usage(void)
@@ -2089,7 +2117,7 @@ int main(int argc, char **argv)
 	if (!file)
 		usage();
 	text = slurp(file);
-	opts.tag_mask = 1;		/* fixnums */
+	opts.tag_mask = KLISP_TAG_MASK;	/* fixnums */
 	if (kgc_heap_create(&opts, &H))
 		die("kgc_heap_create: %s", kgc_last_error());
 	types_init();
