@@ -1,23 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * klispbench - klisp (examples/klisp.c) on API v2 against klisp as it was
- * before tagged immediates (the same source built with -DKLISP_BOXED_INTS:
- * every integer a heap box, tag_mask 0), on four Scheme workloads in
- * bench/klisp/: fib(30), tak, a list workload and a string workload.
- *
- * Both interpreters are built by bench/Makefile into out/klisp-v2 and
- * out/klisp-boxed (statically against the rel libkgc.a). Each workload
- * runs 3 times per build, alternating (v2, boxed, v2, ...), each in a
- * fresh process with the same heap options; the table shows the median
- * wall time and, from klisp's --stats line, the objects klisp allocated,
- * the bytes kgc handed out (TLABs whole), the integers boxed and the
- * collections. Both builds must print the same result. BENCH_SCALE scales
- * the tak, list and string rounds (fib stays at 30: the issue's target).
+ * before issue 31, on four Scheme workloads in bench/klisp/: fib(30), tak,
+ * a list workload and a string workload. Three builds of the same source
+ * (bench/Makefile, statically against the rel libraries):
+ *   out/klisp-v2      as it is: fixnums (tagged immediates) and binary
+ *                     arithmetic/comparisons without an argument list
+ *   out/klisp-boxfast -DKLISP_BOXED_INTS: that fast path, integers boxed
+ *   out/klisp-before  -DKLISP_BOXED_INTS -DKLISP_NO_FAST_PRIMS: klisp
+ *                     before issue 31 (every integer boxed, tag_mask 0)
+ * Each workload runs 3 times per build, alternating (v2, boxfast, before,
+ * v2, ...), each in a fresh process with the same heap options; the table
+ * shows the median wall time and, from klisp's --stats line, the objects
+ * klisp allocated, the bytes kgc handed out (TLABs whole), the integers
+ * boxed and the collections. All builds must print the same result.
+ * BENCH_SCALE scales the tak, list and string rounds (fib stays at 30:
+ * the issue's target).
  */
 #include "common.h"
 #include <libgen.h>
 
 #define REPS 3
+#define NB 3		/* builds; the last is "before" */
 
 struct workload {
 	const char *name;
@@ -124,8 +128,8 @@ static int cmp_run(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-	static const char *bins[2] = { "klisp-v2", "klisp-boxed" };
-	static const char *label[2] = { "v2 (fixnums)", "before (boxed)" };
+	static const char *bins[NB] = { "klisp-v2", "klisp-boxfast", "klisp-before" };
+	static const char *label[NB] = { "v2: fixnums + fast path", "boxed + fast path", "before" };
 	double scale = bench_scale(), ratio_sum = 0;
 	char self[4096];
 	ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -138,9 +142,12 @@ int main(int argc, char **argv)
 	snprintf(dir, sizeof(dir), "%s", dirname(self));
 	md = md_open("klispbench");
 	both(md, "\n## klisp: fixnums (API v2) vs boxed integers (issue 31)\n\n");
-	both(md, "`examples/klisp.c` built twice into bench/out: as it is (integers in [-2^62, 2^62) tagged\n"
-		 "immediates, `tag_mask` 1) and with `-DKLISP_BOXED_INTS` (every integer a heap box, as klisp was\n"
-		 "before issue 31). Scheme sources in `bench/klisp/`; each runs %d times per build, alternating,\n"
+	both(md, "`examples/klisp.c` built three times into bench/out: **v2** as it is (integers in [-2^62, 2^62)\n"
+		 "tagged immediates, `tag_mask` 1, and calls of binary arithmetic and comparisons evaluated without\n"
+		 "an argument list: `(+ a b)` on fixnums allocates nothing); **boxed + fast path** with\n"
+		 "`-DKLISP_BOXED_INTS` (that fast path, but every integer a heap box); **before** with\n"
+		 "`-DKLISP_BOXED_INTS -DKLISP_NO_FAST_PRIMS` (klisp as it was before issue 31).\n"
+		 "Scheme sources in `bench/klisp/`; each runs %d times per build, alternating,\n"
 		 "each in a fresh process (`-X heap_max=256m`); time is the median wall time, the other columns\n"
 		 "come from that run's `--stats` (objects: what klisp allocated; MB: bytes kgc handed out, TLABs\n"
 		 "whole). BENCH_SCALE=%.2f (fib is not scaled).\n\n", REPS, scale);
@@ -149,38 +156,43 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(loads) / sizeof(loads[0]); i++) {
 		const struct workload *w = &loads[i];
 		int n = w->scaled ? (int)(w->n * scale + 0.5) : w->n;
-		struct run runs[2][REPS], *med[2];
+		struct run runs[NB][REPS], *med[NB];
 		int ok = 1;
 
 		if (n < 1)
 			n = 1;
 		for (int r = 0; r < REPS && ok; r++)
-			for (int b = 0; b < 2 && ok; b++)
+			for (int b = 0; b < NB && ok; b++)
 				ok = !run_once(bins[b], w, n, &runs[b][r]);
 		if (!ok) {
 			both(md, "| %s(%d) | - | failed (see stderr) | | | | | | |\n", w->name, n);
 			failed = 1;
 			continue;
 		}
-		for (int b = 0; b < 2; b++) {
+		for (int b = 0; b < NB; b++) {
 			qsort(runs[b], REPS, sizeof(struct run), cmp_run);
 			med[b] = &runs[b][REPS / 2];
+			if (strcmp(med[b]->result, med[0]->result)) {
+				both(md, "| %s(%d) | - | results differ: %s vs %s | | | | | | |\n", w->name, n,
+				     med[b]->result, med[0]->result);
+				ok = 0;
+			}
 		}
-		if (strcmp(med[0]->result, med[1]->result)) {
-			both(md, "| %s(%d) | - | results differ: %s vs %s | | | | | | |\n", w->name, n,
-			     med[0]->result, med[1]->result);
+		if (!ok) {
 			failed = 1;
 			continue;
 		}
-		for (int b = 0; b < 2; b++)
+		for (int b = 0; b < NB; b++)
 			both(md, "| %s(%d) | %s | %.3f | %.3f | %llu | %.1f | %llu | %llu | %.1f |\n", w->name, n,
 			     label[b], med[b]->wall_s, med[b]->user_s, med[b]->objects, med[b]->bytes / 1048576.0,
 			     med[b]->int_boxes, med[b]->young, med[b]->pause_ns / 1e6);
-		both(md, "| %s(%d) | v2 / before | **%.2fx** | %.2fx | %.2fx | %.2fx | | | |\n", w->name, n,
-		     med[0]->wall_s / med[1]->wall_s, med[0]->user_s / med[1]->user_s,
-		     (double)med[0]->objects / (double)med[1]->objects,
-		     (double)med[0]->bytes / (double)med[1]->bytes);
-		ratio_sum += med[0]->wall_s / med[1]->wall_s;
+		for (int b = 0; b < NB - 1; b++)
+			both(md, "| %s(%d) | %s / before | %s%.2fx%s | %.2fx | %.2fx | %.2fx | | | |\n", w->name, n,
+			     b ? "boxed + fast path" : "**v2**", b ? "" : "**", med[b]->wall_s / med[NB - 1]->wall_s,
+			     b ? "" : "**", med[b]->user_s / med[NB - 1]->user_s,
+			     (double)med[b]->objects / (double)med[NB - 1]->objects,
+			     (double)med[b]->bytes / (double)med[NB - 1]->bytes);
+		ratio_sum += med[0]->wall_s / med[NB - 1]->wall_s;
 		nratio++;
 	}
 	if (nratio)

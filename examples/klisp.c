@@ -109,7 +109,7 @@ static obj alloc_array(T *t, kgc_type_id type, size_t n)
 
 /*
  * A fixnum: n as 2n+1, never a pointer (the heap's tag_mask is 1).
- * -DKLISP_BOXED_INTS builds klisp as it was before tagged immediates, for
+ * -DKLISP_BOXED_INTS builds klisp without tagged immediates, for
  * bench/klispbench: every integer boxed, tag_mask 0 (nothing is a fixnum).
  */
 #define FIX_MIN (-((int64_t)1 << 62))
@@ -694,6 +694,15 @@ struct prim {
 	int min, max;			/* arity; max -1: variadic */
 	obj (*fn)(T *t, obj *args);	/* args: a rooted slot holding the list */
 };
+
+/* Binary operations a call on two fixnums runs without an argument list
+ * (eval_fix2); prim_fix2[i]: prims[i]'s, set up by runtime_init. */
+enum { FIX2_NONE, FIX2_ADD, FIX2_SUB, FIX2_MUL, FIX2_LT, FIX2_GT, FIX2_LE, FIX2_GE, FIX2_EQ, NFIX2 };
+static const char *const fix2_names[NFIX2] = {
+	[FIX2_ADD] = "+", [FIX2_SUB] = "-", [FIX2_MUL] = "*", [FIX2_LT] = "<", [FIX2_GT] = ">",
+	[FIX2_LE] = "<=", [FIX2_GE] = ">=", [FIX2_EQ] = "=",
+};
+static uint8_t prim_fix2[128];
 static const struct prim *prim_table;	/* prims[], below */
 
 static obj call_prim(T *t, obj prim, obj *args)
@@ -709,6 +718,51 @@ static obj call_prim(T *t, obj prim, obj *args)
 }
 
 static obj eval(T *t, obj x, obj env);
+
+#ifndef KLISP_NO_FAST_PRIMS
+static obj fix2_op(T *t, int op, int64_t x, int64_t y)
+{
+	switch (op) {
+	case FIX2_ADD: return mk_int(t, x + y);		/* fixnums: no int64 overflow */
+	case FIX2_SUB: return mk_int(t, x - y);
+	case FIX2_MUL: return mk_int(t, (int64_t)((uint64_t)x * (uint64_t)y));	/* wraps, as p_mul */
+	case FIX2_LT: return boolean(x < y);
+	case FIX2_GT: return boolean(x > y);
+	case FIX2_LE: return boolean(x <= y);
+	case FIX2_GE: return boolean(x >= y);
+	default: return boolean(x == y);
+	}
+}
+
+/*
+ * A call (prim a b) of a primitive with a fast path (arithmetic and
+ * comparisons), prim already in r[2], the call in r[0], its environment in
+ * r[1]: both arguments are evaluated into r[6] and r[7]; two integers go
+ * straight to the operation without an argument list, so (+ a b) on
+ * fixnums allocates nothing; otherwise the list is built from the values
+ * and the primitive called as usual. 1 and *res set if it handled the call
+ * (any other shape: 0, nothing evaluated). -DKLISP_NO_FAST_PRIMS leaves it
+ * out (bench/klispbench's "before": klisp as it was before issue 31).
+ */
+static int eval_fix2(T *t, obj *r, obj *res)
+{
+	obj args = cdr(r[0]);
+	int op = prim_fix2[KGC_FIELD(r[2], PRIM_IDX, int64_t)];
+
+	if (!op || !args || !cdr(args) || cdr(cdr(args)))
+		return 0;
+	r[6] = eval(t, car(cdr(r[0])), r[1]);
+	r[7] = eval(t, car(cdr(cdr(r[0]))), r[1]);
+	if (is(r[6], T_INT) && is(r[7], T_INT)) {
+		*res = fix2_op(t, op, int_val(r[6]), int_val(r[7]));
+		return 1;
+	}
+	r[3] = cons(t, r[7], NULL);
+	r[3] = cons(t, r[6], r[3]);
+	*res = call_prim(t, r[2], &r[3]);
+	return 1;
+}
+#endif
 
 static obj eval_body(T *t, obj body, obj env)
 {
@@ -868,6 +922,10 @@ static obj eval(T *t, obj x_, obj env_)
 		}
 		/* application: r[2] the procedure, r[3]/r[4] head/tail of the arguments */
 		r[2] = eval(t, car(r[0]), r[1]);
+#ifndef KLISP_NO_FAST_PRIMS
+		if (is(r[2], T_PRIM) && eval_fix2(t, r, &v))
+			return v;
+#endif
 		for (r[3] = r[4] = NULL, r[5] = cdr(r[0]); r[5]; r[5] = cdr(r[5])) {
 			v = eval(t, car(r[5]), r[1]);
 			obj p = cons(t, v, NULL);
@@ -1238,6 +1296,7 @@ static obj p_gc_count(T *t, obj *a)
 
 static obj p_symbol_count(T *t, obj *a) { return mk_int(t, symbol_count(t)); }
 static obj p_int_boxes(T *t, obj *a) { return mk_int(t, (int64_t)__atomic_load_n(&int_boxes, __ATOMIC_RELAXED)); }
+static obj p_alloc_count(T *t, obj *a) { return mk_int(t, (int64_t)allocs); }	/* this thread's */
 
 /*
  * Finalization through a reference queue (kgc_refqueue): (finalize obj
@@ -1920,7 +1979,8 @@ static const struct prim prims[] = {
 	{ "string->symbol", 1, 1, p_string_to_symbol }, { "symbol->string", 1, 1, p_symbol_to_string },
 	{ "apply", 2, 2, p_apply }, { "error", 0, -1, p_error },
 	{ "gc", 0, 0, p_gc }, { "gc-young", 0, 0, p_gc_young }, { "gc-count", 0, 0, p_gc_count },
-	{ "symbol-count", 0, 0, p_symbol_count }, { "int-boxes", 0, 0, p_int_boxes }, { "eq-hash", 1, 1, p_eq_hash },
+	{ "symbol-count", 0, 0, p_symbol_count }, { "int-boxes", 0, 0, p_int_boxes },
+	{ "alloc-count", 0, 0, p_alloc_count }, { "eq-hash", 1, 1, p_eq_hash },
 	{ "sleep", 1, 1, p_sleep }, { "spawn", 1, 1, p_spawn }, { "join", 1, 1, p_join },
 	{ "byte-sum", 1, 1, p_byte_sum }, { "native-length", 1, 1, p_native_length },
 	{ "string-reverse", 1, 1, p_string_reverse }, { "native-hash", 1, 1, p_native_hash },
@@ -1984,6 +2044,11 @@ static void runtime_init(T *t)
 	for (int i = 0; i < NSPECIAL; i++)
 		h_special[i] = new_handle(t, intern(t, special_names[i], strlen(special_names[i])));
 	for (int i = 0; prims[i].name; i++) {
+		if (i >= (int)sizeof(prim_fix2))
+			die("prim_fix2: too small for the primitives");
+		for (int op = 1; op < NFIX2; op++)
+			if (!strcmp(prims[i].name, fix2_names[op]))
+				prim_fix2[i] = (uint8_t)op;
 		r[0] = alloc(t, T_PRIM);
 		KGC_FIELD(r[0], PRIM_IDX, int64_t) = i;
 		r[1] = intern(t, prims[i].name, strlen(prims[i].name));
