@@ -31,7 +31,7 @@ trap stop_hog EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM HUP
 
-known=(gcbench churn bintrees lru gcold pinbench native_bench)
+known=(gcbench churn bintrees lru gcold pinbench native_bench klispbench scanbench)
 progs=()
 for p in "${known[@]}"; do [ -x "out/$p" ] && progs+=("$p"); done
 for f in out/*; do
@@ -154,6 +154,8 @@ section() {	# section <prog> <md-fragment-name> <fallback title> [<dir> <status 
 		echo "Not run: \`bench/native_bench.c\` did not build or does not exist yet."
 	fi
 	section jnibench jnibench "Debian's lz4-java natives: kgc vs HotSpot (issue 29)"
+	section klispbench klispbench "klisp: fixnums (API v2) vs boxed integers (issue 31)"
+	section scanbench scanbench "Scanned types vs layout-map types: young pause per object (issue 31)"
 	fi	# first pass
 	if [ ${#hog_progs[@]} -gt 0 ]; then
 		echo

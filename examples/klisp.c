@@ -83,10 +83,15 @@ static void die(const char *fmt, ...)
 	exit(1);
 }
 
+/* Objects this thread allocated; added to allocs_total when it detaches. */
+static __thread uint64_t allocs;
+static uint64_t allocs_total;
+
 static obj alloc(T *t, kgc_type_id type)
 {
 	obj o = kgc_alloc(t, type);
 
+	allocs++;
 	if (!o)
 		die("out of memory: %s", kgc_last_error());
 	return o;
@@ -96,15 +101,26 @@ static obj alloc_array(T *t, kgc_type_id type, size_t n)
 {
 	obj o = kgc_alloc_array(t, type, n);
 
+	allocs++;
 	if (!o)
 		die("out of memory: %s", kgc_last_error());
 	return o;
 }
 
-/* A fixnum: n as 2n+1, never a pointer (the heap's tag_mask is 1). */
+/*
+ * A fixnum: n as 2n+1, never a pointer (the heap's tag_mask is 1).
+ * -DKLISP_BOXED_INTS builds klisp without tagged immediates, for
+ * bench/klispbench: every integer boxed, tag_mask 0 (nothing is a fixnum).
+ */
 #define FIX_MIN (-((int64_t)1 << 62))
 #define FIX_MAX (((int64_t)1 << 62) - 1)
+#ifdef KLISP_BOXED_INTS
+#define KLISP_TAG_MASK 0
+static int is_fix(obj o) { return 0; }
+#else
+#define KLISP_TAG_MASK 1
 static int is_fix(obj o) { return (uintptr_t)o & 1; }
+#endif
 static obj fix(int64_t v) { return (obj)(uintptr_t)((uint64_t)v << 1 | 1); }
 static int64_t fix_val(obj o) { return (int64_t)(uintptr_t)o >> 1; }
 
@@ -133,7 +149,7 @@ static obj mk_int(T *t, int64_t v)
 {
 	obj o;
 
-	if (v >= FIX_MIN && v <= FIX_MAX)
+	if (v >= FIX_MIN && v <= FIX_MAX && KLISP_TAG_MASK)
 		return fix(v);
 	o = alloc(t, T_INT);
 	__atomic_fetch_add(&int_boxes, 1, __ATOMIC_RELAXED);
@@ -678,6 +694,15 @@ struct prim {
 	int min, max;			/* arity; max -1: variadic */
 	obj (*fn)(T *t, obj *args);	/* args: a rooted slot holding the list */
 };
+
+/* Binary operations a call on two fixnums runs without an argument list
+ * (eval_fix2); prim_fix2[i]: prims[i]'s, set up by runtime_init. */
+enum { FIX2_NONE, FIX2_ADD, FIX2_SUB, FIX2_MUL, FIX2_LT, FIX2_GT, FIX2_LE, FIX2_GE, FIX2_EQ, NFIX2 };
+static const char *const fix2_names[NFIX2] = {
+	[FIX2_ADD] = "+", [FIX2_SUB] = "-", [FIX2_MUL] = "*", [FIX2_LT] = "<", [FIX2_GT] = ">",
+	[FIX2_LE] = "<=", [FIX2_GE] = ">=", [FIX2_EQ] = "=",
+};
+static uint8_t prim_fix2[128];
 static const struct prim *prim_table;	/* prims[], below */
 
 static obj call_prim(T *t, obj prim, obj *args)
@@ -693,6 +718,51 @@ static obj call_prim(T *t, obj prim, obj *args)
 }
 
 static obj eval(T *t, obj x, obj env);
+
+#ifndef KLISP_NO_FAST_PRIMS
+static obj fix2_op(T *t, int op, int64_t x, int64_t y)
+{
+	switch (op) {
+	case FIX2_ADD: return mk_int(t, x + y);		/* fixnums: no int64 overflow */
+	case FIX2_SUB: return mk_int(t, x - y);
+	case FIX2_MUL: return mk_int(t, (int64_t)((uint64_t)x * (uint64_t)y));	/* wraps, as p_mul */
+	case FIX2_LT: return boolean(x < y);
+	case FIX2_GT: return boolean(x > y);
+	case FIX2_LE: return boolean(x <= y);
+	case FIX2_GE: return boolean(x >= y);
+	default: return boolean(x == y);
+	}
+}
+
+/*
+ * A call (prim a b) of a primitive with a fast path (arithmetic and
+ * comparisons), prim already in r[2], the call in r[0], its environment in
+ * r[1]: both arguments are evaluated into r[6] and r[7]; two integers go
+ * straight to the operation without an argument list, so (+ a b) on
+ * fixnums allocates nothing; otherwise the list is built from the values
+ * and the primitive called as usual. 1 and *res set if it handled the call
+ * (any other shape: 0, nothing evaluated). -DKLISP_NO_FAST_PRIMS leaves it
+ * out (bench/klispbench's "before": klisp as it was before issue 31).
+ */
+static int eval_fix2(T *t, obj *r, obj *res)
+{
+	obj args = cdr(r[0]);
+	int op = prim_fix2[KGC_FIELD(r[2], PRIM_IDX, int64_t)];
+
+	if (!op || !args || !cdr(args) || cdr(cdr(args)))
+		return 0;
+	r[6] = eval(t, car(cdr(r[0])), r[1]);
+	r[7] = eval(t, car(cdr(cdr(r[0]))), r[1]);
+	if (is(r[6], T_INT) && is(r[7], T_INT)) {
+		*res = fix2_op(t, op, int_val(r[6]), int_val(r[7]));
+		return 1;
+	}
+	r[3] = cons(t, r[7], NULL);
+	r[3] = cons(t, r[6], r[3]);
+	*res = call_prim(t, r[2], &r[3]);
+	return 1;
+}
+#endif
 
 static obj eval_body(T *t, obj body, obj env)
 {
@@ -852,6 +922,10 @@ static obj eval(T *t, obj x_, obj env_)
 		}
 		/* application: r[2] the procedure, r[3]/r[4] head/tail of the arguments */
 		r[2] = eval(t, car(r[0]), r[1]);
+#ifndef KLISP_NO_FAST_PRIMS
+		if (is(r[2], T_PRIM) && eval_fix2(t, r, &v))
+			return v;
+#endif
 		for (r[3] = r[4] = NULL, r[5] = cdr(r[0]); r[5]; r[5] = cdr(r[5])) {
 			v = eval(t, car(r[5]), r[1]);
 			obj p = cons(t, v, NULL);
@@ -1222,6 +1296,7 @@ static obj p_gc_count(T *t, obj *a)
 
 static obj p_symbol_count(T *t, obj *a) { return mk_int(t, symbol_count(t)); }
 static obj p_int_boxes(T *t, obj *a) { return mk_int(t, (int64_t)__atomic_load_n(&int_boxes, __ATOMIC_RELAXED)); }
+static obj p_alloc_count(T *t, obj *a) { return mk_int(t, (int64_t)allocs); }	/* this thread's */
 
 /*
  * Finalization through a reference queue (kgc_refqueue): (finalize obj
@@ -1314,9 +1389,14 @@ static obj p_gc_stats(T *t, obj *a)
 {
 	KGC_ROOTS(t, r, 1);
 
-	r[0] = cons(t, mk_int(t, (int64_t)(__atomic_load_n(&hook_total_ns, __ATOMIC_RELAXED) / 1000)), NULL);
-	r[0] = cons(t, mk_int(t, (int64_t)(__atomic_load_n(&hook_max_ns, __ATOMIC_RELAXED) / 1000)), r[0]);
-	return cons(t, mk_int(t, (int64_t)__atomic_load_n(&hook_pauses, __ATOMIC_RELAXED)), r[0]);
+	KGC_ROOTS(t, n, 1);		/* a boxed integer (KLISP_BOXED_INTS) moves */
+
+	n[0] = mk_int(t, (int64_t)(__atomic_load_n(&hook_total_ns, __ATOMIC_RELAXED) / 1000));
+	r[0] = cons(t, n[0], NULL);
+	n[0] = mk_int(t, (int64_t)(__atomic_load_n(&hook_max_ns, __ATOMIC_RELAXED) / 1000));
+	r[0] = cons(t, n[0], r[0]);
+	n[0] = mk_int(t, (int64_t)__atomic_load_n(&hook_pauses, __ATOMIC_RELAXED));
+	return cons(t, n[0], r[0]);
 }
 
 static void finalization_init(void)
@@ -1336,6 +1416,282 @@ static void finalization_fini(T *t)
 		}
 	free(finals);
 	kgc_refqueue_destroy(final_q);
+}
+
+/*
+ * Weak-key tables on ephemerons: (make-weak-table), (weak-table-set! tbl key
+ * val), (weak-table-ref tbl key default), (weak-table-remove! tbl key),
+ * (weak-table-count tbl). An entry is a kgc_ephemeron (key, value): the
+ * value lives while the key is reachable from elsewhere, and a value that
+ * refers to its own key (or to another entry's key that refers back) keeps
+ * nothing alive. The table object (type weak-table) holds only a pointer to
+ * its C side: buckets of entries chained by the key's identity hash.
+ * Every ephemeron is attached to wt_q with its entry as the tag; a weak
+ * reference to the table object is attached to the same queue with the
+ * table as the tag. Draining the queue (between top-level forms and before
+ * a count) unlinks the entries whose keys died and frees the tables that
+ * died, with their entries: nothing is polled.
+ */
+struct wt_entry {
+	struct wt_entry *next;
+	struct wtable *tbl;
+	uint32_t hash;
+	kgc_ephemeron e;
+};
+
+struct wtable {
+	struct wtable *prev, *next;	/* every table, for runtime_fini */
+	kgc_weak self;			/* the table object, attached to wt_q */
+	struct wt_entry **buckets;
+	size_t nbuckets, count;
+};
+
+static kgc_type_id T_WTABLE;
+enum { WTABLE_PTR = 8 };
+static kgc_refqueue *wt_q;
+static struct wtable *wt_all;
+static pthread_mutex_t wt_mu = PTHREAD_MUTEX_INITIALIZER;	/* every table */
+
+static struct wt_entry **wt_bucket(struct wtable *w, uint32_t hash)
+{
+	return &w->buckets[hash & (w->nbuckets - 1)];
+}
+
+static void wt_entry_unlink(T *t, struct wt_entry *en)
+{
+	struct wt_entry **pp = wt_bucket(en->tbl, en->hash);
+
+	while (*pp != en)
+		pp = &(*pp)->next;
+	*pp = en->next;
+	en->tbl->count--;
+	kgc_ephemeron_free(t, en->e);	/* drops its queue entry if one is on the way */
+	free(en);
+}
+
+static void wt_destroy(T *t, struct wtable *w)
+{
+	for (size_t b = 0; b < w->nbuckets; b++)
+		while (w->buckets[b])
+			wt_entry_unlink(t, w->buckets[b]);
+	*(w->prev ? &w->prev->next : &wt_all) = w->next;
+	if (w->next)
+		w->next->prev = w->prev;
+	kgc_weak_free(t, w->self);
+	free(w->buckets);
+	free(w);
+}
+
+/* What the collections so far cleared: dead keys' entries and dead tables. */
+static void weak_tables_drain(T *t)
+{
+	struct kgc_ref_event ev;
+
+	if (kgc_cleaners_drain(t))	/* everything cleared so far is enqueued */
+		die("weak tables: %s", kgc_last_error());
+	lock_managed(t, &wt_mu);
+	while (kgc_refqueue_poll(wt_q, &ev, sizeof(ev)) == 0) {
+		if (ev.kind == KGC_REF_EPHEMERON)
+			wt_entry_unlink(t, (struct wt_entry *)(uintptr_t)ev.tag);
+		else
+			wt_destroy(t, (struct wtable *)(uintptr_t)ev.tag);
+	}
+	pthread_mutex_unlock(&wt_mu);
+}
+
+static struct wtable *wt_arg(obj o, const char *who)
+{
+	if (!is(o, T_WTABLE))
+		die("%s: not a weak table", who);
+	return KGC_FIELD(o, WTABLE_PTR, struct wtable *);
+}
+
+static obj key_arg(obj o, const char *who)
+{
+	if (!o || is_fix(o))
+		die("%s: %s key has no identity (an ephemeron's key is an object)", who,
+		    o ? "a fixnum" : "a ()");
+	return o;
+}
+
+/* The entry for key (its hash given), or NULL; wt_mu held. A cleared entry
+ * (its key dead, its event on the way) never matches a live key. */
+static struct wt_entry *wt_find(T *t, struct wtable *w, obj key, uint32_t hash)
+{
+	for (struct wt_entry *en = *wt_bucket(w, hash); en; en = en->next) {
+		obj k, v;
+
+		if (en->hash == hash && !kgc_ephemeron_get(t, en->e, &k, &v) && k == key)
+			return en;
+	}
+	return NULL;
+}
+
+/* The prologue of the operations on (tbl key ...) in *a: checks both, takes
+ * wt_mu (may safepoint: the arguments are read from *a after it) and
+ * returns the key's entry or NULL, with the table and the key's hash. */
+struct wt_key {
+	struct wtable *w;
+	uint32_t hash;
+};
+
+static struct wt_entry *wt_lookup(T *t, obj *a, const char *who, struct wt_key *k)
+{
+	k->w = wt_arg(A0, who);
+	k->hash = kgc_identity_hash(t, key_arg(A1, who));
+	lock_managed(t, &wt_mu);
+	return wt_find(t, k->w, A1, k->hash);
+}
+
+static void wt_grow(struct wtable *w)
+{
+	size_t n = w->nbuckets * 2;
+	struct wt_entry **nb = calloc(n, sizeof(*nb));
+
+	if (!nb)
+		die("weak table: out of memory");
+	for (size_t b = 0; b < w->nbuckets; b++)
+		for (struct wt_entry *en = w->buckets[b], *next; en; en = next) {
+			next = en->next;
+			en->next = nb[en->hash & (n - 1)];
+			nb[en->hash & (n - 1)] = en;
+		}
+	free(w->buckets);
+	w->buckets = nb;
+	w->nbuckets = n;
+}
+
+static obj p_make_weak_table(T *t, obj *a)
+{
+	struct wtable *w = calloc(1, sizeof(*w));
+	obj o;
+
+	if (!w || !(w->buckets = calloc(16, sizeof(*w->buckets))))
+		die("make-weak-table: out of memory");
+	w->nbuckets = 16;
+	o = alloc(t, T_WTABLE);
+	KGC_FIELD(o, WTABLE_PTR, struct wtable *) = w;
+	if (!(w->self = kgc_weak_new(t, o)) || kgc_weak_set_queue(t, w->self, wt_q, (uintptr_t)w))
+		die("make-weak-table: %s", kgc_last_error());
+	lock_managed(t, &wt_mu);
+	if ((w->next = wt_all))
+		wt_all->prev = w;
+	wt_all = w;
+	pthread_mutex_unlock(&wt_mu);
+	return o;
+}
+
+static obj p_weak_table_set(T *t, obj *a)
+{
+	struct wt_key k;
+	struct wt_entry *en = wt_lookup(t, a, "weak-table-set!", &k);
+
+	if (en) {			/* no way to swap a value: a new cell */
+		kgc_ephemeron_free(t, en->e);
+	} else {
+		if (!(en = malloc(sizeof(*en))))
+			die("weak-table-set!: out of memory");
+		if (k.w->count >= k.w->nbuckets * 2)
+			wt_grow(k.w);
+		en->tbl = k.w;
+		en->hash = k.hash;
+		en->next = *wt_bucket(k.w, k.hash);
+		*wt_bucket(k.w, k.hash) = en;
+		k.w->count++;
+	}
+	if (!(en->e = kgc_ephemeron_new(t, A1, A2)) ||
+	    kgc_ephemeron_set_queue(t, en->e, wt_q, (uintptr_t)en))
+		die("weak-table-set!: %s", kgc_last_error());
+	pthread_mutex_unlock(&wt_mu);
+	return VOID_;
+}
+
+static obj p_weak_table_ref(T *t, obj *a)
+{
+	struct wt_key k;
+	struct wt_entry *en = wt_lookup(t, a, "weak-table-ref", &k);
+	obj key, v;
+	int found = en && !kgc_ephemeron_get(t, en->e, &key, &v);
+
+	pthread_mutex_unlock(&wt_mu);
+	return found ? v : A2;
+}
+
+static obj p_weak_table_remove(T *t, obj *a)
+{
+	struct wt_key k;
+	struct wt_entry *en = wt_lookup(t, a, "weak-table-remove!", &k);
+
+	if (en)
+		wt_entry_unlink(t, en);
+	pthread_mutex_unlock(&wt_mu);
+	return boolean(en != NULL);
+}
+
+/* Entries whose keys are alive as of the collections so far. */
+static obj p_weak_table_count(T *t, obj *a)
+{
+	struct wtable *w = wt_arg(A0, "weak-table-count");
+	size_t n;
+
+	weak_tables_drain(t);		/* w stays: the table object is in *a */
+	lock_managed(t, &wt_mu);
+	n = w->count;
+	pthread_mutex_unlock(&wt_mu);
+	return mk_int(t, (int64_t)n);
+}
+
+static void weak_tables_init(void)
+{
+	if (kgc_refqueue_create(H, &wt_q))
+		die("kgc_refqueue_create: %s", kgc_last_error());
+}
+
+static void weak_tables_fini(T *t)
+{
+	while (wt_all)
+		wt_destroy(t, wt_all);
+	kgc_refqueue_destroy(wt_q);
+}
+
+/*
+ * (heap-histogram [type-name ...]): kgc_heap_histogram's table, like jmap
+ * -histo (a full collection first, so only live objects count), printed
+ * by kgc_histogram_print; with names (strings), only those types' rows and
+ * their total.
+ */
+static int hist_wanted(obj names, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (; names; names = cdr(names))
+		if (kgc_array_length(car(names)) == n && !memcmp(kgc_array_data(car(names)), name, n))
+			return 1;
+	return 0;
+}
+
+static obj p_heap_histogram(T *t, obj *a)
+{
+	struct kgc_histogram hg = { .size = sizeof(hg) }, sel = { .size = sizeof(sel) };
+
+	for (obj p = *a; p; p = cdr(p))
+		str_arg(car(p), "heap-histogram");
+	if (kgc_heap_histogram(t, 0, &hg))	/* collects: *a is re-read below */
+		die("heap-histogram: %s", kgc_last_error());
+	if (!(sel.rows = calloc(hg.nrows + 1, sizeof(*sel.rows))))
+		die("heap-histogram: out of memory");
+	for (uint32_t i = 0; i < hg.nrows; i++)
+		if (!*a || hist_wanted(*a, hg.rows[i].name)) {
+			sel.rows[sel.nrows++] = hg.rows[i];
+			sel.count += hg.rows[i].count;
+			sel.bytes += hg.rows[i].bytes;
+		}
+	pthread_mutex_lock(&out_mu);
+	kgc_histogram_print(&sel, 0, stdout);
+	pthread_mutex_unlock(&out_mu);
+	free(sel.rows);
+	kgc_histogram_free(&hg);
+	return VOID_;
 }
 
 static obj p_eq_hash(T *t, obj *a)
@@ -1399,6 +1755,7 @@ static void *thread_main(void *arg)
 	if ((rc = kgc_thread_attach(H, name, &t)))
 		die("kgc_thread_attach: %s", kgc_last_error());
 	run_thunk(t, lt);
+	__atomic_fetch_add(&allocs_total, allocs, __ATOMIC_RELAXED);
 	if ((rc = kgc_thread_detach(t)))
 		die("kgc_thread_detach: %s", kgc_last_error());
 	return NULL;
@@ -1622,13 +1979,17 @@ static const struct prim prims[] = {
 	{ "string->symbol", 1, 1, p_string_to_symbol }, { "symbol->string", 1, 1, p_symbol_to_string },
 	{ "apply", 2, 2, p_apply }, { "error", 0, -1, p_error },
 	{ "gc", 0, 0, p_gc }, { "gc-young", 0, 0, p_gc_young }, { "gc-count", 0, 0, p_gc_count },
-	{ "symbol-count", 0, 0, p_symbol_count }, { "int-boxes", 0, 0, p_int_boxes }, { "eq-hash", 1, 1, p_eq_hash },
+	{ "symbol-count", 0, 0, p_symbol_count }, { "int-boxes", 0, 0, p_int_boxes },
+	{ "alloc-count", 0, 0, p_alloc_count }, { "eq-hash", 1, 1, p_eq_hash },
 	{ "sleep", 1, 1, p_sleep }, { "spawn", 1, 1, p_spawn }, { "join", 1, 1, p_join },
 	{ "byte-sum", 1, 1, p_byte_sum }, { "native-length", 1, 1, p_native_length },
 	{ "string-reverse", 1, 1, p_string_reverse }, { "native-hash", 1, 1, p_native_hash },
 	{ "%stale-demo", 0, 0, p_stale_demo },
 	{ "finalize", 2, 2, p_finalize }, { "run-finalizers", 0, 0, p_run_finalizers },
 	{ "gc-stats", 0, 0, p_gc_stats },
+	{ "make-weak-table", 0, 0, p_make_weak_table }, { "weak-table-set!", 3, 3, p_weak_table_set },
+	{ "weak-table-ref", 3, 3, p_weak_table_ref }, { "weak-table-remove!", 2, 2, p_weak_table_remove },
+	{ "weak-table-count", 1, 1, p_weak_table_count }, { "heap-histogram", 0, -1, p_heap_histogram },
 	{ NULL, 0, 0, NULL },
 };
 
@@ -1647,6 +2008,7 @@ static void types_init(void)
 		{ "const", 8, 0, NULL, &T_CONST },
 		{ "thread", 8, 0, NULL, &T_THREAD },
 		{ "exception", 8, 0, NULL, &T_EXC },
+		{ "weak-table", 8, 0, NULL, &T_WTABLE },
 	};
 
 	for (size_t i = 0; i < sizeof(tys) / sizeof(tys[0]); i++) {
@@ -1682,6 +2044,11 @@ static void runtime_init(T *t)
 	for (int i = 0; i < NSPECIAL; i++)
 		h_special[i] = new_handle(t, intern(t, special_names[i], strlen(special_names[i])));
 	for (int i = 0; prims[i].name; i++) {
+		if (i >= (int)sizeof(prim_fix2))
+			die("prim_fix2: too small for the primitives");
+		for (int op = 1; op < NFIX2; op++)
+			if (!strcmp(prims[i].name, fix2_names[op]))
+				prim_fix2[i] = (uint8_t)op;
 		r[0] = alloc(t, T_PRIM);
 		KGC_FIELD(r[0], PRIM_IDX, int64_t) = i;
 		r[1] = intern(t, prims[i].name, strlen(prims[i].name));
@@ -1703,6 +2070,7 @@ static void runtime_fini(T *t)
 		kgc_handle_free(t, h_special[i]);
 	symtab_free(t);
 	finalization_fini(t);
+	weak_tables_fini(t);
 }
 
 static char *slurp(const char *path)
@@ -1734,6 +2102,7 @@ static void run(T *t, const char *text)
 		r[0] = read_expr(t, &rd);
 		eval(t, r[0], NULL);
 		run_finalizers(t);	/* of what the collections so far found dead */
+		weak_tables_drain(t);
 	}
 }
 
@@ -1749,19 +2118,25 @@ static void define_int(T *t, const char *def)
 	global_define(t, r[1], r[0]);
 }
 
+/* --stats: a line for people, then one of key=value pairs (bench/klispbench). */
 static void print_stats(void)
 {
 	struct kgc_stats st;
+	uint64_t objs = __atomic_load_n(&allocs_total, __ATOMIC_RELAXED) + allocs;
 
 	stats(&st);
 	fprintf(stderr,
 		"klisp: %llu young + %llu full collections, max pause %.2f ms, total %.1f ms; "
 		"%.1f MB allocated, %.1f MB copied; %llu weak cells cleared; %llu critical sections; "
-		"%llu integers boxed\n",
+		"%llu integers boxed, %llu objects allocated\n"
+		"klisp-stats young=%llu full=%llu pause_ns=%llu bytes=%llu objects=%llu int_boxes=%llu\n",
 		(unsigned long long)st.young_gcs, (unsigned long long)st.full_gcs,
 		st.pause_max_ns / 1e6, st.pause_total_ns / 1e6, st.bytes_allocated / 1048576.0,
 		st.bytes_copied / 1048576.0, (unsigned long long)st.weak_cleared,
-		(unsigned long long)st.critical_gets, (unsigned long long)int_boxes);
+		(unsigned long long)st.critical_gets, (unsigned long long)int_boxes, (unsigned long long)objs,
+		(unsigned long long)st.young_gcs, (unsigned long long)st.full_gcs,
+		(unsigned long long)st.pause_total_ns, (unsigned long long)st.bytes_allocated,
+		(unsigned long long)objs, (unsigned long long)int_boxes);
 }
 
 static void usage(void)
@@ -1807,11 +2182,12 @@ int main(int argc, char **argv)
 	if (!file)
 		usage();
 	text = slurp(file);
-	opts.tag_mask = 1;		/* fixnums */
+	opts.tag_mask = KLISP_TAG_MASK;	/* fixnums */
 	if (kgc_heap_create(&opts, &H))
 		die("kgc_heap_create: %s", kgc_last_error());
 	types_init();
 	finalization_init();
+	weak_tables_init();
 	if (kgc_thread_attach(H, "main", &t))
 		die("kgc_thread_attach: %s", kgc_last_error());
 	runtime_init(t);

@@ -40,3 +40,16 @@
 (gc)
 (check "after a full GC")
 (display "eq-hash of a fixnum is its value's: ") (display (= (eq-hash 12345) (eq-hash (+ 12340 5)))) (newline)
+
+; (+ a b) and the other binary arithmetic and comparisons on two fixnums
+; allocate nothing, not even an argument list: two loops that differ only
+; by such calls allocate the same number of objects ((alloc-count): objects
+; this thread allocated)
+(define (loop0 n) (if (> n 0) (begin n n n (loop0 (- n 1)))))
+(define (loop1 n) (if (> n 0) (begin (+ n 1) (* n 3) (< n 7) (loop1 (- n 1)))))
+(define (allocs-of f) (let ((c0 (alloc-count))) (f 1000) (- (alloc-count) c0)))
+(display "objects allocated by 3000 binary fixnum operations: ")
+(display (- (allocs-of loop1) (allocs-of loop0))) (newline)
+; the same calls on a boxed integer, or with three arguments, still work
+(display (list (+ big 1 -1) (< 1 2 3) (- big 1) (* 2 3) (= 5 (+ 2 3)) (>= 3 3) (<= 4 3)))
+(newline)

@@ -1,0 +1,12 @@
+; strings: number->string, string-append, substring, string=?, symbols - N rounds
+(define (digits n) (string-length (number->string n)))
+(define (build i acc) (if (= i 0) acc (build (- i 1) (string-append acc (number->string (remainder i 10))))))
+(define (chop s n) (if (< (string-length s) n) 0 (+ 1 (chop (substring s n (string-length s)) n))))
+(define (round i)
+  (let ((s (build 200 "")))
+    (+ (chop s 7)
+       (if (string=? (substring s 0 5) (substring (string-append "x" s) 1 6)) 1 0)
+       (digits (* i 1000003))
+       (string-length (symbol->string (string->symbol (string-append "sym" (number->string (remainder i 50)))))))))
+(define (rounds n acc) (if (= n 0) acc (rounds (- n 1) (+ acc (round n)))))
+(display (rounds N 0)) (newline)
