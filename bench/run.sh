@@ -31,7 +31,7 @@ trap stop_hog EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM HUP
 
-known=(gcbench churn bintrees lru gcold pinbench native_bench klispbench scanbench)
+known=(gcbench churn bintrees lru gcold pinbench native_bench jnibench klispbench scanbench)
 progs=()
 for p in "${known[@]}"; do [ -x "out/$p" ] && progs+=("$p"); done
 for f in out/*; do
