@@ -848,6 +848,20 @@ uint64_t kgci_policy_refine_delay_ns(struct kgc_heap *h)
 	return h->opt.refine == KGC_REFINE_ALWAYS ? 0 : REFINE_DELAY_NS;
 }
 
+/*
+ * How long remark may go on marking in its pause (cmark.c): REMARK_SHARE
+ * of the goal; past that the marker goes on concurrently. Marking that is
+ * left at remark is an assist's unfinished subgraph: 60-78 ms of it in
+ * binary trees' remark pauses at depth 21, 1.5 ms with the deadline
+ * (bench/RESULTS-ab.md, 2026-12-07 afternoon).
+ */
+#define REMARK_SHARE 0.25
+
+uint64_t kgci_policy_remark_ns(struct kgc_heap *h)
+{
+	return (uint64_t)(pause_goal_ns(h) * REMARK_SHARE);
+}
+
 /* Young GC workers: KGC_GC_THREADS, else one per CPU up to 4 (1 for tiny heaps). */
 unsigned kgci_policy_gc_threads(struct kgc_heap *h)
 {
