@@ -460,6 +460,7 @@ struct policy_state {
 	double serial_fixed, serial_region;	/* ns, ns per cset region */
 	double sx, sy, sxx, sxy, sn;		/* decayed sums: serial ns over regions */
 	double survival, cards;
+	double survival_var;			/* the decayed variance of its samples */
 	double rslot_ns, rslots;		/* logged slots (refine.c): ns each, per pause */
 	double card_work;			/* dirty + refined cards per pause: refinement on? */
 	/* CPU availability (policy_stretch): a pause's wall time over its CPU
