@@ -460,6 +460,7 @@ struct policy_state {
 	double serial_fixed, serial_region;	/* ns, ns per cset region */
 	double sx, sy, sxx, sxy, sn;		/* decayed sums: serial ns over regions */
 	double survival, cards;
+	double survival_var;			/* the decayed variance of its samples */
 	double rslot_ns, rslots;		/* logged slots (refine.c): ns each, per pause */
 	double card_work;			/* dirty + refined cards per pause: refinement on? */
 	/* CPU availability (policy_stretch): a pause's wall time over its CPU
@@ -946,6 +947,7 @@ bool kgci_cm_marker_busy(struct kgc_heap *h);	/* the marker thread has cycle wor
 bool kgci_cm_retained_evac_ok(struct kgc_heap *h);
 void kgci_cm_test_hold(struct kgc_heap *h, bool on);		/* test hooks */
 const char *kgci_cm_test_state(struct kgc_heap *h);
+void kgci_cm_test_remark_ready(struct kgc_heap *h);	/* marking declared done, work left */
 size_t kgci_cm_test_bits(struct kgc_heap *h, uint32_t idx);	/* mark bits set in a region */
 uint64_t kgci_cm_test_marked_bytes(struct kgc_heap *h);	/* live bytes the last remark found */
 bool kgci_cm_obj_dead(struct kgc_heap *h, const void *p);	/* swept-to-be garbage (verifier) */
@@ -984,6 +986,7 @@ size_t kgci_policy_mixed_waste(struct kgc_heap *h);
 double kgci_policy_mixed_budget_ns(struct kgc_heap *h);	/* old part of a mixed pause */
 uint32_t kgci_policy_remset_max(struct kgc_heap *h);	/* cards in a candidate's remembered set */
 bool kgci_policy_cycle_urgent(struct kgc_heap *h);
+uint64_t kgci_policy_remark_ns(struct kgc_heap *h);	/* how long remark may mark in its pause */
 /* A cycle's marking so far (kgci_cm_progress, in a pause): bytes marked
  * against those expected, old space now against its start. */
 struct mark_progress {

@@ -117,9 +117,10 @@ static void fifo_flush(struct cmark *cm, struct mark_fifo *f)
 		cm_stack_push(cm, fifo_take(f));
 }
 
-/* Marking work until a yield request or no work (the marker's stack, the
- * assists' pool, SATB buffers); true when out of work. */
-static bool mark_work(struct kgc_heap *h, struct cmark *cm, bool bounded)
+/* Marking work until a yield request (bounded), the clock reads until (0:
+ * no deadline) or no work (the marker's stack, the assists' pool, SATB
+ * buffers); true when out of work. */
+static bool mark_work(struct kgc_heap *h, struct cmark *cm, bool bounded, uint64_t until)
 {
 	struct mark_fifo f = { .n = 0 };
 	unsigned k = 0;
@@ -128,7 +129,13 @@ static bool mark_work(struct kgc_heap *h, struct cmark *cm, bool bounded)
 		while (cm->len || f.n) {
 			fifo_fill(cm, &f);
 			scan_obj(h, cm, fifo_take(&f));
-			if (bounded && (++k % STEP_WORK) == 0) {
+			if ((bounded || until) && (++k % STEP_WORK) == 0) {
+				if (until && kgci_now_ns() >= until) {
+					fifo_flush(cm, &f);
+					return false;
+				}
+				if (!bounded)
+					continue;
 				if (must_yield(h, cm)) {
 					fifo_flush(cm, &f);
 					return false;
@@ -190,14 +197,14 @@ static void *marker_main(void *arg)
 			timespec_after_ms(&ts, must_yield(h, cm) ? 1 : 2);
 			pthread_cond_timedwait(&cm->cond, &cm->lock, &ts);
 			if (!must_yield(h, cm) && cm->state == CM_REMARK_READY)
-				mark_work(h, cm, true);
+				mark_work(h, cm, true, 0);
 		}
 		if (cm->stop)
 			break;
 		if (cm->state == CM_MARKING) {
 			uint64_t c0 = thread_cpu_ns();
 
-			if (mark_work(h, cm, true)) {
+			if (mark_work(h, cm, true, 0)) {
 				cm->state = CM_REMARK_READY;
 				/* the rest waits for a pause: no use slowing allocation */
 				atomic_store_explicit(&h->alloc.pace_permille, 0, memory_order_relaxed);
@@ -376,7 +383,7 @@ static void initial_mark(struct kgc_heap *h, struct cmark *cm)
 			cm->started = true;
 		} else {
 			/* no marker thread: finish marking in this pause */
-			mark_work(h, cm, false);
+			mark_work(h, cm, false, 0);
 			cm->state = CM_REMARK_READY;
 		}
 	}
@@ -402,7 +409,7 @@ static void eph_mark(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 
 static void eph_drain(struct kgc_heap *h, void *ctx)
 {
-	mark_work(h, ctx, false);
+	mark_work(h, ctx, false, 0);
 }
 
 /* In a pause, or with no marker thread: the sweep and the rebuild at once. */
@@ -413,16 +420,29 @@ static void sweep_all(struct kgc_heap *h, struct cmark *cm)
 	cm->state = CM_SWEPT;
 }
 
-static void remark(struct kgc_heap *h, struct cmark *cm)
+/*
+ * Remark: marking finished in the pause. The marker declared it done, but
+ * an assist may have handed back a subgraph it had no time to trace (its
+ * stack goes back to the pool at the safepoint: a whole tree of binary
+ * trees' depth 21, 60 ms of marking, in the pause). With a deadline
+ * (until, not 0) remark gives up when marking takes longer and the
+ * marker goes on concurrently (false: nothing else done); SATB stays on.
+ */
+static bool remark(struct kgc_heap *h, struct cmark *cm, uint64_t until)
 {
-	uint64_t marked = 0;
+	uint64_t marked = 0, t0 = kgci_now_ns();
 
 	for (struct kgc_thread *t = h->thr.threads; t; t = t->next)
 		if (t->satb) {
 			satb_process(h, cm, t->satb);
 			t->satb->n = 0;
 		}
-	mark_work(h, cm, false);
+	if (!mark_work(h, cm, false, until)) {
+		cm->state = CM_MARKING;
+		kgci_log_line(h, LOG_GC, "Remark deferred: marking not done in %.3fms, %zu gray left: "
+			      "back to concurrent marking", (kgci_now_ns() - t0) / 1e6, cm->len);
+		return false;
+	}
 	kgci_weak_ephemerons(h, weak_alive_cycle, eph_mark, eph_drain, cm);
 	kgci_cm_assist_fold(h, cm);
 	kgci_satb_set_active(h, 0);
@@ -449,6 +469,7 @@ static void remark(struct kgc_heap *h, struct cmark *cm)
 		 (unsigned long long)(marked >> 20), cm->nsweep, cm->ncand);
 	if (!cm->started)
 		sweep_all(h, cm);
+	return true;
 }
 
 /* The cleanup pause; mixed candidates' remembered sets are complete now. */
@@ -474,9 +495,9 @@ static const char *cycle_step(struct kgc_heap *h)
 		 * rather than fall back to a full collection.
 		 */
 		if (cm->state == CM_MARKING)
-			mark_work(h, cm, false);
+			mark_work(h, cm, false, 0);
 		if (cm->state == CM_MARKING || cm->state == CM_REMARK_READY)
-			remark(h, cm);
+			remark(h, cm, 0);
 		if (cm->state == CM_SWEEPING)
 			sweep_all(h, cm);
 		cleanup(h, cm);
@@ -488,7 +509,9 @@ static const char *cycle_step(struct kgc_heap *h)
 		cleanup(h, cm);
 		return "Cleanup";
 	case CM_REMARK_READY:
-		remark(h, cm);
+		/* no deadline without a marker thread to go on */
+		if (!remark(h, cm, cm->started ? kgci_now_ns() + kgci_policy_remark_ns(h) : 0))
+			return NULL;
 		return "Remark";
 	case CM_IDLE:
 		/* no new cycle while the last one's candidates or retained regions
@@ -701,6 +724,17 @@ void kgci_cm_test_hold(struct kgc_heap *h, bool on)
 
 	kgci_cm_pause_begin(h);
 	cm->held = on;
+	kgci_cm_pause_end(h);
+}
+
+/* Test hook: the marker's belief that marking is done while gray objects
+ * are left (an assist had them when the marker found its own work gone,
+ * and hands them back at the next safepoint): CM_MARKING to CM_REMARK_READY. */
+void kgci_cm_test_remark_ready(struct kgc_heap *h)
+{
+	kgci_cm_pause_begin(h);
+	if (h->cm->state == CM_MARKING)
+		h->cm->state = CM_REMARK_READY;
 	kgci_cm_pause_end(h);
 }
 

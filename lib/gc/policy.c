@@ -5,6 +5,7 @@
  * collection is followed by a full one, what a failing allocation tries
  * next (a full collection, the reserve), soft heap size.
  */
+#include <math.h>
 #include <unistd.h>
 #include "gc_internal.h"
 
@@ -583,6 +584,36 @@ static double copy_share(const struct policy_state *p, unsigned n)
 	return p->copy_share > even ? p->copy_share : even;
 }
 
+/*
+ * The survival the model sizes eden on: the running average plus
+ * SURVIVAL_SIGMAS standard deviations of its samples (G1 predicts with its
+ * confidence margin, G1ConfidencePercent, the same way). A program whose
+ * survival swings - binary trees between building a tree and dropping it:
+ * 0.16-0.26 on average, a pause that copies all of a 22 MB eden - gets an
+ * eden that the high sample still copies in about twice the goal; one with
+ * a steady survival, the eden its average allows. 1.5 against the average
+ * alone (bench/RESULTS-ab.md, 2026-12-07 afternoon): binary trees depth 21
+ * max young pause 10-13 ms against 14-54, p99 5.3-6.6 ms against 7.2-8.7.
+ */
+#define SURVIVAL_SIGMAS 1.5
+
+static double survival_pred(const struct policy_state *p)
+{
+	double s = p->survival + SURVIVAL_SIGMAS * sqrt(p->survival_var);
+
+	return s < 1 ? s : 1;
+}
+
+/* A pause's survival (kept bytes included) into the average and variance
+ * (both decayed by half per pause). */
+static void survival_sample(struct policy_state *p, const struct young_facts *f)
+{
+	double x = (double)(f->copied + f->kept) / (double)f->cset_bytes, d = x - p->survival;
+
+	p->survival_var = p->survival ? 0.5 * (p->survival_var + 0.5 * d * d) : 0;
+	p->survival = avg(p->survival, x);
+}
+
 static double predict_pause(const struct kgc_heap *h, double e, unsigned n)
 {
 	const struct policy_state *p = &h->pol;
@@ -590,7 +621,7 @@ static double predict_pause(const struct kgc_heap *h, double e, unsigned n)
 
 	return policy_stretch(p) * (p->serial_fixed + p->serial_region * regions +
 				    (p->card_ns * p->cards + p->rslot_ns * p->rslots) / n +
-				    p->byte_ns * p->survival * e * copy_share(p, n));
+				    p->byte_ns * survival_pred(p) * e * copy_share(p, n));
 }
 
 /*
@@ -662,7 +693,7 @@ void kgci_policy_young_pause(struct kgc_heap *h, const struct young_facts *f)
 		p->byte_ns = avg(p->byte_ns, (double)f->evac_cpu_ns / (double)f->copied);
 		p->copy_share = avg(p->copy_share, (double)f->copied_max / (double)f->copied);
 	}
-	p->survival = avg(p->survival, (double)(f->copied + f->kept) / (double)f->cset_bytes);
+	survival_sample(p, f);
 	if (p->survival < 0.001)
 		p->survival = 0.001;
 	serial_fit(p, f->cset_regions, f->cpu_ns > f->w0_cpu_ns ? (double)(f->cpu_ns - f->w0_cpu_ns) : 0);
@@ -685,11 +716,11 @@ void kgci_policy_young_pause(struct kgc_heap *h, const struct young_facts *f)
 		p->young_pause_cap = grow;
 	kgci_log_line(h, LOG_HEAP, "pause model: (fixed %.0fus + %.1fus/region + (%.0fns/card x %.0f + "
 		      "%.0fns/logged slot x %.0f) / %u + "
-		      "%.2fns/B x survival %.3f x busiest worker's share %.2f) x cpu stretch %.2f: eden %uM "
+		      "%.2fns/B x survival %.3f (sd %.3f) x busiest worker's share %.2f) x cpu stretch %.2f: eden %uM "
 		      "predicted %.2fms (goal %.2fms), gc time %.1f%%",
 		      p->serial_fixed / 1e3, p->serial_region / 1e3, p->card_ns, p->cards, p->rslot_ns, p->rslots,
 		      n, p->byte_ns,
-		      p->survival, copy_share(p, n), policy_stretch(p), p->young_pause_cap << h->region_shift >> 20,
+		      p->survival, sqrt(p->survival_var), copy_share(p, n), policy_stretch(p), p->young_pause_cap << h->region_shift >> 20,
 		      predict_pause(h, (double)p->young_pause_cap * h->region_size, n) / 1e6, goal / 1e6,
 		      p->gc_share * 100);
 }
@@ -846,6 +877,20 @@ size_t kgci_policy_refine_keep(struct kgc_heap *h)
 uint64_t kgci_policy_refine_delay_ns(struct kgc_heap *h)
 {
 	return h->opt.refine == KGC_REFINE_ALWAYS ? 0 : REFINE_DELAY_NS;
+}
+
+/*
+ * How long remark may go on marking in its pause (cmark.c): REMARK_SHARE
+ * of the goal; past that the marker goes on concurrently. Marking that is
+ * left at remark is an assist's unfinished subgraph: 60-78 ms of it in
+ * binary trees' remark pauses at depth 21, 1.5 ms with the deadline
+ * (bench/RESULTS-ab.md, 2026-12-07 afternoon).
+ */
+#define REMARK_SHARE 0.25
+
+uint64_t kgci_policy_remark_ns(struct kgc_heap *h)
+{
+	return (uint64_t)(pause_goal_ns(h) * REMARK_SHARE);
 }
 
 /* Young GC workers: KGC_GC_THREADS, else one per CPU up to 4 (1 for tiny heaps). */

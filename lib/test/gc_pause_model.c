@@ -18,9 +18,13 @@
  * next pause's to-space, backed ahead (pretouch.c), is what the survival
  * predicts for the next eden when that is more than the last pause used;
  * (8) on a busy machine a mixed pause's candidates are priced stretched,
- * but which regions are candidates is decided on their CPU cost.
+ * but which regions are candidates is decided on their CPU cost; (9) eden
+ * is sized on survival plus a margin of its standard deviations: where
+ * survival swings from pause to pause, eden is smaller than where it holds
+ * steady at the same average.
  */
 #define _GNU_SOURCE
+#include <math.h>
 #include <time.h>
 #include "tgc.h"
 #include "../gc_internal.h"
@@ -96,6 +100,26 @@ static uint32_t cap_after_fill(double share)
 		feed(hh, h->pol.young_target, 10, 300, (size_t)h->pol.young_target * MB, 1.0, 5);
 	copy_share = 0;
 	cap = h->pol.young_pause_cap;
+	T_ASSERT_EQ(kgc_heap_destroy(hh), 0);
+	return cap;
+}
+
+/* (9) Pauses over 16 MB of eden, 30% of it surviving on average: steadily,
+ * or swinging between 5% and 55% pause after pause (a program that builds
+ * and drops structures): the eden cap they leave. */
+static uint32_t cap_after_survival(bool swing, double *sd)
+{
+	kgc_heap *hh = t_heap(256, 0, NULL);
+	struct kgc_heap *h = (struct kgc_heap *)hh;
+	uint32_t cap;
+
+	for (int i = 0; i < 20; i++) {
+		double surv = swing ? (i % 2 ? 0.55 : 0.05) : 0.3;
+
+		feed(hh, 16, 10, 300, (size_t)(surv * 16 * MB), 1.0, 5);
+	}
+	cap = h->pol.young_pause_cap;
+	*sd = sqrt(h->pol.survival_var);
 	T_ASSERT_EQ(kgc_heap_destroy(hh), 0);
 	return cap;
 }
@@ -180,6 +204,17 @@ int main(void)
 		h->pol.survival = 0.05;
 		T_ASSERT_EQ(kgci_policy_tospace_backed(h), 4);
 		T_ASSERT_EQ(kgc_heap_destroy(hh), 0);
+	}
+
+	{	/* (9) eden sized on survival + SURVIVAL_SIGMAS standard deviations */
+		double sd_steady, sd_swing;
+		uint32_t steady = cap_after_survival(false, &sd_steady), swing = cap_after_survival(true, &sd_swing);
+
+		printf("survival 30%%: eden cap %u regions (steady, sd %.3f), %u (swinging 5-55%%, sd %.3f)\n",
+		       steady, sd_steady, swing, sd_swing);
+		T_ASSERT(sd_steady < 0.01);
+		T_ASSERT(sd_swing > 0.15);
+		T_ASSERT(swing * 10 <= steady * 7);
 	}
 
 	hh = t_heap(256, 0, NULL);	/* 0.6 ms pauses 40 ms apart: ~1.5% */
