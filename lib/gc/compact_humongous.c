@@ -12,7 +12,9 @@
  * reference - roots, objects, weak cells, identity hashes - is adjusted by
  * kgci_humc_forwardee with the rest): in descending address order, each
  * movable object takes the highest run of regions, at or above its own
- * start and below the last one placed, that the collection leaves free.
+ * start and below the last one placed, that the collection leaves free
+ * (one that spans page tables at a distance the backend moves whole page
+ * tables by: aligned_run).
  * Moves (after full.c's region bookkeeping: dead objects freed, compacted
  * regions emptied) run in the same order, so a destination only ever holds
  * regions already vacated. Objects with a pinned region (library pins,
@@ -49,6 +51,23 @@ static uint32_t highest_run(const uint8_t *busy, uint32_t lo, uint32_t hi, uint3
 	return lo;
 }
 
+/*
+ * A page move is cheapest by a multiple of the backend's granule (whole
+ * page tables move: kgci_backend_move_granule); an object that spans page
+ * tables takes the highest free start at or below d that is, leaving at
+ * most granule - 1 regions of the run above it, or stays where it is.
+ * Objects below two page tables' worth move PTE by PTE anyway.
+ */
+static uint32_t aligned_run(struct kgc_heap *h, const uint8_t *busy, uint32_t i, uint32_t d, uint32_t n)
+{
+	uint32_t g = kgci_backend_move_granule(h), e;
+
+	if (g <= 1 || d == i || n < 2 * g || (d - i) % g == 0)
+		return d;
+	e = d - (d - i) % g;
+	return e > i && !memchr(busy + e, 1, n) ? e : i;	/* a slide under g regions: stay */
+}
+
 /* Pinned and dead: stays, freed by a later collection (full.c). */
 static bool kept_dead(struct kgc_heap *h, uint32_t s)
 {
@@ -82,7 +101,7 @@ void kgci_humc_plan(struct kgc_heap *h, const uint8_t *busy_in)
 			}
 			continue;
 		}
-		d = highest_run(busy, i, hi, n);	/* its own regions are free to it */
+		d = aligned_run(h, busy, i, highest_run(busy, i, hi, n), n);
 		memset(busy + d, 1, n);
 		if (d != i) {
 			h->full.hum_dest[i] = d + 1;

@@ -61,7 +61,9 @@ int main(void)
 	       (unsigned long long)st.region_moves_copied);
 	T_ASSERT_EQ(st.humongous_moved, 2);	/* x and the ref array */
 	T_ASSERT_EQ(st.region_moves_copied, ((struct kgc_heap *)h)->be.move_kind == MOVE_COPY ? 2 : 0);
-	T_ASSERT((char *)r[0] == (char *)x + (5u << 20));	/* slid up by the hole */
+	/* slid up by the hole; by 4 of its 5 regions where page tables move
+	 * whole only by an even number of 1 MiB regions (mremap) */
+	T_ASSERT((char *)r[0] == (char *)x + ((kgci_backend_move_granule(h) == 2 ? 4u : 5u) << 20));
 	T_ASSERT(KGC_FIELD(r[1], N_LEFT, kgc_obj) == r[0]);
 	T_ASSERT(KGC_FIELD(r[2], N_LEFT, kgc_obj) == r[0]);
 	T_ASSERT(kgc_array_get_ref(r[4], 5) == r[0]);
