@@ -7,8 +7,13 @@
  * readable, reaps without blocking; a completion callback, run on the loop
  * thread with the operation's array still in place, queues the next step:
  * accept -> recv into the connection's managed byte array -> send the same
- * bytes out of it -> recv ... Nothing is copied between the kernel and the
- * array, and collections run whenever the loop allocates or sleeps.
+ * bytes out of it -> recv ... The send goes with KGC_IO_SKIP_SUCCESS and
+ * the next recv linked after it (KGC_IO_LINK): the kernel starts the recv
+ * when the send is done and posts no completion for a send that succeeds,
+ * so an echo costs one completion, one wake-up and one submit (a send that
+ * fails completes, and the linked recv goes with it). Nothing is copied
+ * between the kernel and the array, and collections run whenever the loop
+ * allocates or sleeps.
  *
  *   io_echo [-p PORT] [-t SECONDS]        serve on 127.0.0.1:PORT (0: any)
  *   io_echo --selftest [-c CLIENTS] [-n MSGS]
@@ -48,7 +53,7 @@ struct server {
 	kgc_io_ring *ring;
 	int lfd, port;
 	struct conn conns[MAXCONN];
-	unsigned long echoed;	/* sends completed */
+	unsigned long echoed;	/* sends queued, less those that failed */
 	int errors;
 };
 
@@ -111,17 +116,22 @@ static void on_complete(kgc_thread *t, const struct kgc_io_cqe *cq, const kgc_ob
 			check("prep_close", kgc_io_prep_close(s->ring, t, s->conns[c].fd, ud(c, OP_CLOSE)));
 			break;
 		}
-		/* echo what came, out of the same array (it has not moved) */
+		/* echo what came, out of the same array (it has not moved), and the
+		 * next recv into it once the send is done; no completion for the send */
 		check("prep_send", kgc_io_prep_send(s->ring, t, s->conns[c].fd, (kgc_obj *)s->conns[c].buf,
-						    0, (size_t)cq->res, MSG_WAITALL, ud(c, OP_SEND)));
+						    0, (size_t)cq->res, MSG_WAITALL | MSG_NOSIGNAL,
+						    ud(c, OP_SEND)));
+		check("set_flags", kgc_io_set_flags(s->ring, t, KGC_IO_LINK | KGC_IO_SKIP_SUCCESS));
+		s->echoed++;
+		prep_recv(s, c);
 		break;
-	case OP_SEND:
+	case OP_SEND:	/* only a failed one completes (the linked recv is gone with it) */
 		if (cq->res < 0) {
+			s->echoed--;
 			s->errors++;
 			check("prep_close", kgc_io_prep_close(s->ring, t, s->conns[c].fd, ud(c, OP_CLOSE)));
 			break;
 		}
-		s->echoed++;
 		prep_recv(s, c);
 		break;
 	case OP_CLOSE:

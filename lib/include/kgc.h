@@ -1075,6 +1075,20 @@ int kgc_io_prep_connect(kgc_io_ring *r, kgc_thread *t, int sockfd, const struct 
 #define KGC_IO_DRAIN	4u
 #define KGC_IO_ASYNC	8u
 #define KGC_IO_FIXED_FILE 16u
+/*
+ * KGC_IO_SKIP_SUCCESS (with KGC_IO_LINK or _HARDLINK, not on a multishot
+ * recv): no completion when the operation succeeds (io_uring's
+ * IOSQE_CQE_SKIP_SUCCESS) - the send of a request/response loop, with the
+ * next recv linked after it, costs no completion and no turn of the event
+ * loop. Its arrays stay pinned and rooted until the operation linked after
+ * it is returned by a reap (that one only starts once this one is done),
+ * and are released with it. If it fails, its completion is returned like
+ * any other (before the follower's). If no operation is queued after it
+ * before the queue is submitted, it completes like any other. It never
+ * counts among the completions a reap waits for. Once a ring has used it,
+ * the kernel refuses KGC_IO_DRAIN on that ring (-EOPNOTSUPP completions).
+ */
+#define KGC_IO_SKIP_SUCCESS 32u
 int kgc_io_set_flags(kgc_io_ring *r, kgc_thread *t, unsigned flags);
 /*
  * Register fds[0..n) as the ring's table of files (io_uring_register_files;

@@ -60,6 +60,7 @@ int kgci_io_submit_locked(struct kgc_io_ring *r, struct kgc_thread *t)
 
 	if (!io_uring_sq_ready(&r->ur))
 		return 0;
+	kgci_io_skip_orphan(r);
 	kgc_enter_native(t);
 	n = io_uring_submit(&r->ur);
 	kgc_leave_native(t);
@@ -98,6 +99,8 @@ void kgci_io_slot_hold(struct kgc_io_ring *r, struct io_slot *s, const kgc_obj *
 	}
 	s->user_data = user_data;
 	s->state = SLOT_INFLIGHT;
+	s->skip = s->hard = false;
+	s->released_by = s->releases = s->chain_next = IO_NONE;
 	__atomic_store_n(&s->narr, n, __ATOMIC_RELEASE);
 	atomic_fetch_add_explicit(&r->inflight, 1, memory_order_relaxed);
 	r->kernel++;

@@ -220,6 +220,9 @@ static int queue_locked(struct kgc_io_ring *r, struct kgc_thread *t, const struc
 					  memory_order_relaxed);
 	sqe_fill(sqe, q, s, n ? s->iov[0].iov_base : NULL, n ? s->iov[0].iov_len : 0, n, fixed);
 	sqe->user_data = (uint64_t)(s - r->slots);
+	if (r->last_sqe && (r->last_sqe->flags & (IOSQE_IO_LINK | IOSQE_IO_HARDLINK)))
+		r->slots[r->last_sqe->user_data].chain_next = (uint32_t)(s - r->slots);
+	kgci_io_skip_follow(r, s);
 	r->last_sqe = sqe;
 	r->last_thread = t;
 	return 0;
@@ -381,15 +384,15 @@ KGC_API int kgc_io_set_flags(kgc_io_ring *r, kgc_thread *t, unsigned flags)
 	int err;
 
 	if (flags & ~(unsigned)(KGC_IO_LINK | KGC_IO_HARDLINK | KGC_IO_DRAIN | KGC_IO_ASYNC |
-				KGC_IO_FIXED_FILE))
+				KGC_IO_FIXED_FILE | KGC_IO_SKIP_SUCCESS))
 		return IO_FAIL(EINVAL, "kgc_io_set_flags: flags %#x (KGC_IO_LINK, _HARDLINK, _DRAIN, _ASYNC, "
-			       "_FIXED_FILE)", flags);
+			       "_FIXED_FILE, _SKIP_SUCCESS)", flags);
 	if ((err = kgci_io_begin(r, t, "kgc_io_set_flags", false)))
 		return err;
 	if (!r->last_sqe || r->last_thread != t) {
 		err = IO_FAIL(ENOENT, "kgc_io_set_flags: %s: the last operation queued is %s", r->name,
 			      r->last_sqe ? "another thread's" : "submitted (or none was)");
-	} else {
+	} else if (!(err = kgci_io_skip_set(r, r->last_sqe, flags))) {
 		for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
 			if (flags & map[i].kgc)
 				r->last_sqe->flags |= map[i].iosqe;

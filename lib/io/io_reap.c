@@ -104,7 +104,10 @@ static void slot_done(struct kgc_io_ring *r, struct held *hl, uint64_t idx,
 	if (!final)
 		return;
 	s->state = SLOT_DONE;
-	r->kernel--;
+	if (s->skip)	/* it failed: never counted as a completion to come */
+		kgci_io_skip_own_cqe(r, s, s->hard);
+	else
+		r->kernel--;
 }
 
 static void count_cqe(struct kgc_heap *h, const struct kgc_io_cqe *c)
@@ -145,8 +148,15 @@ static void release_held(struct kgc_io_ring *r, struct held *hl)
 {
 	for (uint32_t k = 0; k < hl->n; k++) {
 		count_cqe(r->h, &hl->e[k].cqe);
-		if (hl->e[k].final)
-			slot_release(r, hl->e[k].slot);
+		if (hl->e[k].final) {
+			uint32_t i = hl->e[k].slot, next;
+
+			/* and the skip operations before it, which succeeded silently */
+			do {
+				next = r->slots[i].releases;
+				slot_release(r, i);
+			} while ((i = next) != IO_NONE);
+		}
 	}
 	hl->n = 0;
 }

@@ -67,7 +67,7 @@ int main(void)
 	/* bad uses */
 	T_ASSERT_EQ(kgc_io_set_flags(ring, t, KGC_IO_LINK), -ENOENT);
 	T_ASSERT(strstr(kgc_last_error(), "submitted (or none was)"));
-	T_ASSERT_EQ(kgc_io_set_flags(ring, t, 32), -EINVAL);
+	T_ASSERT_EQ(kgc_io_set_flags(ring, t, 64), -EINVAL);
 	T_ASSERT_EQ(kgc_io_set_flags(NULL, t, KGC_IO_LINK), -EINVAL);
 	T_ASSERT_EQ(pthread_create(&th, NULL, other, NULL), 0);
 	kgc_enter_native(t);
