@@ -122,6 +122,8 @@ struct type_table {
 	_Atomic(struct type_info **) slots;	/* grows; old arrays kept until destroy */
 	_Atomic(uint64_t *) hdrs;	/* per id: a fresh object's header (kgc.h's inline
 					 * allocation); grows with slots, old ones kept too */
+	_Atomic(uint8_t *) init_refs;	/* per id: leading reference fields at offsets
+					 * 8, 16, ... (kgc_alloc_init); grows with hdrs */
 	_Atomic uint32_t count;
 	uint32_t cap;
 	void **retired;		/* old slot and header arrays */
@@ -306,6 +308,7 @@ struct kgc_thread {
 	struct kgc_thread_pub pub;	/* must be first */
 	kgc_obj cn_arg;			/* array of the running critical native (kgc_ext.h) */
 	struct kgc_frame *frames;	/* the frame stack (kgc.h's struct kgc_thread_pub_v5) */
+	const uint8_t *type_init_refs;	/* kgc_alloc_init's inline path (alloc.c) */
 	char *tlab_start;		/* the TLAB: [tlab_start, pub.tlab_end), bump at pub.tlab_top */
 	struct kgc_heap *heap;
 	uint32_t magic;
@@ -367,7 +370,9 @@ _Static_assert(offsetof(struct kgc_thread, cn_arg) == offsetof(struct kgc_thread
 	       offsetof(struct kgc_thread_pub_v5, ext_cn_arg) == 120, "kgc_thread_pub_v5 layout");
 _Static_assert(offsetof(struct kgc_thread, frames) == offsetof(struct kgc_thread_pub_v5, frames) &&
 	       offsetof(struct kgc_thread_pub_v5, frames) == 128, "kgc_thread_pub_v5 layout");
-_Static_assert(sizeof(struct kgc_thread_pub_v5) == 136, "kgc_thread_pub_v5 layout");
+_Static_assert(offsetof(struct kgc_thread, type_init_refs) == offsetof(struct kgc_thread_pub_v5, type_init_refs) &&
+	       offsetof(struct kgc_thread_pub_v5, type_init_refs) == 136, "kgc_thread_pub_v5 layout");
+_Static_assert(sizeof(struct kgc_thread_pub_v5) == 144, "kgc_thread_pub_v5 layout");
 /* The oldest KGC_ABI_VERSION whose fields this library keeps at the same
  * offsets: kgc_thread_attach accepts [KGCI_ABI_OLDEST, KGC_ABI_VERSION]. */
 #define KGCI_ABI_OLDEST 4

@@ -680,6 +680,9 @@ struct kgc_thread_pub_v5 {
 	struct kgc_frame *frames;	/* the top frame, NULL: none; the collector reads it
 					 * at safepoints (relaxed stores: a late safepoint's
 					 * warning reads it too) */
+	const uint8_t *type_init_refs;	/* per type id below pub.ninst + KGC_TYPE_FIRST_USER:
+					 * how many of its first reference fields are its first
+					 * payload words (kgc_alloc_init's inline path) */
 };
 
 #define KGC__FRAME_MAGIC 0x6b676672u	/* struct kgc_frame.magic of a pushed frame */
@@ -1406,6 +1409,46 @@ KGC_INLINE_ALLOC kgc_obj kgc_alloc_array(kgc_thread *t, kgc_type_id type, size_t
 		return (kgc_obj)o;
 	}
 	return kgc__alloc_array_slow(t, type, length);
+}
+
+/*
+ * API v2 (ABI 5): an instance of type with its first n reference fields
+ * (the type's ref_offsets[0..n), in that order) set to refs[0..n) -
+ * objects, NULL or tagged immediates - and the rest zero, as kgc_alloc then
+ * kgc_set_ref would, with two differences: the caller does not root refs'
+ * objects (if the allocation collects, the library keeps them in a frame
+ * of its own and stores where they moved), and inline the stores need no
+ * barrier (a new object in the thread's TLAB is young: every young
+ * collection scans it whole, and the values it overwrites are NULL). So a
+ * cons is a bump, a header and two stores, with no frame around it.
+ * Inline when the object fits the TLAB and the type's first n reference
+ * fields are its first n payload words (offsets 8, 16, ...); otherwise,
+ * and in checked mode and KGC_STALE_CHECK, the library's
+ * kgc__alloc_init_slow: kgc_alloc's checks, the stores through
+ * kgc_set_ref (checked stores in checked mode). NULL + -EINVAL if type is
+ * not an instance type, n exceeds its reference fields or
+ * KGC_ALLOC_INIT_MAX, refs is NULL with n > 0; -ENOMEM as kgc_alloc.
+ * KGC_V1_CALLS has no effect on it (v1 had no such call).
+ */
+#define KGC_ALLOC_INIT_MAX 16
+kgc_obj kgc__alloc_init_slow(kgc_thread *t, kgc_type_id type, const kgc_obj *refs, uint32_t n);
+
+KGC_INLINE_ALLOC kgc_obj kgc_alloc_init(kgc_thread *t, kgc_type_id type, const kgc_obj *refs, uint32_t n)
+{
+	struct kgc_thread_pub_v5 *x = (struct kgc_thread_pub_v5 *)t;
+	struct kgc_thread_pub *p = &x->pub;
+	uint64_t hdr;
+	char *o;
+
+	if (__builtin_expect(type - KGC_TYPE_FIRST_USER < p->ninst && n <= x->type_init_refs[type] &&
+			     (hdr = p->type_hdr[type], 1) &&
+			     (o = kgc__tlab_bump(p, ((hdr >> 8) & 0xffffff) * 8)) != 0, 1)) {
+		*(uint64_t *)o = hdr;
+		for (uint32_t i = 0; i < n; i++)
+			((kgc_obj *)o)[1 + i] = refs[i];
+		return (kgc_obj)o;
+	}
+	return kgc__alloc_init_slow(t, type, refs, n);
 }
 
 /*
