@@ -130,6 +130,10 @@ static int is(obj o, kgc_type_id ty) { return o && type_of(o) == ty; }
 static obj car(obj p) { return kgc_get_ref(p, PAIR_CAR); }
 static obj cdr(obj p) { return kgc_get_ref(p, PAIR_CDR); }
 
+#ifdef KGC_V1_CALLS
+/* Built with KGC_V1_CALLS (bench/klispbench's "before"): klisp as before
+ * issue 31, the values rooted in a frame across kgc_alloc, then stored
+ * through kgc_set_ref. */
 static obj cons(T *t, obj a, obj d)
 {
 	KGC_ROOTS(t, r, 2);
@@ -142,6 +146,30 @@ static obj cons(T *t, obj a, obj d)
 	kgc_set_ref(t, p, PAIR_CDR, r[1]);
 	return p;
 }
+#else
+/*
+ * An object with its first n reference fields set (pairs, environments,
+ * closures: their reference fields come first). API v2: kgc_alloc_init
+ * keeps the values across a collection itself and stores them without a
+ * barrier: no frame here, the values need no root.
+ */
+static obj alloc_init(T *t, kgc_type_id type, obj *v, int n)
+{
+	obj o = kgc_alloc_init(t, type, v, n);
+
+	allocs++;
+	if (!o)
+		die("out of memory: %s", kgc_last_error());
+	return o;
+}
+
+static obj cons(T *t, obj a, obj d)
+{
+	obj v[2] = { a, d };	/* PAIR_CAR, PAIR_CDR */
+
+	return alloc_init(t, T_PAIR, v, 2);
+}
+#endif
 
 static uint64_t int_boxes;	/* integers allocated in the heap (--stats) */
 
@@ -401,6 +429,7 @@ static obj lookup(obj sym, obj env)
 
 static obj mk_env(T *t, obj names, obj vals, obj parent)
 {
+#ifdef KGC_V1_CALLS
 	KGC_ROOTS(t, r, 3);
 	obj e;
 
@@ -412,6 +441,11 @@ static obj mk_env(T *t, obj names, obj vals, obj parent)
 	kgc_set_ref(t, e, ENV_VALS, r[1]);
 	kgc_set_ref(t, e, ENV_PARENT, r[2]);
 	return e;
+#else
+	obj v[3] = { names, vals, parent };	/* ENV_NAMES, ENV_VALS, ENV_PARENT */
+
+	return alloc_init(t, T_ENV, v, 3);
+#endif
 }
 
 static void define(T *t, obj sym, obj val, obj env)
@@ -656,6 +690,7 @@ static obj read_expr(T *t, struct reader *rd)
 
 static obj mk_closure(T *t, obj params, obj body, obj env)
 {
+#ifdef KGC_V1_CALLS
 	KGC_ROOTS(t, r, 3);
 	obj c;
 
@@ -667,6 +702,11 @@ static obj mk_closure(T *t, obj params, obj body, obj env)
 	kgc_set_ref(t, c, CLOS_BODY, r[1]);
 	kgc_set_ref(t, c, CLOS_ENV, r[2]);
 	return c;
+#else
+	obj v[3] = { params, body, env };	/* CLOS_PARAMS, CLOS_BODY, CLOS_ENV */
+
+	return alloc_init(t, T_CLOS, v, 3);
+#endif
 }
 
 /* A new frame binding clos's parameters to args (a fresh list it may keep). */

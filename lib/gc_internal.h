@@ -122,6 +122,8 @@ struct type_table {
 	_Atomic(struct type_info **) slots;	/* grows; old arrays kept until destroy */
 	_Atomic(uint64_t *) hdrs;	/* per id: a fresh object's header (kgc.h's inline
 					 * allocation); grows with slots, old ones kept too */
+	_Atomic(uint8_t *) init_refs;	/* per id: leading reference fields at offsets
+					 * 8, 16, ... (kgc_alloc_init); grows with hdrs */
 	_Atomic uint32_t count;
 	uint32_t cap;
 	void **retired;		/* old slot and header arrays */
@@ -296,7 +298,7 @@ enum thread_state { TS_MANAGED = KGC__TS_MANAGED, TS_NATIVE = KGC__TS_NATIVE, TS
 
 #define THREAD_MAGIC 0x6b677474u
 #define THREAD_DEAD 0xdeadbeefu
-#define FRAME_MAGIC 0x6b676672u
+#define FRAME_MAGIC KGC__FRAME_MAGIC
 
 /* An extension's data on a heap or thread (ext.c, kgc_ext.h). */
 #define EXT_SLOTS 4
@@ -310,11 +312,11 @@ void kgci_ext_heap_destroy(struct kgc_heap *h);	/* kgc_heap_destroy, no thread a
 struct kgc_thread {
 	struct kgc_thread_pub pub;	/* must be first */
 	kgc_obj cn_arg;			/* array of the running critical native (kgc_ext.h) */
+	struct kgc_frame *frames;	/* the frame stack (kgc.h's struct kgc_thread_pub_v5) */
+	const uint8_t *type_init_refs;	/* kgc_alloc_init's inline path (alloc.c) */
 	char *tlab_start;		/* the TLAB: [tlab_start, pub.tlab_end), bump at pub.tlab_top */
 	struct kgc_heap *heap;
 	uint32_t magic;
-	struct kgc_frame *frames;
-	uint32_t frame_depth;
 	uint64_t stale_allocs;		/* KGC_STALE_CHECK allocation count */
 	/*
 	 * In pub, for kgc.h's inline critical fast path (every access an __atomic
@@ -368,7 +370,20 @@ _Static_assert(offsetof(struct kgc_thread_pub, ninst) == 104, "kgc_thread_pub la
 _Static_assert(offsetof(struct kgc_thread_pub, narr) == 108, "kgc_thread_pub layout");
 _Static_assert(offsetof(struct kgc_thread_pub, region_track) == 112, "kgc_thread_pub layout");
 _Static_assert(sizeof(struct kgc_thread_pub) == 120, "kgc_thread_pub layout");
+/* ABI 5: appended, ABI 4's offsets unchanged (KGCI_ABI_OLDEST) */
+_Static_assert(offsetof(struct kgc_thread, cn_arg) == offsetof(struct kgc_thread_pub_v5, ext_cn_arg) &&
+	       offsetof(struct kgc_thread_pub_v5, ext_cn_arg) == 120, "kgc_thread_pub_v5 layout");
+_Static_assert(offsetof(struct kgc_thread, frames) == offsetof(struct kgc_thread_pub_v5, frames) &&
+	       offsetof(struct kgc_thread_pub_v5, frames) == 128, "kgc_thread_pub_v5 layout");
+_Static_assert(offsetof(struct kgc_thread, type_init_refs) == offsetof(struct kgc_thread_pub_v5, type_init_refs) &&
+	       offsetof(struct kgc_thread_pub_v5, type_init_refs) == 136, "kgc_thread_pub_v5 layout");
+_Static_assert(sizeof(struct kgc_thread_pub_v5) == 144, "kgc_thread_pub_v5 layout");
+/* The oldest KGC_ABI_VERSION whose fields this library keeps at the same
+ * offsets: kgc_thread_attach accepts [KGCI_ABI_OLDEST, KGC_ABI_VERSION]. */
+#define KGCI_ABI_OLDEST 4
 _Static_assert(HDR_VM_SHIFT + KGC_VM_BITS == 64 && HDR_TYPE_SHIFT + 24 == HDR_VM_SHIFT, "header layout");
+/* kgc.h's inline kgc_obj_type reads the type id (ABI) */
+_Static_assert(KGC__HDR_TYPE_SHIFT == HDR_TYPE_SHIFT && KGC__HDR_TYPE_MASK == HDR_TYPE_MASK, "header layout");
 /* the header's copy of the object header test (crit_is_prim_array) */
 _Static_assert(KGC__HDR_PRIM_MASK == (HDR_TAG_MASK | (3ull << HDR_KIND_SHIFT)) &&
 	       KGC__HDR_PRIM_ARRAY == ((uint64_t)KIND_PRIM_ARRAY << HDR_KIND_SHIFT),

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* object.c - object sizes, type queries, filler objects, an object's reference slots. */
+#include "kgc_api.h"
+/* kgc.h's inline kgc_obj_type becomes this file's exported definition */
+#define KGC_INLINE_OBJ KGC_API
+
 #include <string.h>
 #include "gc_internal.h"
 
@@ -35,11 +39,6 @@ size_t kgci_array_bytes(unsigned elem_shift, size_t length, bool *overflow)
  * array's region is pinned): an atomic load, and neither the type, kind nor
  * length bits ever change while it is held.
  */
-KGC_API kgc_type_id kgc_obj_type(kgc_obj o)
-{
-	return hdr_type(__atomic_load_n(obj_hdr(o), __ATOMIC_RELAXED));
-}
-
 KGC_API size_t kgc_obj_size(kgc_obj o)
 {
 	return obj_size_h(o, __atomic_load_n(obj_hdr(o), __ATOMIC_RELAXED));

@@ -21,30 +21,48 @@ static uint64_t fresh_header(const struct type_info *ti, uint32_t id)
 	}
 }
 
-/* Doubles the table: new slot and header arrays, the old ones retired (a
- * reader may still hold them; entries never change once published). */
+/* How many of ti's first reference fields are its first payload words
+ * (kgc_alloc_init stores refs[i] at offset 8 + 8 i inline up to this). */
+static uint8_t init_refs(const struct type_info *ti)
+{
+	uint32_t i = 0;
+
+	if (ti->kind == KIND_INSTANCE)
+		while (i < ti->nrefs && i < UINT8_MAX && ti->ref_offsets[i] == KGC_HEADER_SIZE + i * WORD)
+			i++;
+	return (uint8_t)i;
+}
+
+/* Doubles the table: new slot, header and init_refs arrays, the old ones
+ * retired (a reader may still hold them; entries never change once
+ * published). */
 static int types_grow(struct type_table *tt, uint32_t n)
 {
 	uint32_t ncap = tt->cap ? tt->cap * 2 : 64;
 	struct type_info **s = atomic_load(&tt->slots), **ns = calloc(ncap, sizeof(*ns));
 	uint64_t *hd = atomic_load(&tt->hdrs), *nh = calloc(ncap, sizeof(*nh));
-	void **nr = realloc(tt->retired, (tt->nretired + 2) * sizeof(void *));
+	uint8_t *ir = atomic_load(&tt->init_refs), *ni = calloc(ncap, 1);
+	void **nr = realloc(tt->retired, (tt->nretired + 3) * sizeof(void *));
 
 	if (nr)
 		tt->retired = nr;
-	if (!ns || !nh || !nr) {
+	if (!ns || !nh || !ni || !nr) {
 		free(ns);
 		free(nh);
+		free(ni);
 		return -ENOMEM;
 	}
 	if (s) {
 		memcpy(ns, s, n * sizeof(*ns));
 		memcpy(nh, hd, n * sizeof(*nh));
+		memcpy(ni, ir, n);
 		tt->retired[tt->nretired++] = s;
 		tt->retired[tt->nretired++] = hd;
+		tt->retired[tt->nretired++] = ir;
 	}
 	atomic_store_explicit(&tt->slots, ns, memory_order_release);
 	atomic_store_explicit(&tt->hdrs, nh, memory_order_release);
+	atomic_store_explicit(&tt->init_refs, ni, memory_order_release);
 	tt->cap = ncap;
 	return 0;
 }
@@ -61,6 +79,7 @@ static int types_add(struct kgc_heap *h, struct type_info *ti, uint32_t *id)
 		return err;
 	atomic_load(&tt->slots)[n] = ti;
 	atomic_load(&tt->hdrs)[n] = fresh_header(ti, n);
+	atomic_load(&tt->init_refs)[n] = init_refs(ti);
 	atomic_store_explicit(&tt->count, n + 1, memory_order_release);
 	*id = n;
 	return 0;
@@ -120,6 +139,7 @@ void kgci_types_destroy(struct kgc_heap *h)
 	}
 	free(s);
 	free(atomic_load(&tt->hdrs));
+	free(atomic_load(&tt->init_refs));
 	for (uint32_t i = 0; i < tt->nretired; i++)
 		free(tt->retired[i]);
 	free(tt->retired);

@@ -248,12 +248,16 @@ int kgc_type_register_scanned(kgc_heap *heap, const struct kgc_scan_type_desc *d
 
 /*
  * A thread must attach before touching the heap; it starts in managed state.
- * kgc_thread_attach passes the layout version of struct kgc_thread_pub this
- * header inlines (KGC_ABI_VERSION): a library with another layout refuses
- * the thread (-EPROTO, kgc_last_error says to rebuild) instead of letting
- * the inline fast paths write the wrong fields.
+ * kgc_thread_attach passes the layout version of struct kgc_thread_pub (and
+ * struct kgc_thread_pub_v5) this header inlines (KGC_ABI_VERSION): a library
+ * that does not have that layout refuses the thread (-EPROTO, kgc_last_error
+ * says to rebuild) instead of letting the inline fast paths write the wrong
+ * fields. Layouts only grow at the end: a library accepts the versions whose
+ * fields it keeps at the same offsets (this one: 4 and 5), so a program built
+ * against header N runs on library N+1; a program built against a newer
+ * header than the library's is refused.
  */
-#define KGC_ABI_VERSION 4
+#define KGC_ABI_VERSION 5
 int kgc_thread_attach_abi(kgc_heap *heap, const char *name, kgc_thread **out, unsigned abi);
 #define kgc_thread_attach(heap, name, out) kgc_thread_attach_abi((heap), (name), (out), KGC_ABI_VERSION)
 /* -EBUSY if frames are still pushed or critical sections are open. */
@@ -306,12 +310,31 @@ struct kgc_frame {
 	uint32_t magic;		/* set by push, checked by pop */
 };
 
-/* Managed state only, not inside a critical section: checked mode aborts
- * with a message; plain mode does not check (the push is one store). */
-void kgc_frame_push(kgc_thread *t, struct kgc_frame *f, kgc_obj *slots,
-		    uint32_t nslots, const uint64_t *refmap);
+/*
+ * Managed state only, not inside a critical section: checked mode aborts
+ * with a message; plain mode does not check (the push is a few stores).
+ *
+ * API v2 (ABI 5): both are inline (defined further down, on the thread's
+ * frame stack in struct kgc_thread_pub_v5): plain mode links and unlinks
+ * the frame without a call; checked mode (KGC_CHECK) always calls the
+ * library (kgc__frame_push_slow, kgc__frame_pop_slow), which checks the
+ * thread's state before it does the same. libkgc exports both names too.
+ * Define KGC_V1_CALLS before including kgc.h to get them (and kgc_obj_type)
+ * as the library calls of API v1 instead: for an interposer or a
+ * breakpoint on them, or to compare against v1 (bench/klispbench).
+ */
+#ifdef KGC_V1_CALLS
+#define KGC__ROOTS_FN
+#else
+#ifndef KGC_INLINE_ROOTS
+#define KGC_INLINE_ROOTS static inline __attribute__((always_inline))
+#endif
+#define KGC__ROOTS_FN KGC_INLINE_ROOTS
+#endif
+KGC__ROOTS_FN void kgc_frame_push(kgc_thread *t, struct kgc_frame *f, kgc_obj *slots,
+				  uint32_t nslots, const uint64_t *refmap);
 /* -EINVAL (and a checked-mode abort) if f is NULL or not the top frame. */
-int kgc_frame_pop(kgc_thread *t, struct kgc_frame *f);
+KGC__ROOTS_FN int kgc_frame_pop(kgc_thread *t, struct kgc_frame *f);
 
 /*
  * Scoped roots: KGC_ROOTS(t, r, 3); declares kgc_obj r[3] (all NULL) as a
@@ -543,8 +566,28 @@ int kgc_hook_set(kgc_heap *heap, unsigned event, kgc_hook_fn *fn, void *arg);
  * that keeps a pinned array in place sets and clears two GC tag bits of its
  * header word (atomically); type, kind, length and elements never change.
  * Read a held array's header only through these and kgc_array_length. */
-kgc_type_id kgc_obj_type(kgc_obj o);
 size_t kgc_obj_size(kgc_obj o);		/* bytes, header included */
+
+/*
+ * API v2: kgc_obj_type is inline, one load of the header word (the type id
+ * is its bits 32-55, part of the ABI since the header's bits 56-63 became
+ * the runtime's, KGC_VM_BITS). The library exports the name too;
+ * KGC_V1_CALLS (above) makes it the library call.
+ */
+#define KGC__HDR_TYPE_SHIFT	32
+#define KGC__HDR_TYPE_MASK	0xffffffu
+#ifdef KGC_V1_CALLS
+kgc_type_id kgc_obj_type(kgc_obj o);
+#else
+#ifndef KGC_INLINE_OBJ
+#define KGC_INLINE_OBJ static inline __attribute__((always_inline))
+#endif
+KGC_INLINE_OBJ kgc_type_id kgc_obj_type(kgc_obj o)
+{
+	return (kgc_type_id)(__atomic_load_n((const uint64_t *)o, __ATOMIC_RELAXED) >> KGC__HDR_TYPE_SHIFT) &
+	       KGC__HDR_TYPE_MASK;
+}
+#endif
 
 /*
  * VM header bits: KGC_VM_BITS bits of every object's header word belong to
@@ -623,6 +666,75 @@ struct kgc_thread_pub {
 	 * candidate); zero for plain old and humongous regions */
 	const uint8_t *region_track;
 };
+
+/*
+ * ABI 5 appends the thread's frame stack, for the inline kgc_frame_push/_pop
+ * (API v2), after kgc_thread_pub and kgc_ext.h's cn_arg: every offset of
+ * ABI 4 stays where it was (a program built against the ABI 4 header runs
+ * on this library: it calls the library's kgc_frame_push, which keeps the
+ * same stack). Internal like kgc_thread_pub: do not use the fields.
+ */
+struct kgc_thread_pub_v5 {
+	struct kgc_thread_pub pub;	/* ABI 4 */
+	kgc_obj ext_cn_arg;		/* kgc_ext.h's cn_arg (struct kgc_ext_thread_pub) */
+	struct kgc_frame *frames;	/* the top frame, NULL: none; the collector reads it
+					 * at safepoints (relaxed stores: a late safepoint's
+					 * warning reads it too) */
+	const uint8_t *type_init_refs;	/* per type id below pub.ninst + KGC_TYPE_FIRST_USER:
+					 * how many of its first reference fields are its first
+					 * payload words (kgc_alloc_init's inline path) */
+};
+
+#define KGC__FRAME_MAGIC 0x6b676672u	/* struct kgc_frame.magic of a pushed frame */
+
+void kgc__frame_push_slow(kgc_thread *t, struct kgc_frame *f, kgc_obj *slots, uint32_t nslots,
+			  const uint64_t *refmap);
+int kgc__frame_pop_slow(kgc_thread *t, struct kgc_frame *f);
+
+/* The push and pop proper (the inline path's and the library's). */
+static inline __attribute__((always_inline)) void
+kgc__frame_link(kgc_thread *t, struct kgc_frame *f, kgc_obj *slots, uint32_t nslots, const uint64_t *refmap)
+{
+	struct kgc_thread_pub_v5 *p = (struct kgc_thread_pub_v5 *)t;
+
+	f->prev = p->frames;
+	f->slots = slots;
+	f->refmap = refmap;
+	f->nslots = nslots;
+	f->magic = KGC__FRAME_MAGIC;
+	__atomic_store_n(&p->frames, f, __ATOMIC_RELAXED);
+}
+
+/* f is the top frame (pushed, not popped). */
+static inline __attribute__((always_inline)) int kgc__frame_is_top(kgc_thread *t, const struct kgc_frame *f)
+{
+	return f && ((struct kgc_thread_pub_v5 *)t)->frames == f && f->magic == KGC__FRAME_MAGIC;
+}
+
+static inline __attribute__((always_inline)) void kgc__frame_unlink(kgc_thread *t, struct kgc_frame *f)
+{
+	__atomic_store_n(&((struct kgc_thread_pub_v5 *)t)->frames, f->prev, __ATOMIC_RELAXED);
+	f->magic = 0;
+}
+
+#ifndef KGC_V1_CALLS
+KGC_INLINE_ROOTS void kgc_frame_push(kgc_thread *t, struct kgc_frame *f, kgc_obj *slots,
+				     uint32_t nslots, const uint64_t *refmap)
+{
+	if (__builtin_expect(((const struct kgc_thread_pub *)t)->checked, 0))
+		kgc__frame_push_slow(t, f, slots, nslots, refmap);
+	else
+		kgc__frame_link(t, f, slots, nslots, refmap);
+}
+
+KGC_INLINE_ROOTS int kgc_frame_pop(kgc_thread *t, struct kgc_frame *f)
+{
+	if (__builtin_expect(((const struct kgc_thread_pub *)t)->checked || !kgc__frame_is_top(t, f), 0))
+		return kgc__frame_pop_slow(t, f);
+	kgc__frame_unlink(t, f);
+	return 0;
+}
+#endif
 
 void kgc__barrier_slow(kgc_thread *t, kgc_obj *slot, kgc_obj val);
 void kgc__set_ref_checked(kgc_thread *t, kgc_obj o, size_t off, kgc_obj val);
@@ -1311,6 +1423,46 @@ KGC_INLINE_ALLOC kgc_obj kgc_alloc_array(kgc_thread *t, kgc_type_id type, size_t
 		return (kgc_obj)o;
 	}
 	return kgc__alloc_array_slow(t, type, length);
+}
+
+/*
+ * API v2 (ABI 5): an instance of type with its first n reference fields
+ * (the type's ref_offsets[0..n), in that order) set to refs[0..n) -
+ * objects, NULL or tagged immediates - and the rest zero, as kgc_alloc then
+ * kgc_set_ref would, with two differences: the caller does not root refs'
+ * objects (if the allocation collects, the library keeps them in a frame
+ * of its own and stores where they moved), and inline the stores need no
+ * barrier (a new object in the thread's TLAB is young: every young
+ * collection scans it whole, and the values it overwrites are NULL). So a
+ * cons is a bump, a header and two stores, with no frame around it.
+ * Inline when the object fits the TLAB and the type's first n reference
+ * fields are its first n payload words (offsets 8, 16, ...); otherwise,
+ * and in checked mode and KGC_STALE_CHECK, the library's
+ * kgc__alloc_init_slow: kgc_alloc's checks, the stores through
+ * kgc_set_ref (checked stores in checked mode). NULL + -EINVAL if type is
+ * not an instance type, n exceeds its reference fields or
+ * KGC_ALLOC_INIT_MAX, refs is NULL with n > 0; -ENOMEM as kgc_alloc.
+ * KGC_V1_CALLS has no effect on it (v1 had no such call).
+ */
+#define KGC_ALLOC_INIT_MAX 16
+kgc_obj kgc__alloc_init_slow(kgc_thread *t, kgc_type_id type, const kgc_obj *refs, uint32_t n);
+
+KGC_INLINE_ALLOC kgc_obj kgc_alloc_init(kgc_thread *t, kgc_type_id type, const kgc_obj *refs, uint32_t n)
+{
+	struct kgc_thread_pub_v5 *x = (struct kgc_thread_pub_v5 *)t;
+	struct kgc_thread_pub *p = &x->pub;
+	uint64_t hdr;
+	char *o;
+
+	if (__builtin_expect(type - KGC_TYPE_FIRST_USER < p->ninst && n <= x->type_init_refs[type] &&
+			     (hdr = p->type_hdr[type], 1) &&
+			     (o = kgc__tlab_bump(p, ((hdr >> 8) & 0xffffff) * 8)) != 0, 1)) {
+		*(uint64_t *)o = hdr;
+		for (uint32_t i = 0; i < n; i++)
+			((kgc_obj *)o)[1 + i] = refs[i];
+		return (kgc_obj)o;
+	}
+	return kgc__alloc_init_slow(t, type, refs, n);
 }
 
 /*

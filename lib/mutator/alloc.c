@@ -305,6 +305,7 @@ static void alloc_fast_refresh(struct kgc_thread *t)
 	if (h->opt.check || h->opt.stale_check)
 		return;
 	t->pub.type_hdr = atomic_load_explicit(&h->types.hdrs, memory_order_acquire);
+	t->type_init_refs = atomic_load_explicit(&h->types.init_refs, memory_order_acquire);
 	t->pub.ninst = n - KGC_TYPE_FIRST_USER;
 	t->pub.narr = KGC_TYPE_REF_ARRAY;
 }
@@ -345,6 +346,44 @@ KGC_API kgc_obj kgc__alloc_slow(kgc_thread *t, kgc_type_id type)
 		return NULL;
 	*(uint64_t *)p = hdr_make(KIND_INSTANCE, ti->size_words, type);
 	return (kgc_obj)p;
+}
+
+/*
+ * kgc_alloc_init's library path: the values rooted in a frame of our own
+ * across the allocation (it may collect), then stored through kgc_set_ref
+ * (the object may be outside eden: a humongous instance; checked stores in
+ * checked mode).
+ */
+KGC_API kgc_obj kgc__alloc_init_slow(kgc_thread *t, kgc_type_id type, const kgc_obj *refs, uint32_t n)
+{
+	struct kgc_heap *h = t->heap;
+	kgc_obj v[KGC_ALLOC_INIT_MAX] = { 0 }, o;
+	const struct type_info *ti;
+	struct kgc_frame f;
+
+	if (unlikely(thread_state(t) != TS_MANAGED ||
+		     t->magic != THREAD_MAGIC) && !kgci_thread_check_managed(t, "kgc_alloc_init"))
+		return NULL;
+	if (unlikely(type >= atomic_load_explicit(&h->types.count, memory_order_acquire) ||
+		     (ti = type_get(h, type))->kind != KIND_INSTANCE || !type || n > ti->nrefs ||
+		     n > KGC_ALLOC_INIT_MAX || (n && !refs))) {
+		if (h->opt.check)
+			kgci_fatal("kgc_alloc_init: thread '%s': type %u with %u reference(s)%s: not an instance "
+				   "type with that many reference fields (at most %d)", t->name, type, n,
+				   n && !refs ? " from NULL" : "", KGC_ALLOC_INIT_MAX);
+		kgci_err_set(EINVAL, "kgc_alloc_init: type %u with %u reference(s)%s: not an instance type with "
+			     "that many reference fields (at most %d)", type, n, n && !refs ? " from NULL" : "",
+			     KGC_ALLOC_INIT_MAX);
+		return NULL;
+	}
+	if (n)
+		memcpy(v, refs, n * sizeof(*v));
+	kgc_frame_push(t, &f, v, n, NULL);
+	o = kgc__alloc_slow(t, type);
+	for (uint32_t i = 0; o && i < n; i++)
+		kgc_set_ref(t, o, ti->ref_offsets[i], v[i]);
+	kgc_frame_pop(t, &f);
+	return o;
 }
 
 KGC_API kgc_obj kgc__alloc_array_slow(kgc_thread *t, kgc_type_id type, size_t length)

@@ -2,31 +2,33 @@
 /* roots.c - frames (runtime-owned slot arrays with a refmap), global handles,
  * and root iteration for the collectors (an object's references are
  * heap/object.c's). */
+#include "kgc_api.h"
+/* kgc.h's inline kgc_frame_push/_pop become this file's exported
+ * definitions (before the include), for callers that take their address,
+ * bind them by name, or were built against ABI 4 or with KGC_V1_CALLS */
+#define KGC_INLINE_ROOTS KGC_API
+
 #include <errno.h>
 #include <stdlib.h>
 #include "gc_internal.h"
 
 
-KGC_API void kgc_frame_push(kgc_thread *t, struct kgc_frame *f, kgc_obj *slots,
-			uint32_t nslots, const uint64_t *refmap)
+/* The checked paths of kgc.h's inline kgc_frame_push/_pop (the inline path
+ * calls them whenever pub.checked is set, and pop for a frame not on top):
+ * checked mode checks the thread first, then links or unlinks as inline. */
+KGC_API void kgc__frame_push_slow(kgc_thread *t, struct kgc_frame *f, kgc_obj *slots,
+				  uint32_t nslots, const uint64_t *refmap)
 {
-	if (unlikely(t->pub.checked))
+	if (t->pub.checked)
 		kgci_thread_check_managed(t, "kgc_frame_push");
-	f->prev = t->frames;
-	f->slots = slots;
-	f->nslots = nslots;
-	f->refmap = refmap;
-	f->magic = FRAME_MAGIC;
-	/* relaxed atomic (a plain store on x86): a late safepoint's warning reads it */
-	__atomic_store_n(&t->frames, f, __ATOMIC_RELAXED);
-	t->frame_depth++;
+	kgc__frame_link(t, f, slots, nslots, refmap);
 }
 
-KGC_API int kgc_frame_pop(kgc_thread *t, struct kgc_frame *f)
+KGC_API int kgc__frame_pop_slow(kgc_thread *t, struct kgc_frame *f)
 {
-	if (unlikely(t->pub.checked))
+	if (t->pub.checked)
 		kgci_thread_check(t, "kgc_frame_pop");
-	if (unlikely(!f || t->frames != f || f->magic != FRAME_MAGIC)) {
+	if (unlikely(!kgc__frame_is_top(t, f))) {
 		if (t->heap->opt.check)
 			kgci_fatal("kgc_frame_pop: thread '%s': frame %p popped out of order (top is %p)",
 			      t->name, (void *)f, (void *)t->frames);
@@ -34,9 +36,7 @@ KGC_API int kgc_frame_pop(kgc_thread *t, struct kgc_frame *f)
 			t->name, (void *)f, (void *)t->frames);
 		return -EINVAL;
 	}
-	__atomic_store_n(&t->frames, f->prev, __ATOMIC_RELAXED);
-	f->magic = 0;
-	t->frame_depth--;
+	kgc__frame_unlink(t, f);
 	return 0;
 }
 

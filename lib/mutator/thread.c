@@ -54,10 +54,10 @@ KGC_API int kgc_thread_attach_abi(kgc_heap *h, const char *name, kgc_thread **ou
 		kgci_err_set(EINVAL, "kgc_thread_attach: NULL argument");
 		return -EINVAL;
 	}
-	if (abi != KGC_ABI_VERSION) {
+	if (abi < KGCI_ABI_OLDEST || abi > KGC_ABI_VERSION) {
 		kgci_err_set(EPROTO, "kgc_thread_attach: the program's kgc.h has thread layout version %u, "
-			"this libkgc %u: rebuild the program against this library's kgc.h", abi,
-			KGC_ABI_VERSION);
+			"this libkgc %u (it runs programs built for %u to %u): rebuild the program against "
+			"this library's kgc.h", abi, KGC_ABI_VERSION, KGCI_ABI_OLDEST, KGC_ABI_VERSION);
 		return -EPROTO;
 	}
 	return attach(h, name, out, false);
@@ -85,11 +85,13 @@ KGC_API int kgc_thread_detach(kgc_thread *t)
 		return -EBUSY;
 	}
 	if (t->frames) {
+		unsigned depth = 0;
+
+		for (const struct kgc_frame *f = t->frames; f; f = f->prev)
+			depth++;
 		if (h->opt.check)
-			kgci_fatal("kgc_thread_detach: thread '%s' still has %u frame(s) pushed", t->name,
-			      t->frame_depth);
-		kgci_err_set(EBUSY, "kgc_thread_detach: thread '%s' still has %u frame(s) pushed", t->name,
-			t->frame_depth);
+			kgci_fatal("kgc_thread_detach: thread '%s' still has %u frame(s) pushed", t->name, depth);
+		kgci_err_set(EBUSY, "kgc_thread_detach: thread '%s' still has %u frame(s) pushed", t->name, depth);
 		return -EBUSY;
 	}
 	if (thread_state(t) != TS_MANAGED)

@@ -2,11 +2,13 @@
 /*
  * The option and stats structs work across header versions: options with a
  * smaller (older) and a larger (newer) struct than the library's, options by
- * key, a thread layout mismatch refused at attach, stats into a smaller and
+ * key, a thread layout mismatch refused at attach (newer, or older than
+ * ABI 4) and a program built against ABI 4 accepted by this ABI 5 library, stats into a smaller and
  * a larger struct, and kgc_stats_print naming
  * every field of the stats table (so print and struct cannot drift).
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include "tgc.h"
@@ -72,11 +74,37 @@ int main(void)
 	o.pin_mode = KGC_PIN_MODE_PIN;
 	heap_roundtrip(&o);
 
-	/* a program built against a kgc.h with another thread layout */
+	/* a program built against a kgc.h with another thread layout: a newer
+	 * one, or one older than ABI 4, is refused */
 	T_ASSERT_EQ(kgc_heap_create(&o, &h), 0);
-	T_ASSERT_EQ(kgc_thread_attach_abi(h, "old", &t, KGC_ABI_VERSION + 1), -EPROTO);
+	T_ASSERT_EQ(kgc_thread_attach_abi(h, "new", &t, KGC_ABI_VERSION + 1), -EPROTO);
 	printf("layout mismatch: %s\n", kgc_last_error());
 	T_ASSERT(strstr(kgc_last_error(), "rebuild"));
+	T_ASSERT_EQ(kgc_thread_attach_abi(h, "old", &t, 3), -EPROTO);
+	T_ASSERT(strstr(kgc_last_error(), "version 3"));
+	/* header N on library N+1: ABI 5 appended the frame stack, so a program
+	 * built against ABI 4 (its inline paths on ABI 4's offsets, frames by
+	 * the library's calls) runs */
+	T_ASSERT_EQ(KGC_ABI_VERSION, 5);
+	T_ASSERT_EQ(kgc_thread_attach_abi(h, "abi4", &t, 4), 0);
+	{
+		void (*push)(kgc_thread *, struct kgc_frame *, kgc_obj *, uint32_t, const uint64_t *) =
+			(void (*)(kgc_thread *, struct kgc_frame *, kgc_obj *, uint32_t, const uint64_t *))
+				dlsym(RTLD_DEFAULT, "kgc_frame_push");
+		int (*pop)(kgc_thread *, struct kgc_frame *) =
+			(int (*)(kgc_thread *, struct kgc_frame *))dlsym(RTLD_DEFAULT, "kgc_frame_pop");
+		kgc_obj r[1] = { 0 }, was;
+		struct kgc_frame f;
+
+		T_ASSERT(push && pop);
+		push(t, &f, r, 1, NULL);
+		was = r[0] = kgc_alloc_array(t, KGC_TYPE_PRIM_ARRAY(KGC_PRIM_INT), 10);
+		T_ASSERT(r[0]);
+		T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);
+		T_ASSERT(r[0] != was && kgc_array_length(r[0]) == 10);	/* moved, the root followed */
+		T_ASSERT_EQ(pop(t, &f), 0);
+	}
+	T_ASSERT_EQ(kgc_thread_detach(t), 0);
 	T_ASSERT_EQ(kgc_heap_destroy(h), 0);
 
 	/* stats: smaller and larger structs */
