@@ -782,9 +782,26 @@ static inline size_t region_ncards(const struct region *r)
 /* The first of the cards c[i..nc) that is not clean (nc if none), eight
  * clean ones at a time where c[i] is 8-aligned. Atomic loads: mutators and
  * other workers dirty cards meanwhile (c: a region's first card, aligned). */
+/* A run of 64 clean cards (one cache line of the table) at c: tested as
+ * eight words at once, most of a large old space's table is skipped at a
+ * few cycles per 32 KiB of heap. */
+static inline bool cards_line_clean(const uint8_t *c)
+{
+	const uint64_t *q = (const uint64_t *)(const void *)c;
+	uint64_t a = ~0ull;
+
+	for (int k = 0; k < 8; k++)
+		a &= __atomic_load_n(&q[k], __ATOMIC_RELAXED);
+	return a == ~0ull;
+}
+
 static inline size_t card_next_unclean(const uint8_t *c, size_t i, size_t nc)
 {
 	for (; i < nc; i++) {
+		if ((i & 63) == 0 && i + 64 <= nc && cards_line_clean(c + i)) {
+			i += 63;
+			continue;
+		}
 		if ((i & 7) == 0 && i + 8 <= nc &&
 		    __atomic_load_n((const uint64_t *)(const void *)(c + i), __ATOMIC_RELAXED) == ~0ull) {
 			i += 7;

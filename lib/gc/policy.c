@@ -642,6 +642,15 @@ static double predict_pause(const struct kgc_heap *h, double e, unsigned n)
  * eden doubled into fresh memory on this VM).
  */
 #define GOAL_SHARE 0.9
+/*
+ * The smallest eden the goal may ask for. One region: eden already shrinks
+ * to one when old space leaves no room (kgci_policy_after_gc), so nothing
+ * depends on two. Where everything survives (GCOld building its 3 GiB
+ * live set in 4 MiB regions) two regions copy 8 MB a pause, 7-8 ms - over
+ * the goal whatever the model says; one halves it (bench/RESULTS-ab.md,
+ * 2026-12-07 evening).
+ */
+#define EDEN_MIN_REGIONS 1
 #define GC_TIME_SHARE 0.08	/* G1's GCTimeRatio=12: 1/13 */
 #define FRESH_STEP 8
 
@@ -701,7 +710,7 @@ void kgci_policy_young_pause(struct kgc_heap *h, const struct young_facts *f)
 		p->young_pause_cap = grow;
 		return;
 	}
-	lo = 2.0 * h->region_size;
+	lo = EDEN_MIN_REGIONS * (double)h->region_size;
 	hi = (double)h->nregions * h->region_size * MAX_YOUNG_PERCENT / 100;
 	if (predict_pause(h, hi, n) > goal) {
 		for (int i = 0; i < 24 && hi - lo > h->region_size; i++) {

@@ -61,6 +61,49 @@ static inline bool over_budget(struct yworker *w)
 	return true;
 }
 
+/*
+ * The referents of a fresh copy, prefetched as it is pushed: the copy is in
+ * cache, its slots still point into from-space, and heap_slot reads those
+ * objects' headers as soon as the copy is popped - a load miss per young
+ * object, two thirds of heap_slot's samples under GCOld. Prefetched here,
+ * the misses of an object's children overlap (GCOld 1 GiB live: 0.78-0.87
+ * against 0.95-1.04 ns of worker CPU per byte copied, bench/RESULTS-ab.md).
+ * A few slots only: a large array's are prefetched as its scan goes.
+ */
+#define PREFETCH_REFS 4
+
+static inline void prefetch_refs(struct kgc_heap *h, const char *obj, uint64_t hd)
+{
+	const kgc_obj *s;
+	size_t n;
+
+	switch (hdr_kind(hd)) {
+	case KIND_INSTANCE: {
+		const struct type_info *ti = type_get(h, hdr_type(hd));
+
+		n = ti->nrefs < PREFETCH_REFS ? ti->nrefs : PREFETCH_REFS;
+		for (size_t i = 0; i < n; i++) {
+			kgc_obj v = *(const kgc_obj *)(obj + ti->ref_offsets[i]);
+
+			if (is_ref(h, v))
+				__builtin_prefetch(v);
+		}
+		return;
+	}
+	case KIND_REF_ARRAY:
+		s = kgc_array_data((kgc_obj)obj);
+		n = kgc_array_length((kgc_obj)obj);
+		if (n > PREFETCH_REFS)
+			n = PREFETCH_REFS;
+		for (size_t i = 0; i < n; i++)
+			if (is_ref(h, s[i]))
+				__builtin_prefetch(s[i]);
+		return;
+	default:
+		return;
+	}
+}
+
 /* o in cset region from (young, or old: retained or mixed) */
 static kgc_obj evacuate(struct yworker *w, kgc_obj o, uint64_t hd, const struct region *from)
 {
@@ -103,6 +146,7 @@ static kgc_obj evacuate(struct yworker *w, kgc_obj o, uint64_t hd, const struct 
 	}
 	w->age_bytes[age] += size;	/* promoted or not: the age table sees every survivor */
 	w->copied += size;
+	prefetch_refs(h, dst, hd);
 	ygc_push(w, (kgc_obj)dst);
 	return (kgc_obj)dst;
 }
