@@ -212,6 +212,53 @@ enum alloc_retry kgci_policy_alloc_retry(struct kgc_heap *h, bool full_ran, bool
 	return ALLOC_RETRY_NONE;
 }
 
+/*
+ * A humongous allocation of size bytes still fails after the collection it
+ * asked for: before a full collection, a young one that relocates
+ * humongous objects to make a run (humreloc.c)? When enough regions are
+ * free (the reserve kept), so only the run is missing. Returns the run's
+ * length in regions, 0 for no.
+ */
+uint32_t kgci_policy_alloc_relocate(struct kgc_heap *h, size_t size)
+{
+	uint32_t n = (uint32_t)((size + h->region_size - 1) >> h->region_shift);
+
+	if (size < h->alloc.humongous_threshold || h->count[RT_FREE] < n + 1)
+		return 0;
+	return n;
+}
+
+/*
+ * A young collection left too little room (kgci_policy_should_full): is a
+ * second young collection worth trying first? Yes while the humongous
+ * objects tracked for eager reclaim (young.c: their references known from
+ * roots, young objects and their remembered sets) hold at least the
+ * regions missing - dead ones are freed by a young collection with no
+ * cycle running (collect.c aborts one), and a humongous allocation that
+ * still finds no run relocates the live ones (humreloc.c) - and the last
+ * try did not end in a full collection anyway.
+ */
+bool kgci_policy_hum_retry(struct kgc_heap *h)
+{
+	uint32_t tracked = 0, need = room_needed(h), have = room_free(h);
+
+	if (h->pol.hum_retry_failed || h->pol.need_full)
+		return false;
+	for (uint32_t i = 0; i < h->nregions; i++) {
+		const struct region *r = &h->regions[i];
+
+		if (r->type == RT_HUM_START && r->eager == EAGER_TRACKED)
+			tracked += r->hum_count;
+	}
+	return have < need && tracked >= need - have;
+}
+
+/* How the try went: a failed one is not repeated before a full collection. */
+void kgci_policy_hum_retry_done(struct kgc_heap *h, bool avoided)
+{
+	h->pol.hum_retry_failed = !avoided;
+}
+
 /* During a concurrent cycle: would the next young collection leave so little
  * room that a full one follows (kgci_policy_should_full)? Then the cycle is
  * finished in the current pause instead (cmark.c). */
@@ -520,7 +567,7 @@ void kgci_policy_after_gc(struct kgc_heap *h, bool full)
 {
 	h->alloc.eden_regions = 0;
 	if (full)
-		h->pol.need_full = false;
+		h->pol.need_full = h->pol.hum_retry_failed = false;
 	/* shrink young when old space leaves too little room */
 	if (!h->opt.young_size) {
 		uint32_t free = h->count[RT_FREE], res = reserve_regions(h);

@@ -156,22 +156,19 @@ static void root_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 
 /*
  * A reference from slot's card into tracked region tr (not in the
- * collection set, not slot's region): a mixed candidate's is logged for its
- * remembered set (merged at the pause's end: ygc_gather), the others
- * (retained, failed evacuation) keep the card dirty.
+ * collection set, not slot's region): a mixed candidate's, or a tracked
+ * humongous object's (kept this pause: old space refers to it), is logged
+ * for its remembered set (merged at the pause's end: ygc_gather), the
+ * others (retained, failed evacuation) keep the card dirty.
  */
 static void track_ref(struct yworker *w, struct region *tr, kgc_obj *slot)
 {
 	struct kgc_heap *h = w->y->h;
 	uint64_t e;
 
-	if (__atomic_load_n(&tr->eager, __ATOMIC_RELAXED) == EAGER_TRACKED) {
-		/* old space refers to it: never eagerly reclaimable (no card
-		 * needed: the reference is remembered for good) */
-		__atomic_store_n(&tr->eager, EAGER_REMEMBERED, __ATOMIC_RELAXED);
-		return;
-	}
-	if (!tr->candidate) {
+	if (__atomic_load_n(&tr->eager, __ATOMIC_RELAXED) == EAGER_TRACKED)
+		__atomic_store_n(&tr->eager_reached, 1, __ATOMIC_RELAXED);
+	else if (!tr->candidate) {
 		__atomic_store_n(card_for(h, slot), CARD_DIRTY, __ATOMIC_RELAXED);
 		return;
 	}
@@ -483,9 +480,32 @@ static void eager_select(struct ygc *y)
 		r->eager_reached = 0;
 		if (r->pinspace || hdr_kind(*obj_hdr(r->bottom)) != KIND_PRIM_ARRAY) {
 			r->eager = EAGER_NO;
+			kgci_remset_clear(&r->rs);
 			kgci_region_track_update(h, r);
+		} else if (y->eager_ok) {
+			/* the card scan finds the old references again, and logs them anew */
+			y->eager_dirtied += kgci_remset_dirty_cards(h, &r->rs);
+			kgci_remset_clear(&r->rs);
 		}
 	}
+}
+
+/*
+ * A humongous allocation found no run of h->young.reloc_need free regions:
+ * the objects in the way move (humreloc.c) - after eager_select dirtied
+ * their remembered cards, so the card scan, the roots and the young
+ * objects find every reference to them.
+ */
+static void reloc_select(struct ygc *y)
+{
+	struct kgc_heap *h = y->h;
+	uint32_t need = h->young.reloc_need;
+
+	y->reloc = malloc(need * sizeof(*y->reloc));
+	if (!y->reloc)
+		kgci_fatal("young GC: out of memory");
+	y->nreloc = kgci_humreloc_plan(h, need, y->reloc);
+	kgci_humreloc_begin(h, y->reloc, y->nreloc);
 }
 
 /*
@@ -534,6 +554,8 @@ static void ygc_select_cset(struct ygc *y, struct yres *res, uint32_t *npinned)
 	y->old_cset = res->nretained && y->black;
 	y->eager_ok = cy.idle;
 	eager_select(y);	/* before the targets below */
+	if (h->young.reloc_need && y->eager_ok)
+		reloc_select(y);
 	/* the card scan's view; the cset and the tracked regions outside it do
 	 * not change before it ends */
 	for (uint32_t i = 0; i < h->nregions; i++) {
@@ -543,6 +565,8 @@ static void ygc_select_cset(struct ygc *y, struct yres *res, uint32_t *npinned)
 			       r->eager == EAGER_TRACKED ? CARD_TGT_EAGER :
 			       tracked_target(r) ? CARD_TGT_TRACKED : CARD_TGT_NONE;
 	}
+	for (uint32_t j = 0; j < y->nreloc; j++)	/* a destination: not reclaimed this pause */
+		y->target[y->reloc[j].dst] = CARD_TGT_TRACKED;
 }
 
 /*
@@ -563,10 +587,14 @@ static void eager_reclaim(struct ygc *y, struct yres *res)
 
 		if (r->type != RT_HUM_START || y->target[i] != CARD_TGT_EAGER)
 			continue;
-		if (r->eager != EAGER_TRACKED) {
-			kgci_region_track_update(h, r);	/* remembered: no more carding */
-			continue;
+		if (r->eager == EAGER_TRACKED && r->rs.overflow) {
+			/* referenced from more cards than the policy tracks: left to the cycle */
+			r->eager = EAGER_NO;
+			kgci_remset_clear(&r->rs);
+			kgci_region_track_update(h, r);
 		}
+		if (r->eager != EAGER_TRACKED)
+			continue;
 		if (!y->eager_ok || __atomic_load_n(&r->eager_reached, __ATOMIC_RELAXED) || r->fixed_rings)
 			continue;
 		for (uint32_t j = i; j < i + r->hum_count; j++)
@@ -684,6 +712,16 @@ static void ygc_record(struct ygc *y, struct yres *res)
 	h->st.refined_slots += f->refined_slots;
 	if (res->hum_eager)
 		kgci_log_line(h, LOG_HEAP, "humongous: %u dead primitive arrays freed eagerly", res->hum_eager);
+	if (h->young.reloc_need) {
+		size_t moved = 0;
+
+		for (uint32_t j = 0; j < y->nreloc; j++)
+			moved += y->reloc[j].bytes;
+		h->st.humongous_reloc_pauses += y->nreloc > 0;
+		kgci_log_line(h, LOG_GC, "humongous: %u objects relocated (%zuK) for a run of %u free regions%s",
+			      y->nreloc, moved >> 10, h->young.reloc_need,
+			      y->eager_ok ? (y->nreloc ? "" : ": no plan found") : ": not while a cycle runs");
+	}
 	if (res->nmixed) {
 		h->st.mixed_gcs++;
 		h->st.mixed_regions += res->nmixed;
@@ -737,6 +775,7 @@ void kgci_young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_ma
 	kgci_phase_lap(facts, YP_EVACUATE, &t);
 	eager_reclaim(&y, &res);
 	kgci_weak_process(h, weak_alive_young, NULL);
+	kgci_humreloc_finish(h, y.reloc, y.nreloc);	/* every reference updated: the pages follow */
 	kgci_phase_lap(facts, YP_WEAK, &t);
 	ygc_finish_regions(&y, &res, fail_mask);
 	kgci_phase_lap(facts, YP_REGIONS, &t);
@@ -748,6 +787,7 @@ void kgci_young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_ma
 	free(y.w);
 	free(y.old_list);
 	free(y.target);
+	free(y.reloc);
 }
 
 void kgci_young_init(struct kgc_heap *h)
