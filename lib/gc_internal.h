@@ -692,7 +692,8 @@ bool kgci_policy_should_full(struct kgc_heap *h);
 enum alloc_retry { ALLOC_RETRY_NONE, ALLOC_RETRY_FULL, ALLOC_RETRY_RESERVE };
 enum alloc_retry kgci_policy_alloc_retry(struct kgc_heap *h, bool full_ran, bool reserve_tried);
 uint32_t kgci_policy_alloc_relocate(struct kgc_heap *h, size_t size);	/* regions, 0: no */
-bool kgci_policy_hum_retry(struct kgc_heap *h);		/* a young GC again instead of a full one? */
+bool kgci_policy_hum_retry(struct kgc_heap *h);
+bool kgci_policy_release_humongous(struct kgc_heap *h, uint32_t nregions);	/* freed dead */		/* a young GC again instead of a full one? */
 void kgci_policy_hum_retry_done(struct kgc_heap *h, bool avoided);
 bool kgci_policy_eden_available(struct kgc_heap *h);
 bool kgci_policy_move_by_pages(struct kgc_heap *h, size_t bytes);	/* else copy */

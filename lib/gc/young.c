@@ -646,13 +646,31 @@ static void ygc_gather(struct ygc *y, struct yres *res)
 	}
 }
 
+/* A dead humongous object's n regions from s, freed: their pages go back
+ * to the OS when the policy says so, and they read zero (no clearing for
+ * the next humongous object there). */
+static void release_humongous(struct kgc_heap *h, uint32_t s, uint32_t n)
+{
+	if (kgci_backend_uncommit(h, s, n))
+		return;		/* a kernel pin (EBUSY): stays backed, cleared when reused */
+	for (uint32_t k = s; k < s + n; k++)
+		h->regions[k].flags = (h->regions[k].flags & ~RF_COMMITTED) | RF_ZEROED;
+}
+
 /* Every cset region: kept in place (failed) or freed (evacuated). */
 static void ygc_finish_regions(struct ygc *y, struct yres *res, unsigned *fail_mask)
 {
 	struct kgc_heap *h = y->h;
+	uint32_t rel_start = 0, rel_end = 0;	/* a dead humongous object to release */
 
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
+
+		if (r->type == RT_HUM_START && (r->flags & RF_CSET) && !(r->flags & RF_FAILED) &&
+		    kgci_policy_release_humongous(h, r->hum_count)) {
+			rel_start = i;
+			rel_end = i + r->hum_count;
+		}
 
 		kgci_evacfail_note_alloc(r);
 		if (r->flags & RF_CSET) {
@@ -670,6 +688,8 @@ static void ygc_finish_regions(struct ygc *y, struct yres *res, unsigned *fail_m
 		}
 		r->flags &= ~(RF_CSET | RF_FAILED | RF_GC_ALLOC);
 		r->fail_cause = FAIL_NONE;
+		if (i + 1 == rel_end)
+			release_humongous(h, rel_start, rel_end - rel_start);
 	}
 	kgci_promote_end(h);
 }
