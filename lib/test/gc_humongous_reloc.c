@@ -19,20 +19,10 @@
  */
 #include "tgc.h"
 #include "../gc_internal.h"
+#include "t_regions.h"
 
 #define MAXA 48
 #define EXTRA 4		/* holder slots stored after the remembered sets were built */
-
-static uint32_t longest_free_run(struct kgc_heap *h)
-{
-	uint32_t run = 0, best = 0;
-
-	for (uint32_t i = 0; i < h->nregions; i++) {
-		run = h->regions[i].type == RT_FREE ? run + 1 : 0;
-		best = run > best ? run : best;
-	}
-	return best;
-}
 
 static kgc_heap *h;
 static kgc_thread *t;
@@ -132,10 +122,10 @@ int main(void)
 	st = t_stats(h);
 	printf("%d arrays, %llu dead freed eagerly, %u regions free, %u humongous, longest free run %u\n", n,
 	       (unsigned long long)(st.humongous_eager - s0.humongous_eager), st.regions_free,
-	       st.regions_humongous, longest_free_run((struct kgc_heap *)h));
+	       st.regions_humongous, t_longest_free_run((struct kgc_heap *)h));
 	T_ASSERT_EQ(st.humongous_eager - s0.humongous_eager, dead);	/* remembered ones too */
 	T_ASSERT_EQ(st.full_gcs, 0);
-	run = longest_free_run((struct kgc_heap *)h);
+	run = t_longest_free_run((struct kgc_heap *)h);
 	need = run + (st.regions_free - run) / 2;	/* no run that long: half the rest moves */
 	T_ASSERT(st.regions_free > need + 1);
 
