@@ -428,6 +428,11 @@ struct full_state {
 	uint32_t *hum_dest;	/* per humongous start region: its destination + 1 this
 				 * collection, 0: stays (compact_humongous.c) */
 	uint32_t hum_planned;	/* objects with a destination */
+	/* references into tracked humongous objects the adjust phase saw:
+	 * (the object's final start region << 32 | the slot's final card),
+	 * their remembered sets once everything moved (full.c) */
+	uint64_t *hlog;
+	size_t nhlog, hlog_cap;
 };
 /* compact_humongous.c: the full collection's compaction of humongous
  * objects. plan: after forwarding, busy[i] nonzero for every region the
@@ -955,6 +960,7 @@ void kgci_cm_destroy(struct kgc_heap *h);
 void kgci_cm_pause_begin(struct kgc_heap *h);	/* every pause: marker off the heap */
 void kgci_cm_pause_end(struct kgc_heap *h);
 void kgci_cm_abort(struct kgc_heap *h);		/* full collection */
+bool kgci_cm_abortable(struct kgc_heap *h);	/* outside one: not once swept */
 const char *kgci_cm_after_young(struct kgc_heap *h);	/* initial mark / remark / cleanup; NULL if none */
 bool kgci_cm_marker_busy(struct kgc_heap *h);	/* the marker thread has cycle work */
 bool kgci_cm_retained_evac_ok(struct kgc_heap *h);

@@ -556,6 +556,19 @@ bool kgci_cm_idle(struct kgc_heap *h)
 	return !cm_active(h);
 }
 
+/*
+ * Outside a full collection, may the cycle be aborted (kgci_cm_abort)?
+ * Not once remark passed: the sweep has turned dead objects into fillers
+ * that other dead objects, not swept yet, still refer to - only the rest
+ * of the sweep (or a full collection's marking) makes those fillers too.
+ */
+bool kgci_cm_abortable(struct kgc_heap *h)
+{
+	int st = h->cm->state;
+
+	return st == CM_IDLE || st == CM_MARKING || st == CM_REMARK_READY;
+}
+
 /* Young collections during a cycle: do promoted objects need marking? */
 static bool cm_marking(struct kgc_heap *h)
 {

@@ -122,8 +122,9 @@ static bool young_again(struct kgc_heap *h)
 {
 	bool avoided;
 
-	if (!kgci_policy_hum_retry(h))
+	if (!kgci_policy_hum_retry(h) || !kgci_cm_abortable(h))
 		return false;
+	kgci_refine_drop(h);	/* the first pause read the log: its slots may have moved since */
 	if (!kgci_cm_idle(h))
 		kgci_cm_abort(h);
 	avoided = !young_pause(h);
@@ -133,10 +134,11 @@ static bool young_again(struct kgc_heap *h)
 
 /* A young pause that relocates humongous objects for an allocation of
  * h->sp.reloc_regions regions (humreloc.c): it needs no cycle running (a
- * full pause would abort it too). */
+ * full pause would abort it too); one sweeping cannot be aborted - then
+ * nothing moves, and the full pause follows. */
 static void relocate_prepare(struct kgc_heap *h)
 {
-	if (!kgci_cm_idle(h))
+	if (!kgci_cm_idle(h) && kgci_cm_abortable(h))
 		kgci_cm_abort(h);
 	h->young.reloc_need = h->sp.reloc_regions;
 }

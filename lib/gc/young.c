@@ -506,6 +506,14 @@ static void reloc_select(struct ygc *y)
 		kgci_fatal("young GC: out of memory");
 	y->nreloc = kgci_humreloc_plan(h, need, y->reloc);
 	kgci_humreloc_begin(h, y->reloc, y->nreloc);
+	if (y->nreloc) {	/* no card scan of the sources: their headers forward now */
+		uint32_t w = 0;
+
+		for (uint32_t k = 0; k < y->nold; k++)
+			if (!(h->regions[y->old_list[k]].flags & RF_CSET))
+				y->old_list[w++] = y->old_list[k];
+		y->nold = w;
+	}
 }
 
 /*
