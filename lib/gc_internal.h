@@ -696,7 +696,7 @@ bool kgci_policy_should_full(struct kgc_heap *h);
 /* what an allocation that failed in its safepoint tries next (safepoint.c) */
 enum alloc_retry { ALLOC_RETRY_NONE, ALLOC_RETRY_FULL, ALLOC_RETRY_RESERVE };
 enum alloc_retry kgci_policy_alloc_retry(struct kgc_heap *h, bool full_ran, bool reserve_tried);
-uint32_t kgci_policy_alloc_relocate(struct kgc_heap *h, size_t size);	/* regions, 0: no */
+bool kgci_policy_alloc_relocate(struct kgc_heap *h, size_t size, uint32_t *regions);
 bool kgci_policy_hum_retry(struct kgc_heap *h);
 bool kgci_policy_release_humongous(struct kgc_heap *h, uint32_t nregions);	/* freed dead */		/* a young GC again instead of a full one? */
 void kgci_policy_hum_retry_done(struct kgc_heap *h, bool avoided);
@@ -961,6 +961,7 @@ void kgci_cm_pause_begin(struct kgc_heap *h);	/* every pause: marker off the hea
 void kgci_cm_pause_end(struct kgc_heap *h);
 void kgci_cm_abort(struct kgc_heap *h);		/* full collection */
 bool kgci_cm_abortable(struct kgc_heap *h);	/* outside one: not once swept */
+bool kgci_cm_finish_swept(struct kgc_heap *h);	/* else: sweep and clean up now */
 const char *kgci_cm_after_young(struct kgc_heap *h);	/* initial mark / remark / cleanup; NULL if none */
 bool kgci_cm_marker_busy(struct kgc_heap *h);	/* the marker thread has cycle work */
 bool kgci_cm_retained_evac_ok(struct kgc_heap *h);

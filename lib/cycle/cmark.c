@@ -484,6 +484,27 @@ static void cleanup(struct kgc_heap *h, struct cmark *cm)
 		kgci_cm_chunks_drop_evacuated(h);
 }
 
+/*
+ * Outside a full collection, a cycle past remark cannot be aborted
+ * (kgci_cm_abortable): a pause that needs none running (collect.c: a young
+ * pause relocating humongous objects) finishes it instead - the rest of
+ * the sweep and the cleanup in the pause. True if it did.
+ */
+bool kgci_cm_finish_swept(struct kgc_heap *h)
+{
+	struct cmark *cm = h->cm;
+
+	if (cm->state != CM_SWEEPING && cm->state != CM_SWEPT)
+		return false;
+	if (cm->state == CM_SWEEPING)
+		sweep_all(h, cm);
+	cleanup(h, cm);
+	kgci_log_line(h, LOG_GC, "Cycle finished in the pause (sweep and cleanup)");
+	if (h->opt.verify)
+		kgci_cm_verify_bits(h, "cycle finished in a pause");
+	return true;
+}
+
 static const char *cycle_step(struct kgc_heap *h)
 {
 	struct cmark *cm = h->cm;

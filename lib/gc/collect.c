@@ -112,6 +112,19 @@ static bool young_pause(struct kgc_heap *h)
 	return kgci_policy_should_full(h);
 }
 
+/* Before a young pause that needs no cycle running: one marking is
+ * aborted (as a full pause would), one past remark finished in the pause
+ * (its sweep made fillers only the rest of it makes safe). */
+static void no_cycle(struct kgc_heap *h)
+{
+	if (kgci_cm_idle(h))
+		return;
+	if (kgci_cm_abortable(h))
+		kgci_cm_abort(h);
+	else
+		kgci_cm_finish_swept(h);
+}
+
 /*
  * A young pause left too little room: when the policy says the humongous
  * objects tracked for eager reclaim may free enough, a second young pause
@@ -122,24 +135,20 @@ static bool young_again(struct kgc_heap *h)
 {
 	bool avoided;
 
-	if (!kgci_policy_hum_retry(h) || !kgci_cm_abortable(h))
+	if (!kgci_policy_hum_retry(h))
 		return false;
 	kgci_refine_drop(h);	/* the first pause read the log: its slots may have moved since */
-	if (!kgci_cm_idle(h))
-		kgci_cm_abort(h);
+	no_cycle(h);
 	avoided = !young_pause(h);
 	kgci_policy_hum_retry_done(h, avoided);
 	return avoided;
 }
 
 /* A young pause that relocates humongous objects for an allocation of
- * h->sp.reloc_regions regions (humreloc.c): it needs no cycle running (a
- * full pause would abort it too); one sweeping cannot be aborted - then
- * nothing moves, and the full pause follows. */
+ * h->sp.reloc_regions regions (humreloc.c): it needs no cycle running. */
 static void relocate_prepare(struct kgc_heap *h)
 {
-	if (!kgci_cm_idle(h) && kgci_cm_abortable(h))
-		kgci_cm_abort(h);
+	no_cycle(h);
 	h->young.reloc_need = h->sp.reloc_regions;
 }
 

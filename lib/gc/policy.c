@@ -212,20 +212,35 @@ enum alloc_retry kgci_policy_alloc_retry(struct kgc_heap *h, bool full_ran, bool
 	return ALLOC_RETRY_NONE;
 }
 
+/* Regions held by humongous objects tracked for eager reclaim (young.c). */
+static uint32_t tracked_humongous(struct kgc_heap *h)
+{
+	uint32_t tracked = 0;
+
+	for (uint32_t i = 0; i < h->nregions; i++) {
+		const struct region *r = &h->regions[i];
+
+		if (r->type == RT_HUM_START && r->eager == EAGER_TRACKED)
+			tracked += r->hum_count;
+	}
+	return tracked;
+}
+
 /*
- * A humongous allocation of size bytes still fails after the collection it
- * asked for: before a full collection, a young one that relocates
- * humongous objects to make a run (humreloc.c)? When enough regions are
- * free (the reserve kept), so only the run is missing. Returns the run's
- * length in regions, 0 for no.
+ * An allocation of size bytes still fails after the collection it asked
+ * for: before a full collection, a young one with no cycle running
+ * (collect.c: GCR_RELOCATE)? For a humongous one that finds enough regions
+ * free (the reserve kept) but no run, *regions is the run it relocates
+ * humongous objects for (humreloc.c); for any, while humongous objects are
+ * tracked, dead ones are freed (eager reclaim is off while a cycle runs) -
+ * unless the last such try did not avoid a full collection.
  */
-uint32_t kgci_policy_alloc_relocate(struct kgc_heap *h, size_t size)
+bool kgci_policy_alloc_relocate(struct kgc_heap *h, size_t size, uint32_t *regions)
 {
 	uint32_t n = (uint32_t)((size + h->region_size - 1) >> h->region_shift);
 
-	if (size < h->alloc.humongous_threshold || h->count[RT_FREE] < n + 1)
-		return 0;
-	return n;
+	*regions = size >= h->alloc.humongous_threshold && h->count[RT_FREE] >= n + 1 ? n : 0;
+	return *regions || (!h->pol.hum_retry_failed && tracked_humongous(h));
 }
 
 /*
@@ -261,17 +276,11 @@ bool kgci_policy_release_humongous(struct kgc_heap *h, uint32_t nregions)
  */
 bool kgci_policy_hum_retry(struct kgc_heap *h)
 {
-	uint32_t tracked = 0, need = room_needed(h), have = room_free(h);
+	uint32_t need = room_needed(h), have = room_free(h);
 
 	if (h->pol.hum_retry_failed || h->pol.need_full)
 		return false;
-	for (uint32_t i = 0; i < h->nregions; i++) {
-		const struct region *r = &h->regions[i];
-
-		if (r->type == RT_HUM_START && r->eager == EAGER_TRACKED)
-			tracked += r->hum_count;
-	}
-	return have < need && tracked >= need - have;
+	return have < need && tracked_humongous(h) >= need - have;
 }
 
 /* How the try went: a failed one is not repeated before a full collection. */
