@@ -33,13 +33,7 @@ int main(void)
 	kgc_frame_push(t, &f, slots, MAXA + 1, NULL);
 	s2 = seed;
 	/* fill: until about 56 of the 64 regions are humongous */
-	while (n < MAXA && t_stats(h).regions_humongous < 52) {
-		len[n] = ((1 + t_rand(&s2) % 4) << 20) - 64;
-		slots[n] = kgc_alloc_array(t, KGC_TYPE_PRIM_ARRAY(KGC_PRIM_BYTE), len[n]);
-		T_ASSERT(slots[n]);
-		memset(kgc_array_data(slots[n]), n + 1, len[n]);
-		n++;
-	}
+	n = t_fill_humongous(t, h, slots, len, MAXA, 52, 4, &s2);
 	for (int i = 0; i < n; i += 2)
 		slots[i] = NULL;
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);

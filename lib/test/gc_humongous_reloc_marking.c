@@ -43,13 +43,7 @@ int main(void)
 	kgc_frame_push(t, &f, slots, MAXA + 2, NULL);
 	t_list(t, node, &slots[MAXA], 20000, 0);	/* old space for the cycle to mark */
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_FULL), 0);
-	while (n < MAXA && t_stats(h).regions_humongous < 44) {
-		len[n] = ((1 + t_rand(&seed) % 3) << 20) - 64;
-		slots[n] = kgc_alloc_array(t, KGC_TYPE_PRIM_ARRAY(KGC_PRIM_BYTE), len[n]);
-		T_ASSERT(slots[n]);
-		memset(kgc_array_data(slots[n]), n + 1, len[n]);
-		n++;
-	}
+	n = t_fill_humongous(t, h, slots, len, MAXA, 44, 3, &seed);
 	for (int i = 0; i < n; i += 2)
 		slots[i] = NULL;
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);	/* the dead freed eagerly */
