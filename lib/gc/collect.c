@@ -8,8 +8,12 @@
  *   young pause   pins -> kgci_young_collect -> watches on kernel-pinned retained regions
  *                 (kgci_kpinwatch_after_young) -> the cycle's step (kgci_cm_after_young)
  *                 -> the policy records the pause; it may ask for a full one
- *                 (too little room left: once more with the cycle aborted, if tracked humongous
- *                 objects may free enough - young_again - before a full one)
+ *                 (too little room left: once more with no cycle - no_cycle: a marking one
+ *                 aborted, a swept one finished - if tracked humongous objects may free
+ *                 enough: young_again, before a full one)
+ *   relocating    (GCR_RELOCATE, an allocation that still failed: safepoint.c) no_cycle ->
+ *                 a young pause that frees dead humongous objects and moves those in a
+ *                 humongous allocation's way (h->young.reloc_need: humreloc.c)
  *   full pause    abort the cycle -> pins -> kgci_full_collect
  *   after either  free regions unused for a while go back to the OS (policy plans, backend does);
  *                 concurrent refinement's snapshot for the time to the next pause (refine.c)

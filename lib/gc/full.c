@@ -183,7 +183,8 @@ static void full_prepare(struct full *f, uint32_t *npinned)
 		r->candidate = 0;
 		/* a tracked humongous object stays tracked: the adjust phase logs
 		 * the references into it for its remembered set (hum_log) */
-		if (r->type != RT_HUM_START || r->eager != EAGER_TRACKED)
+		if (r->type != RT_HUM_START || r->eager != EAGER_TRACKED || r->pinspace ||
+		    hdr_kind(*obj_hdr(r->bottom)) != KIND_PRIM_ARRAY)	/* as young.c's eager_select */
 			r->eager = EAGER_NO;
 		kgci_remset_clear(&r->rs);
 		kgci_region_track_update(h, r);
