@@ -233,12 +233,14 @@ enum {
  * pinned (user, kernel), no to-space, or the pause ran over its evacuation
  * budget (the rest of the young objects promoted in place: young.c). */
 enum fail_cause { FAIL_NONE = 0, FAIL_PINNED, FAIL_KPINNED, FAIL_ALLOC, FAIL_BUDGET, FAIL_N };
-/* Eager reclaim of humongous objects (G1's): a humongous object is tracked
- * from its allocation (the write barrier cards references into it); while
- * no reference from old space was ever seen, a young pause that finds none
- * from roots or young objects either frees it, if it is a primitive array,
- * unpinned, and no concurrent cycle runs. */
-enum { EAGER_NO = 0, EAGER_TRACKED, EAGER_REMEMBERED };
+/* Eager reclaim of humongous objects (G1's): a humongous primitive array
+ * is tracked from its allocation (EAGER_TRACKED: the write barrier cards
+ * references into it, young pauses log the cards holding them in its
+ * remembered set); a young pause with no cycle running dirties those cards,
+ * and if its card scan, the roots and the young objects show no reference,
+ * frees it, if unpinned. Untracked (EAGER_NO): reference arrays, the
+ * pinned-object space, a remembered set overflowed, after a full GC. */
+enum { EAGER_NO = 0, EAGER_TRACKED };
 
 /* remset.c: a mixed candidate's remembered set (cards holding references
  * into it), at most the policy's kgci_policy_remset_max (<= REMSET_MAX_CARDS):
@@ -254,6 +256,8 @@ int kgci_remset_add(struct remset *rs, uint32_t card, uint32_t max);
 bool kgci_remset_has(const struct remset *rs, uint32_t card);
 void kgci_remset_each(const struct remset *rs, void (*fn)(uint32_t card, void *ctx), void *ctx);
 void kgci_remset_clear(struct remset *rs);
+struct kgc_heap;
+size_t kgci_remset_dirty_cards(struct kgc_heap *h, const struct remset *rs);	/* before a card scan */
 
 struct region {
 	char *bottom, *top, *end;
@@ -270,7 +274,8 @@ struct region {
 	uint32_t hum_start;	/* humongous: index of the start region */
 	uint32_t hum_count;	/* start region: number of regions */
 	size_t live_bytes;	/* computed by collections */
-	struct remset rs;	/* a mixed candidate's (remset.c), else empty */
+	struct remset rs;	/* a mixed candidate's, or a humongous start's tracked for eager
+				 * reclaim and relocation (remset.c), else empty */
 	uint64_t free_gc, free_ns;	/* free: since collection gc_id, since kgci_now_ns (policy.c's
 					 * uncommit delay) */
 };
@@ -443,6 +448,11 @@ struct full_state {
 	uint32_t *hum_dest;	/* per humongous start region: its destination + 1 this
 				 * collection, 0: stays (compact_humongous.c) */
 	uint32_t hum_planned;	/* objects with a destination */
+	/* references into tracked humongous objects the adjust phase saw:
+	 * (the object's final start region << 32 | the slot's final card),
+	 * their remembered sets once everything moved (full.c) */
+	uint64_t *hlog;
+	size_t nhlog, hlog_cap;
 };
 /* compact_humongous.c: the full collection's compaction of humongous
  * objects. plan: after forwarding, busy[i] nonzero for every region the
@@ -459,6 +469,7 @@ struct young_state {
 	long surv_cur, old_cur;	/* to-space allocation regions, -1 none (promote.c) */
 	long old_keep;		/* the last pause's old one, to go on filling (promote.c) */
 	uint32_t surv_regions;	/* survivor regions taken by this pause */
+	uint32_t reloc_need;	/* this pause makes a run of so many free regions (humreloc.c) */
 	int64_t test_budget_ns;	/* test hook: the next test_budget_gcs pauses' evacuation budget */
 	int test_budget_gcs;
 };
@@ -491,6 +502,7 @@ struct policy_state {
 	double gc_share;		/* of wall time in young pauses (running average) */
 	uint64_t last_pause_end;	/* kgci_now_ns */
 	bool need_full;			/* the last young GC left too little: go full */
+	bool hum_retry_failed;		/* the last kgci_policy_hum_retry did not avoid a full GC */
 };
 
 /* kgc_io ring counters (h->io_stat, stats io_*) */
@@ -542,6 +554,7 @@ struct sp_state {		/* safepoint.c */
 	_Atomic uint64_t gc_count;	/* completed collections */
 	_Atomic uint32_t locker_count;	/* GCLocker */
 	_Atomic uint32_t locker_needs_gc;
+	uint32_t reloc_regions;	/* a GCR_RELOCATE collection's humongous allocation, in regions */
 	pthread_cond_t locker_cond;	/* with lock */
 	/* the driver's collection (collect.c), set by heap.c, the composition
 	 * root: the safepoint runs it without knowing the driver */
@@ -703,6 +716,10 @@ bool kgci_policy_should_full(struct kgc_heap *h);
 /* what an allocation that failed in its safepoint tries next (safepoint.c) */
 enum alloc_retry { ALLOC_RETRY_NONE, ALLOC_RETRY_FULL, ALLOC_RETRY_RESERVE };
 enum alloc_retry kgci_policy_alloc_retry(struct kgc_heap *h, bool full_ran, bool reserve_tried);
+bool kgci_policy_alloc_relocate(struct kgc_heap *h, size_t size, uint32_t *regions);
+bool kgci_policy_hum_retry(struct kgc_heap *h);
+bool kgci_policy_release_humongous(struct kgc_heap *h, uint32_t nregions);	/* freed dead */		/* a young GC again instead of a full one? */
+void kgci_policy_hum_retry_done(struct kgc_heap *h, bool avoided);
 bool kgci_policy_eden_available(struct kgc_heap *h);
 bool kgci_policy_move_by_pages(struct kgc_heap *h, size_t bytes);	/* else copy */
 bool kgci_policy_uncommit_plan(struct kgc_heap *h, struct uncommit_plan *plan);
@@ -819,7 +836,8 @@ char *kgci_bot_block_start(struct kgc_heap *h, struct region *r, const char *car
 /* thread/safepoint: the state transitions are mutator/thread_state.h's */
 #include "mutator/thread_state.h"
 void kgci_sp_block(struct kgc_thread *t);	/* safepoint.c */
-enum gc_reason { GCR_ALLOC = 0, GCR_EXPLICIT, GCR_HUMONGOUS, GCR_YOUNG_FAILED };
+enum gc_reason { GCR_ALLOC = 0, GCR_EXPLICIT, GCR_HUMONGOUS, GCR_YOUNG_FAILED,
+		 GCR_RELOCATE };	/* a young one relocating humongous objects (h->sp.reloc_regions) */
 void kgci_collect_run(struct kgc_heap *h, int kind, int reason);	/* collect.c, at a safepoint */
 int kgci_sp_collect(struct kgc_thread *t, int kind, int reason, uint64_t epoch);
 void kgci_sp_run(struct kgc_thread *t, void (*fn)(struct kgc_heap *h, void *ctx), void *ctx);
@@ -979,6 +997,8 @@ void kgci_cm_destroy(struct kgc_heap *h);
 void kgci_cm_pause_begin(struct kgc_heap *h);	/* every pause: marker off the heap */
 void kgci_cm_pause_end(struct kgc_heap *h);
 void kgci_cm_abort(struct kgc_heap *h);		/* full collection */
+bool kgci_cm_abortable(struct kgc_heap *h);	/* outside one: not once swept */
+bool kgci_cm_finish_swept(struct kgc_heap *h);	/* else: sweep and clean up now */
 const char *kgci_cm_after_young(struct kgc_heap *h);	/* initial mark / remark / cleanup; NULL if none */
 bool kgci_cm_marker_busy(struct kgc_heap *h);	/* the marker thread has cycle work */
 bool kgci_cm_retained_evac_ok(struct kgc_heap *h);

@@ -484,6 +484,27 @@ static void cleanup(struct kgc_heap *h, struct cmark *cm)
 		kgci_cm_chunks_drop_evacuated(h);
 }
 
+/*
+ * Outside a full collection, a cycle past remark cannot be aborted
+ * (kgci_cm_abortable): a pause that needs none running (collect.c: a young
+ * pause relocating humongous objects) finishes it instead - the rest of
+ * the sweep and the cleanup in the pause. True if it did.
+ */
+bool kgci_cm_finish_swept(struct kgc_heap *h)
+{
+	struct cmark *cm = h->cm;
+
+	if (cm->state != CM_SWEEPING && cm->state != CM_SWEPT)
+		return false;
+	if (cm->state == CM_SWEEPING)
+		sweep_all(h, cm);
+	cleanup(h, cm);
+	kgci_log_line(h, LOG_GC, "Cycle finished in the pause (sweep and cleanup)");
+	if (h->opt.verify)
+		kgci_cm_verify_bits(h, "cycle finished in a pause");
+	return true;
+}
+
 static const char *cycle_step(struct kgc_heap *h)
 {
 	struct cmark *cm = h->cm;
@@ -554,6 +575,19 @@ static bool cm_active(struct kgc_heap *h)
 bool kgci_cm_idle(struct kgc_heap *h)
 {
 	return !cm_active(h);
+}
+
+/*
+ * Outside a full collection, may the cycle be aborted (kgci_cm_abort)?
+ * Not once remark passed: the sweep has turned dead objects into fillers
+ * that other dead objects, not swept yet, still refer to - only the rest
+ * of the sweep (or a full collection's marking) makes those fillers too.
+ */
+bool kgci_cm_abortable(struct kgc_heap *h)
+{
+	int st = h->cm->state;
+
+	return st == CM_IDLE || st == CM_MARKING || st == CM_REMARK_READY;
 }
 
 /* Young collections during a cycle: do promoted objects need marking? */

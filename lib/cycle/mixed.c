@@ -161,12 +161,14 @@ void kgci_mixed_rebuild_done(struct kgc_heap *h, struct cmark *cm)
 		      "(marker cpu %.1fms)", n, cards, over, cm->rebuild_cpu / 1e6);
 }
 
-/* Forget the candidates and their remembered sets. */
+/* Forget the candidates and their remembered sets (not the humongous
+ * objects': young.c's eager reclaim and relocation keep those). */
 void kgci_mixed_clear(struct kgc_heap *h, struct cmark *cm)
 {
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		h->regions[i].candidate = 0;
-		kgci_remset_clear(&h->regions[i].rs);
+		if (h->regions[i].type != RT_HUM_START)
+			kgci_remset_clear(&h->regions[i].rs);
 		kgci_region_track_update(h, &h->regions[i]);
 	}
 	cm->ncand = 0;
@@ -250,27 +252,6 @@ void kgci_mixed_choose(struct kgc_heap *h, struct cmark *cm)
 	rebuild_start(h, cm);
 }
 
-struct dirty_ctx { struct kgc_heap *h; size_t dirtied; };
-
-/* A remembered card still in an old or humongous region outside the
- * collection set, below its top: dirty, for the card scan. Stale ones (the
- * region was freed, reused as young, or evacuated now) are left alone. */
-static void dirty_card(uint32_t card, void *arg)
-{
-	struct dirty_ctx *d = arg;
-	struct kgc_heap *h = d->h;
-	char *cs = h->base + ((size_t)card << KGC_CARD_SHIFT);
-	const struct region *sr = region_of(h, cs);
-
-	if ((sr->type != RT_OLD && sr->type != RT_HUM_START && sr->type != RT_HUM_CONT) ||
-	    (sr->flags & RF_CSET) || cs >= sr->top)
-		return;
-	if (h->cards[card] != CARD_DIRTY) {
-		h->cards[card] = CARD_DIRTY;
-		d->dirtied++;
-	}
-}
-
 /*
  * Young collection, no cycle running: put the next candidates (best ranked
  * first) in the collection set: the policy's minimum count while their
@@ -283,7 +264,7 @@ static void dirty_card(uint32_t card, void *arg)
 uint32_t kgci_mixed_select(struct kgc_heap *h, size_t *live_bytes)
 {
 	struct cmark *cm = h->cm;
-	struct dirty_ctx d = { h, 0 };
+	size_t dirtied = 0;
 	uint32_t min, max, n = 0, w = 0;
 	double budget, cap, cost = 0;
 	size_t bytes = 0, cards = 0;
@@ -322,7 +303,7 @@ uint32_t kgci_mixed_select(struct kgc_heap *h, size_t *live_bytes)
 		struct region *r = &h->regions[i];
 
 		if ((r->flags & RF_CSET) && r->type == RT_OLD && r->rs.cap) {
-			kgci_remset_each(&r->rs, dirty_card, &d);
+			dirtied += kgci_remset_dirty_cards(h, &r->rs);
 			kgci_remset_clear(&r->rs);
 			kgci_region_track_update(h, r);
 		}
@@ -332,7 +313,7 @@ uint32_t kgci_mixed_select(struct kgc_heap *h, size_t *live_bytes)
 	if (n)
 		kgci_log_line(h, LOG_HEAP, "mixed: %u candidates (%zuK live, %zu remembered cards, %zu "
 			      "dirtied; predicted %.2fms of %.2fms), %u left", n, bytes >> 10, cards,
-			      d.dirtied, cost / 1e6, budget / 1e6, w);
+			      dirtied, cost / 1e6, budget / 1e6, w);
 	*live_bytes = bytes;
 	return n;
 }

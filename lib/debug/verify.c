@@ -78,6 +78,15 @@ static void check_ref(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 		      r->retained ? "" : " or a remembered card",
 		      (void *)slot, kgci_region_type_name(v->src->type), (unsigned)(v->src - h->regions),
 		      v->obj, (void *)o);
+	/* humongous objects tracked for eager reclaim and relocation: a dirty
+	 * card or their remembered set (young.c) */
+	if (v->src && !region_is_young(v->src) && v->src != r && r->type == RT_HUM_START &&
+	    r->eager == EAGER_TRACKED && !remembered(h, slot) && !r->rs.overflow &&
+	    !kgci_remset_has(&r->rs, card_index(h, slot)))
+		kgci_fatal("verify (%s): reference into tracked humongous region %u without a dirty or "
+		      "remembered card: slot %p in %s region %u (object %p) -> %p", v->when, region_index(h, o),
+		      (void *)slot, kgci_region_type_name(v->src->type), (unsigned)(v->src - h->regions),
+		      v->obj, (void *)o);
 }
 
 void kgci_verify_heap(struct kgc_heap *h, const char *when)

@@ -8,6 +8,12 @@
  *   young pause   pins -> kgci_young_collect -> watches on kernel-pinned retained regions
  *                 (kgci_kpinwatch_after_young) -> the cycle's step (kgci_cm_after_young)
  *                 -> the policy records the pause; it may ask for a full one
+ *                 (too little room left: once more with no cycle - no_cycle: a marking one
+ *                 aborted, a swept one finished - if tracked humongous objects may free
+ *                 enough: young_again, before a full one)
+ *   relocating    (GCR_RELOCATE, an allocation that still failed: safepoint.c) no_cycle ->
+ *                 a young pause that frees dead humongous objects and moves those in a
+ *                 humongous allocation's way (h->young.reloc_need: humreloc.c)
  *   full pause    abort the cycle -> pins -> kgci_full_collect
  *   after either  free regions unused for a while go back to the OS (policy plans, backend does);
  *                 concurrent refinement's snapshot for the time to the next pause (refine.c)
@@ -110,6 +116,46 @@ static bool young_pause(struct kgc_heap *h)
 	return kgci_policy_should_full(h);
 }
 
+/* Before a young pause that needs no cycle running: one marking is
+ * aborted (as a full pause would), one past remark finished in the pause
+ * (its sweep made fillers only the rest of it makes safe). */
+static void no_cycle(struct kgc_heap *h)
+{
+	if (kgci_cm_idle(h))
+		return;
+	if (kgci_cm_abortable(h))
+		kgci_cm_abort(h);
+	else
+		kgci_cm_finish_swept(h);
+}
+
+/*
+ * A young pause left too little room: when the policy says the humongous
+ * objects tracked for eager reclaim may free enough, a second young pause
+ * with no cycle running (one marking is aborted, as a full pause would)
+ * frees the dead ones. True if that avoided the full pause.
+ */
+static bool young_again(struct kgc_heap *h)
+{
+	bool avoided;
+
+	if (!kgci_policy_hum_retry(h))
+		return false;
+	kgci_refine_drop(h);	/* the first pause read the log: its slots may have moved since */
+	no_cycle(h);
+	avoided = !young_pause(h);
+	kgci_policy_hum_retry_done(h, avoided);
+	return avoided;
+}
+
+/* A young pause that relocates humongous objects for an allocation of
+ * h->sp.reloc_regions regions (humreloc.c): it needs no cycle running. */
+static void relocate_prepare(struct kgc_heap *h)
+{
+	no_cycle(h);
+	h->young.reloc_need = h->sp.reloc_regions;
+}
+
 static void full_pause(struct kgc_heap *h, int reason)
 {
 	uint64_t t0 = kgci_now_ns(), ns;
@@ -144,10 +190,13 @@ void kgci_collect_run(struct kgc_heap *h, int kind, int reason)
 	kgci_alloc_retire_tlabs(h);
 	h->alloc.eden_cur = -1;
 	kgci_cm_pause_begin(h);
-	if (kind == KGC_GC_YOUNG && young_pause(h))
+	if (reason == GCR_RELOCATE)
+		relocate_prepare(h);
+	if (kind == KGC_GC_YOUNG && young_pause(h) && !young_again(h))
 		full_pause(h, GCR_YOUNG_FAILED);
 	else if (kind != KGC_GC_YOUNG)
 		full_pause(h, reason);
+	h->young.reloc_need = 0;
 	kgci_refine_after_pause(h);	/* the next log, from a snapshot of this heap (the
 					 * marker still off: the cycle's state holds still) */
 	kgci_cm_pause_end(h);

@@ -124,6 +124,7 @@ char *kgci_humc_forwardee(struct kgc_heap *h, const struct region *r, char *p)
 static void move_regions_meta(struct kgc_heap *h, uint32_t s, uint32_t d, uint32_t n, size_t live)
 {
 	char *tops[n];
+	uint8_t eager = h->regions[s].eager;	/* tracked: full.c builds its remembered set */
 
 	for (uint32_t k = 0; k < n; k++)
 		tops[k] = h->regions[s + k].top - h->regions[s + k].bottom + h->regions[d + k].bottom;
@@ -142,7 +143,8 @@ static void move_regions_meta(struct kgc_heap *h, uint32_t s, uint32_t d, uint32
 		r->hum_start = d;
 		r->hum_count = k ? 0 : n;
 		r->live_bytes = k ? 0 : live;
-		r->eager = EAGER_NO;
+		r->eager = k ? EAGER_NO : eager;
+		kgci_region_track_update(h, r);
 	}
 	if (d < h->next_free_hint && d + n > h->next_free_hint)
 		h->next_free_hint = d + n;

@@ -78,13 +78,48 @@ static char *forwardee(struct kgc_heap *h, char *p)
 	return d;
 }
 
+/* The object whose slots are adjusted: where it is, where it goes. */
+struct adj { char *obj, *to; };
+
+/* A reference into a humongous object tracked for eager reclaim and
+ * relocation (young.c): logged for its remembered set, by where both end
+ * up (full_remember, once everything moved). */
+static void hum_log(struct kgc_heap *h, const struct adj *a, kgc_obj *slot, char *o, char *n)
+{
+	const struct region *r = region_of(h, o);
+	char *fslot = a->to + ((char *)slot - a->obj);
+
+	if (r->type != RT_HUM_START || r->eager != EAGER_TRACKED || o != r->bottom)
+		return;
+	if (unlikely(h->full.nhlog == h->full.hlog_cap))
+		h->full.hlog = kgci_array_grow(h->full.hlog, &h->full.hlog_cap, sizeof(*h->full.hlog),
+					       "full GC humongous references");
+	h->full.hlog[h->full.nhlog++] = (uint64_t)region_index(h, n) << 32 | card_index(h, fslot);
+}
+
+/* ctx: the struct adj of the object holding slot, NULL for roots. */
 static void adjust_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 {
 	char *o = (char *)*slot, *n = forwardee(h, o);
 
-	(void)ctx;
 	if (n != o)
 		*slot = (kgc_obj)n;
+	if (ctx)
+		hum_log(h, ctx, slot, o, n);
+}
+
+/* After the moves: the logged references go to their objects' remembered sets. */
+static void full_remember(struct kgc_heap *h)
+{
+	uint32_t max = kgci_policy_remset_max(h);
+
+	for (size_t k = 0; k < h->full.nhlog; k++) {
+		struct region *t = &h->regions[h->full.hlog[k] >> 32];
+
+		if (t->type == RT_HUM_START && t->eager == EAGER_TRACKED)
+			kgci_remset_add(&t->rs, (uint32_t)h->full.hlog[k], max);
+	}
+	h->full.nhlog = 0;
 }
 
 /* Weak cells: dead unless marked; then at their new address. */
@@ -146,7 +181,12 @@ static void full_prepare(struct full *f, uint32_t *npinned)
 		r->flags &= ~(RF_CSET | RF_FAILED | RF_GC_ALLOC);
 		r->retained = 0;	/* compaction handles formerly pinned regions */
 		r->candidate = 0;
-		r->eager = EAGER_NO;	/* old objects may refer to it uncarded from now on */
+		/* a tracked humongous object stays tracked: the adjust phase logs
+		 * the references into it for its remembered set (hum_log) */
+		if (r->type != RT_HUM_START || r->eager != EAGER_TRACKED || r->pinspace ||
+		    hdr_kind(*obj_hdr(r->bottom)) != KIND_PRIM_ARRAY)	/* as young.c's eager_select */
+			r->eager = EAGER_NO;
+		kgci_remset_clear(&r->rs);
 		kgci_region_track_update(h, r);
 		/* the mark bitmap is all clear outside collections and verification */
 		f->was_used[i] = r->type != RT_FREE;
@@ -252,12 +292,17 @@ static void full_adjust(struct full *f)
 		if (r->type == RT_FREE || r->type == RT_HUM_CONT)
 			continue;
 		if (r->type == RT_HUM_START) {
+			struct adj a = { r->bottom, forwardee(h, r->bottom) };
+
 			if (mb_test(&h->full.mark, r->bottom))
-				kgci_obj_iterate_refs(h, (kgc_obj)r->bottom, adjust_slot, NULL);
+				kgci_obj_iterate_refs(h, (kgc_obj)r->bottom, adjust_slot, &a);
 			continue;
 		}
-		MB_FOR_EACH(&h->full.mark, r->bottom, r->top, p)
-			kgci_obj_iterate_refs(h, (kgc_obj)p, adjust_slot, NULL);
+		MB_FOR_EACH(&h->full.mark, r->bottom, r->top, p) {
+			struct adj a = { p, forwardee(h, p) };
+
+			kgci_obj_iterate_refs(h, (kgc_obj)p, adjust_slot, &a);
+		}
 	}
 }
 
@@ -357,6 +402,7 @@ void kgci_full_collect(struct kgc_heap *h, uint32_t *npinned)
 	full_compact(&f);
 	full_regions(&f);
 	kgci_humc_move(h);
+	full_remember(h);
 	h->alloc.eden_cur = -1;
 	after = kgci_heap_used_bytes(h);
 	h->st.bytes_freed += used_before > after ? used_before - after : 0;
@@ -393,5 +439,6 @@ void kgci_full_destroy(struct kgc_heap *h)
 		kgci_os_free(h->full.block_dest, (heap >> BLOCK_SHIFT) * sizeof(char *));
 	free(h->full.stack);
 	free(h->full.hum_dest);
+	free(h->full.hlog);
 	memset(&h->full, 0, sizeof(h->full));
 }

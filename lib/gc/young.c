@@ -200,22 +200,19 @@ static void root_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 
 /*
  * A reference from slot's card into tracked region tr (not in the
- * collection set, not slot's region): a mixed candidate's is logged for its
- * remembered set (merged at the pause's end: ygc_gather), the others
- * (retained, failed evacuation) keep the card dirty.
+ * collection set, not slot's region): a mixed candidate's, or a tracked
+ * humongous object's (kept this pause: old space refers to it), is logged
+ * for its remembered set (merged at the pause's end: ygc_gather), the
+ * others (retained, failed evacuation) keep the card dirty.
  */
 static void track_ref(struct yworker *w, struct region *tr, kgc_obj *slot)
 {
 	struct kgc_heap *h = w->y->h;
 	uint64_t e;
 
-	if (__atomic_load_n(&tr->eager, __ATOMIC_RELAXED) == EAGER_TRACKED) {
-		/* old space refers to it: never eagerly reclaimable (no card
-		 * needed: the reference is remembered for good) */
-		__atomic_store_n(&tr->eager, EAGER_REMEMBERED, __ATOMIC_RELAXED);
-		return;
-	}
-	if (!tr->candidate) {
+	if (__atomic_load_n(&tr->eager, __ATOMIC_RELAXED) == EAGER_TRACKED)
+		__atomic_store_n(&tr->eager_reached, 1, __ATOMIC_RELAXED);
+	else if (!tr->candidate) {
 		__atomic_store_n(card_for(h, slot), CARD_DIRTY, __ATOMIC_RELAXED);
 		return;
 	}
@@ -527,8 +524,39 @@ static void eager_select(struct ygc *y)
 		r->eager_reached = 0;
 		if (r->pinspace || hdr_kind(*obj_hdr(r->bottom)) != KIND_PRIM_ARRAY) {
 			r->eager = EAGER_NO;
+			kgci_remset_clear(&r->rs);
 			kgci_region_track_update(h, r);
+		} else if (y->eager_ok) {
+			/* the card scan finds the old references again, and logs them anew */
+			y->eager_dirtied += kgci_remset_dirty_cards(h, &r->rs);
+			kgci_remset_clear(&r->rs);
 		}
+	}
+}
+
+/*
+ * A humongous allocation found no run of h->young.reloc_need free regions:
+ * the objects in the way move (humreloc.c) - after eager_select dirtied
+ * their remembered cards, so the card scan, the roots and the young
+ * objects find every reference to them.
+ */
+static void reloc_select(struct ygc *y)
+{
+	struct kgc_heap *h = y->h;
+	uint32_t need = h->young.reloc_need;
+
+	y->reloc = malloc(need * sizeof(*y->reloc));
+	if (!y->reloc)
+		kgci_fatal("young GC: out of memory");
+	y->nreloc = kgci_humreloc_plan(h, need, y->reloc);
+	kgci_humreloc_begin(h, y->reloc, y->nreloc);
+	if (y->nreloc) {	/* no card scan of the sources: their headers forward now */
+		uint32_t w = 0;
+
+		for (uint32_t k = 0; k < y->nold; k++)
+			if (!(h->regions[y->old_list[k]].flags & RF_CSET))
+				y->old_list[w++] = y->old_list[k];
+		y->nold = w;
 	}
 }
 
@@ -578,6 +606,8 @@ static void ygc_select_cset(struct ygc *y, struct yres *res, uint32_t *npinned)
 	y->old_cset = res->nretained && y->black;
 	y->eager_ok = cy.idle;
 	eager_select(y);	/* before the targets below */
+	if (h->young.reloc_need && y->eager_ok)
+		reloc_select(y);
 	/* the card scan's view; the cset and the tracked regions outside it do
 	 * not change before it ends */
 	for (uint32_t i = 0; i < h->nregions; i++) {
@@ -587,6 +617,8 @@ static void ygc_select_cset(struct ygc *y, struct yres *res, uint32_t *npinned)
 			       r->eager == EAGER_TRACKED ? CARD_TGT_EAGER :
 			       tracked_target(r) ? CARD_TGT_TRACKED : CARD_TGT_NONE;
 	}
+	for (uint32_t j = 0; j < y->nreloc; j++)	/* a destination: not reclaimed this pause */
+		y->target[y->reloc[j].dst] = CARD_TGT_TRACKED;
 }
 
 /*
@@ -607,10 +639,14 @@ static void eager_reclaim(struct ygc *y, struct yres *res)
 
 		if (r->type != RT_HUM_START || y->target[i] != CARD_TGT_EAGER)
 			continue;
-		if (r->eager != EAGER_TRACKED) {
-			kgci_region_track_update(h, r);	/* remembered: no more carding */
-			continue;
+		if (r->eager == EAGER_TRACKED && r->rs.overflow) {
+			/* referenced from more cards than the policy tracks: left to the cycle */
+			r->eager = EAGER_NO;
+			kgci_remset_clear(&r->rs);
+			kgci_region_track_update(h, r);
 		}
+		if (r->eager != EAGER_TRACKED)
+			continue;
 		if (!y->eager_ok || __atomic_load_n(&r->eager_reached, __ATOMIC_RELAXED) || r->fixed_rings)
 			continue;
 		for (uint32_t j = i; j < i + r->hum_count; j++)
@@ -662,13 +698,31 @@ static void ygc_gather(struct ygc *y, struct yres *res)
 	}
 }
 
+/* A dead humongous object's n regions from s, freed: their pages go back
+ * to the OS when the policy says so, and they read zero (no clearing for
+ * the next humongous object there). */
+static void release_humongous(struct kgc_heap *h, uint32_t s, uint32_t n)
+{
+	if (kgci_backend_uncommit(h, s, n))
+		return;		/* a kernel pin (EBUSY): stays backed, cleared when reused */
+	for (uint32_t k = s; k < s + n; k++)
+		h->regions[k].flags = (h->regions[k].flags & ~RF_COMMITTED) | RF_ZEROED;
+}
+
 /* Every cset region: kept in place (failed) or freed (evacuated). */
 static void ygc_finish_regions(struct ygc *y, struct yres *res, unsigned *fail_mask)
 {
 	struct kgc_heap *h = y->h;
+	uint32_t rel_start = 0, rel_end = 0;	/* a dead humongous object to release */
 
 	for (uint32_t i = 0; i < h->nregions; i++) {
 		struct region *r = &h->regions[i];
+
+		if (r->type == RT_HUM_START && (r->flags & RF_CSET) && !(r->flags & RF_FAILED) &&
+		    kgci_policy_release_humongous(h, r->hum_count)) {
+			rel_start = i;
+			rel_end = i + r->hum_count;
+		}
 
 		kgci_evacfail_note_alloc(r);
 		if (r->flags & RF_CSET) {
@@ -686,6 +740,8 @@ static void ygc_finish_regions(struct ygc *y, struct yres *res, unsigned *fail_m
 		}
 		r->flags &= ~(RF_CSET | RF_FAILED | RF_GC_ALLOC);
 		r->fail_cause = FAIL_NONE;
+		if (i + 1 == rel_end)
+			release_humongous(h, rel_start, rel_end - rel_start);
 	}
 	kgci_promote_end(h);
 }
@@ -728,6 +784,16 @@ static void ygc_record(struct ygc *y, struct yres *res)
 	h->st.refined_slots += f->refined_slots;
 	if (res->hum_eager)
 		kgci_log_line(h, LOG_HEAP, "humongous: %u dead primitive arrays freed eagerly", res->hum_eager);
+	if (h->young.reloc_need) {
+		size_t moved = 0;
+
+		for (uint32_t j = 0; j < y->nreloc; j++)
+			moved += y->reloc[j].bytes;
+		h->st.humongous_reloc_pauses += y->nreloc > 0;
+		kgci_log_line(h, LOG_GC, "humongous: %u objects relocated (%zuK) for a run of %u free regions%s",
+			      y->nreloc, moved >> 10, h->young.reloc_need,
+			      y->eager_ok ? (y->nreloc ? "" : ": no plan found") : ": not while a cycle runs");
+	}
 	if (res->nmixed) {
 		h->st.mixed_gcs++;
 		h->st.mixed_regions += res->nmixed;
@@ -781,6 +847,7 @@ void kgci_young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_ma
 	kgci_phase_lap(facts, YP_EVACUATE, &t);
 	eager_reclaim(&y, &res);
 	kgci_weak_process(h, weak_alive_young, NULL);
+	kgci_humreloc_finish(h, y.reloc, y.nreloc);	/* every reference updated: the pages follow */
 	kgci_phase_lap(facts, YP_WEAK, &t);
 	ygc_finish_regions(&y, &res, fail_mask);
 	kgci_phase_lap(facts, YP_REGIONS, &t);
@@ -792,6 +859,7 @@ void kgci_young_collect(struct kgc_heap *h, uint32_t *npinned, unsigned *fail_ma
 	free(y.w);
 	free(y.old_list);
 	free(y.target);
+	free(y.reloc);
 }
 
 void kgci_young_init(struct kgc_heap *h)

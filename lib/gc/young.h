@@ -14,6 +14,7 @@
 #ifndef KGC_YOUNG_H
 #define KGC_YOUNG_H
 #include "gc_internal.h"
+#include "gc/humreloc.h"
 #include "cycle/cm_young.h"
 
 struct ygc;
@@ -74,6 +75,9 @@ struct ygc {
 	bool black;			/* concurrent marking: promoted objects are marked */
 	bool old_cset;			/* old (retained) regions in the cset during marking */
 	bool eager_ok;			/* no cycle runs: dead humongous objects may be freed */
+	size_t eager_dirtied;		/* their remembered cards dirtied for the card scan */
+	struct hreloc *reloc;		/* humongous objects this pause moves (humreloc.c) */
+	uint32_t nreloc;
 	uint32_t *old_list, nold;
 	uint8_t *target;		/* per region, for the card scan: CARD_TGT_* */
 	struct yworker *w;

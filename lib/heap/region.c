@@ -182,6 +182,7 @@ void kgci_region_free(struct kgc_heap *h, struct region *r)
 	r->retained = 0;
 	r->candidate = 0;
 	r->pinspace = PS_NONE;
+	kgci_remset_clear(&r->rs);
 	r->free_gc = h->gc_id;
 	r->free_ns = kgci_now_ns();
 	kgci_cards_clear_region(h, r);

@@ -102,3 +102,35 @@ void kgci_remset_clear(struct remset *rs)
 	free(rs->v);
 	*rs = (struct remset){ 0 };
 }
+
+struct dirty_ctx { struct kgc_heap *h; size_t dirtied; };
+
+/* A remembered card still in an old or humongous region outside the
+ * collection set, below its top: dirty, for the card scan. Stale ones (the
+ * region was freed, reused as young, or evacuated now) are left alone. */
+static void dirty_card(uint32_t card, void *arg)
+{
+	struct dirty_ctx *d = arg;
+	struct kgc_heap *h = d->h;
+	char *cs = h->base + ((size_t)card << KGC_CARD_SHIFT);
+	const struct region *sr = region_of(h, cs);
+
+	if ((sr->type != RT_OLD && sr->type != RT_HUM_START && sr->type != RT_HUM_CONT) ||
+	    (sr->flags & RF_CSET) || cs >= sr->top)
+		return;
+	if (h->cards[card] != CARD_DIRTY) {
+		h->cards[card] = CARD_DIRTY;
+		d->dirtied++;
+	}
+}
+
+/* At a pause, before the card scan: dirty every card of the set that the
+ * scan will visit (see dirty_card), so it finds every reference the set
+ * remembers; how many were not dirty already. */
+size_t kgci_remset_dirty_cards(struct kgc_heap *h, const struct remset *rs)
+{
+	struct dirty_ctx d = { h, 0 };
+
+	kgci_remset_each(rs, dirty_card, &d);
+	return d.dirtied;
+}

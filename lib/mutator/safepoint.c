@@ -155,6 +155,18 @@ int kgci_sp_collect_alloc(struct kgc_thread *t, int kind, int reason, uint64_t e
 			enum alloc_retry next;
 
 			*out = kgci_alloc_locked(t, alloc_size, zero);
+			/* before a full collection: young ones with no cycle running, which
+			 * free dead humongous objects and relocate those in a humongous
+			 * allocation's way (at most two: the second has the first's room) */
+			for (int k = 0; k < 2 && !*out && !full_ran &&
+			     kgci_policy_alloc_relocate(h, alloc_size, &h->sp.reloc_regions); k++) {
+				h->sp.collect(h, KGC_GC_YOUNG, GCR_RELOCATE);
+				h->sp.reloc_regions = 0;
+				full_ran = h->st.full_gcs != full_before;
+				*out = kgci_alloc_locked(t, alloc_size, zero);
+				if (k || *out)
+					kgci_policy_hum_retry_done(h, *out != NULL);
+			}
 			/* not enough: the policy says what to try next (a full collection, the reserve) */
 			while (!*out && (next = kgci_policy_alloc_retry(h, full_ran, reserve_tried)) != ALLOC_RETRY_NONE) {
 				if (next == ALLOC_RETRY_FULL) {

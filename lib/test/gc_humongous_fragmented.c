@@ -9,19 +9,9 @@
  */
 #include "tgc.h"
 #include "../gc_internal.h"
+#include "t_regions.h"
 
 #define MAXA 64
-
-static uint32_t longest_free_run(struct kgc_heap *h)
-{
-	uint32_t run = 0, best = 0;
-
-	for (uint32_t i = 0; i < h->nregions; i++) {
-		run = h->regions[i].type == RT_FREE ? run + 1 : 0;
-		best = run > best ? run : best;
-	}
-	return best;
-}
 
 int main(void)
 {
@@ -43,21 +33,15 @@ int main(void)
 	kgc_frame_push(t, &f, slots, MAXA + 1, NULL);
 	s2 = seed;
 	/* fill: until about 56 of the 64 regions are humongous */
-	while (n < MAXA && t_stats(h).regions_humongous < 52) {
-		len[n] = ((1 + t_rand(&s2) % 4) << 20) - 64;
-		slots[n] = kgc_alloc_array(t, KGC_TYPE_PRIM_ARRAY(KGC_PRIM_BYTE), len[n]);
-		T_ASSERT(slots[n]);
-		memset(kgc_array_data(slots[n]), n + 1, len[n]);
-		n++;
-	}
+	n = t_fill_humongous(t, h, slots, len, MAXA, 52, 4, &s2);
 	for (int i = 0; i < n; i += 2)
 		slots[i] = NULL;
 	T_ASSERT_EQ(kgc_collect(t, KGC_GC_YOUNG), 0);
 	st = t_stats(h);
 	printf("%d arrays, %u regions free, %u humongous, longest free run %u\n", n, st.regions_free,
-	       st.regions_humongous, longest_free_run(h));
+	       st.regions_humongous, t_longest_free_run(h));
 	T_ASSERT(st.regions_free > 16);
-	T_ASSERT(longest_free_run(h) < 16);
+	T_ASSERT(t_longest_free_run(h) < 16);
 	slots[MAXA] = kgc_alloc_array(t, KGC_TYPE_PRIM_ARRAY(KGC_PRIM_BYTE), 16u << 20);
 	st = t_stats(h);
 	printf("16 MiB: %s; full collections %llu, humongous moved %llu\n", slots[MAXA] ? "allocated" : "failed",

@@ -140,10 +140,13 @@ static const struct mode modes[] = {
 	{ "inplace-pins", "KGC_HEAP_MAX=48m KGC_REGION_SIZE=1m KGC_YOUNG_SIZE=4m KGC_TENURE=1 KGC_IHOP=3 "
 			  "KGC_POISON=1", F_INPLACE | F_PINHEAVY },
 	/* issue 32: many humongous arrays of random sizes (half a region to 6
-	 * regions) and lifetimes, full collections often: humongous objects
-	 * relocated by pages (compact_humongous.c) under pins and critical
-	 * sections, the verifier after every pause */
-	{ "large", "KGC_VERIFY=1 KGC_HEAP_MAX=96m KGC_REGION_SIZE=1m KGC_YOUNG_SIZE=6m KGC_IHOP=20 "
+	 * regions) and lifetimes in a small heap, full collections often:
+	 * humongous objects relocated by pages by full collections
+	 * (compact_humongous.c) and by young ones for a humongous allocation
+	 * that finds no run (humreloc.c), freed eagerly through their
+	 * remembered sets, under pins and critical sections, the verifier
+	 * after every pause */
+	{ "large", "KGC_VERIFY=1 KGC_HEAP_MAX=48m KGC_REGION_SIZE=1m KGC_YOUNG_SIZE=6m KGC_IHOP=20 "
 		   "KGC_POISON=1", F_LARGE },
 	/* reference queues: weak references, ephemerons (fixnum values: F_TAGGED)
 	 * and cleaners enqueued exactly when
@@ -1170,7 +1173,7 @@ static void do_collect(struct mut *T, int kind)
 static void op_collect(struct mut *T)
 {
 	check_all(T, "before kgc_collect");
-	do_collect(T, rnd(T, (flags & F_LARGE) ? 2 : 6) == 0 ? KGC_GC_FULL : KGC_GC_YOUNG);
+	do_collect(T, rnd(T, (flags & F_LARGE) ? 5 : 6) == 0 ? KGC_GC_FULL : KGC_GC_YOUNG);
 	check_all(T, "after kgc_collect");
 }
 
@@ -1826,11 +1829,13 @@ static int run_one(const char *mode_name)
 		fail(NULL, "mode %s: no humongous object was relocated in %llu humongous arrays and %llu full GCs "
 		     "(the mode's point)", cur_mode->name, tot[9], (unsigned long long)st.full_gcs);
 	printf("shadow: PASS mode=%s seed=%llu %.2fs: ops %llu checks %llu collects %llu (full %llu) "
-	       "critical %llu (%llu arrays) handoffs %llu/%llu humongous %llu (relocated %llu) enomem %llu | "
+	       "critical %llu (%llu arrays) handoffs %llu/%llu humongous %llu (relocated %llu, by young "
+	       "pauses %llu in %llu) enomem %llu | "
 	       "gc young %llu full %llu "
 	       "cycles %llu mixed %llu degenerated %llu pinned-fail %llu in-place %llu mark-assists %llu (%lluK)\n",
 	       cur_mode->name, seed, (kgci_now_ns() - t0) / 1e9, tot[0], tot[1], tot[2], tot[3], tot[4], tot[5],
-	       tot[6], tot[7], tot[9], (unsigned long long)st.humongous_moved, tot[8], (unsigned long long)st.young_gcs, (unsigned long long)st.full_gcs,
+	       tot[6], tot[7], tot[9], (unsigned long long)st.humongous_moved,
+	       (unsigned long long)st.humongous_moved_young, (unsigned long long)st.humongous_reloc_pauses, tot[8], (unsigned long long)st.young_gcs, (unsigned long long)st.full_gcs,
 	       (unsigned long long)st.concurrent_cycles, (unsigned long long)st.mixed_gcs,
 	       (unsigned long long)st.degenerated_cycles, (unsigned long long)st.evac_fail_pinned,
 	       (unsigned long long)st.evac_fail_budget, (unsigned long long)st.mark_assists, (unsigned long long)(st.mark_assist_bytes >> 10));
