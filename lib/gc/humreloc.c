@@ -86,25 +86,43 @@ static long window_cost(struct kgc_heap *h, const uint8_t *cls, uint32_t w, uint
 	return cost;
 }
 
+/* Where in free run [i, j) an object of n regions from src goes: the run's
+ * top (humongous objects gather there), or the highest start below it at
+ * a distance from src the backend moves whole page tables by
+ * (kgci_backend_move_granule), if the run has one and the object spans
+ * two page tables' worth. */
+static uint32_t run_start(struct kgc_heap *h, uint32_t i, uint32_t j, uint32_t n, uint32_t src)
+{
+	uint32_t g = kgci_backend_move_granule(h), top = j - n;
+	long off;
+
+	if (g <= 1 || n < 2 * g)
+		return top;
+	off = ((long)top - (long)src) % (long)g;
+	if (off < 0)
+		off += g;
+	return top - (uint32_t)off >= i ? top - (uint32_t)off : top;
+}
+
 /* Best fit: the start of the shortest free run of at least n regions
  * outside [lo, hi) (free[] updated by earlier placements), or -1. */
-static long best_run(const uint8_t *freeok, uint32_t nregions, uint32_t n)
+static long best_run(struct kgc_heap *h, const uint8_t *freeok, uint32_t n, uint32_t src)
 {
 	long best = -1;
 	uint32_t best_len = UINT32_MAX;
 
-	for (uint32_t i = 0; i < nregions;) {
+	for (uint32_t i = 0; i < h->nregions;) {
 		uint32_t j = i;
 
 		if (!freeok[i]) {
 			i++;
 			continue;
 		}
-		while (j < nregions && freeok[j])
+		while (j < h->nregions && freeok[j])
 			j++;
 		if (j - i >= n && j - i < best_len) {
 			best_len = j - i;
-			best = (long)(j - n);	/* the run's top: humongous objects gather there */
+			best = (long)run_start(h, i, j, n, src);
 		}
 		i = j;
 	}
@@ -134,7 +152,7 @@ static bool place(struct kgc_heap *h, const uint8_t *cls, uint8_t *freeok, uint3
 	}
 	qsort(out, n, sizeof(*out), by_size_desc);
 	for (uint32_t k = 0; k < n; k++) {
-		long d = best_run(freeok, h->nregions, out[k].n);
+		long d = best_run(h, freeok, out[k].n, out[k].src);
 
 		if (d < 0)
 			return false;
