@@ -100,7 +100,7 @@ void kgci_io_slot_hold(struct kgc_io_ring *r, struct io_slot *s, const kgc_obj *
 	s->user_data = user_data;
 	s->state = SLOT_INFLIGHT;
 	s->skip = s->hard = false;
-	s->released_by = s->releases = s->chain_next = IO_NONE;
+	s->releases = s->chain_next = IO_NONE;
 	__atomic_store_n(&s->narr, n, __ATOMIC_RELEASE);
 	atomic_fetch_add_explicit(&r->inflight, 1, memory_order_relaxed);
 	r->kernel++;

@@ -49,10 +49,9 @@ struct io_slot {
 	uint64_t user_data;		/* the program's */
 	struct kgc_io_pool *pool;	/* a multishot recv's provided buffers, or NULL */
 	int32_t res;			/* SLOT_INLINE: the result */
-	/* KGC_IO_SKIP_SUCCESS (io_reap.c): a skip operation's follower (the
-	 * one linked after it), or the skip operation a follower releases;
-	 * IO_NONE when none or when the skip operation completed on its own */
-	uint32_t released_by, releases;
+	/* KGC_IO_SKIP_SUCCESS (io_skip.c): the skip operation a follower
+	 * releases (IO_NONE: none, or it completed on its own) */
+	uint32_t releases;
 	uint32_t chain_next;		/* the operation linked after this one, or IO_NONE */
 	bool skip;			/* no completion of its own if it succeeds */
 	bool hard;			/* skip, after a KGC_IO_HARDLINK */
@@ -109,10 +108,6 @@ struct kgc_io_ring {
 	char name[32];				/* for messages: "ring 0x..." */
 	struct io_fixed fx;			/* registered buffers: the pinned space */
 	struct io_uring_sqe *last_sqe;		/* the last operation queued, until submitted */
-	/* a KGC_IO_SKIP_SUCCESS operation queued with no follower yet (its slot
-	 * index, IO_NONE) and its sqe: a submit first takes the flag back */
-	uint32_t skip_pending;
-	struct io_uring_sqe *skip_sqe;
 	struct kgc_thread *last_thread;		/* the thread that queued it */
 	bool vec_fixed;				/* the kernel has READV_FIXED/WRITEV_FIXED */
 	uint32_t inline_max;			/* reads this short are tried at prep (io_inline.c) */
@@ -131,9 +126,9 @@ void kgci_io_lock(struct kgc_io_ring *r, struct kgc_thread *t);
 int kgci_io_submit_locked(struct kgc_io_ring *r, struct kgc_thread *t);
 /* io_skip.c (KGC_IO_SKIP_SUCCESS), r->lock held, managed */
 int kgci_io_skip_set(struct kgc_io_ring *r, struct io_uring_sqe *sqe, unsigned flags);
-void kgci_io_skip_follow(struct kgc_io_ring *r, struct io_slot *s);	/* s queued next */
+void kgci_io_chain(struct kgc_io_ring *r, struct io_slot *s);	/* s queued after r->last_sqe */
 void kgci_io_skip_orphan(struct kgc_io_ring *r);	/* a submit: no follower came */
-void kgci_io_skip_own_cqe(struct kgc_io_ring *r, struct io_slot *s, bool hard);	/* it failed */
+void kgci_io_skip_own_cqe(struct kgc_io_ring *r, struct io_slot *s);	/* it failed */
 struct io_uring_sqe *kgci_io_get_sqe(struct kgc_io_ring *r, struct kgc_thread *t);
 /* slot bookkeeping, r->lock held, managed */
 struct io_slot *kgci_io_slot_get(struct kgc_io_ring *r);

@@ -220,9 +220,7 @@ static int queue_locked(struct kgc_io_ring *r, struct kgc_thread *t, const struc
 					  memory_order_relaxed);
 	sqe_fill(sqe, q, s, n ? s->iov[0].iov_base : NULL, n ? s->iov[0].iov_len : 0, n, fixed);
 	sqe->user_data = (uint64_t)(s - r->slots);
-	if (r->last_sqe && (r->last_sqe->flags & (IOSQE_IO_LINK | IOSQE_IO_HARDLINK)))
-		r->slots[r->last_sqe->user_data].chain_next = (uint32_t)(s - r->slots);
-	kgci_io_skip_follow(r, s);
+	kgci_io_chain(r, s);
 	r->last_sqe = sqe;
 	r->last_thread = t;
 	return 0;

@@ -105,7 +105,7 @@ static void slot_done(struct kgc_io_ring *r, struct held *hl, uint64_t idx,
 		return;
 	s->state = SLOT_DONE;
 	if (s->skip)	/* it failed: never counted as a completion to come */
-		kgci_io_skip_own_cqe(r, s, s->hard);
+		kgci_io_skip_own_cqe(r, s);
 	else
 		r->kernel--;
 }

@@ -42,7 +42,6 @@ KGC_API int kgc_io_ring_create(kgc_thread *t, unsigned entries, unsigned setup_f
 	r->efd = -1;
 	r->inl_head = r->inl_tail = IO_NONE;
 	r->inl_memfd = -1;
-	r->skip_pending = IO_NONE;
 	snprintf(r->name, sizeof(r->name), "kgc_io ring %p", (void *)r);
 	kgci_io_fixed_init(r);
 	for (uint32_t i = 0; i < entries; i++)

@@ -23,6 +23,15 @@
  */
 #include "io/io_internal.h"
 
+/* The skip operation queued last and not submitted yet, or NULL: one with
+ * no follower (a follower is queued after it, so it is no longer last). */
+static struct io_slot *last_skip(struct kgc_io_ring *r)
+{
+	struct io_slot *s = r->last_sqe ? &r->slots[r->last_sqe->user_data] : NULL;
+
+	return s && s->skip ? s : NULL;
+}
+
 int kgci_io_skip_set(struct kgc_io_ring *r, struct io_uring_sqe *sqe, unsigned flags)
 {
 	struct io_slot *s;
@@ -44,31 +53,31 @@ int kgci_io_skip_set(struct kgc_io_ring *r, struct io_uring_sqe *sqe, unsigned f
 	s->hard = (flags & KGC_IO_HARDLINK) || (sqe->flags & IOSQE_IO_HARDLINK);
 	sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
 	r->kernel--;
-	r->skip_pending = (uint32_t)sqe->user_data;
-	r->skip_sqe = sqe;
 	return 0;
 }
 
-void kgci_io_skip_follow(struct kgc_io_ring *r, struct io_slot *s)
+/* s is queued after the operation r->last_sqe names: the kernel links them
+ * if that one is flagged so, and s releases it if it is a skip operation. */
+void kgci_io_chain(struct kgc_io_ring *r, struct io_slot *s)
 {
-	uint32_t head = r->skip_pending;
+	struct io_slot *prev;
 
-	if (head == IO_NONE)
+	if (!r->last_sqe || !(r->last_sqe->flags & (IOSQE_IO_LINK | IOSQE_IO_HARDLINK)))
 		return;
-	r->skip_pending = IO_NONE;
-	s->releases = head;
-	r->slots[head].released_by = (uint32_t)(s - r->slots);
+	prev = &r->slots[r->last_sqe->user_data];
+	prev->chain_next = (uint32_t)(s - r->slots);
+	if (prev->skip)
+		s->releases = (uint32_t)(prev - r->slots);
 }
 
 void kgci_io_skip_orphan(struct kgc_io_ring *r)
 {
-	uint32_t head = r->skip_pending;
+	struct io_slot *s = last_skip(r);
 
-	if (head == IO_NONE)
+	if (!s)
 		return;
-	r->skip_pending = IO_NONE;
-	r->skip_sqe->flags &= (uint8_t)~IOSQE_CQE_SKIP_SUCCESS;
-	r->slots[head].skip = false;
+	r->last_sqe->flags &= (uint8_t)~IOSQE_CQE_SKIP_SUCCESS;
+	s->skip = false;
 	r->kernel++;
 }
 
@@ -91,12 +100,11 @@ static void release_chain_with(struct kgc_io_ring *r, struct io_slot *s)
 	}
 }
 
-void kgci_io_skip_own_cqe(struct kgc_io_ring *r, struct io_slot *s, bool hard)
+void kgci_io_skip_own_cqe(struct kgc_io_ring *r, struct io_slot *s)
 {
-	if (s->released_by != IO_NONE)
-		r->slots[s->released_by].releases = IO_NONE;
-	s->released_by = IO_NONE;
-	if (!hard)
+	if (s->chain_next != IO_NONE)	/* its follower releases nothing now */
+		r->slots[s->chain_next].releases = IO_NONE;
+	if (!s->hard)
 		release_chain_with(r, s);
 	s->chain_next = IO_NONE;
 }
