@@ -199,6 +199,10 @@ int kgci_backend_move_regions(struct kgc_heap *h, uint32_t src, uint32_t dst, ui
  * table in one step where both ends are 2 MiB-aligned: 30-40x fewer steps
  * than a PTE each with small pages); 1 where it makes no difference. */
 uint32_t kgci_backend_move_granule(const struct kgc_heap *h);
+/* The highest start <= d for an n-region object at src that keeps page
+ * tables whole; d itself when the object spans less than two page tables'
+ * worth, the granule is 1, or no such start exists. */
+uint32_t kgci_backend_move_start(const struct kgc_heap *h, uint32_t src, uint32_t d, uint32_t n);
 /* The same by copying only (what policy.c says below its threshold). */
 int kgci_backend_copy_regions(struct kgc_heap *h, uint32_t src, uint32_t dst, uint32_t count);
 int kgci_backend_kernel_pins(struct kgc_heap *h, uint64_t *bitmap); /* regions pinned by the kernel; 0 if none */

@@ -60,11 +60,10 @@ static uint32_t highest_run(const uint8_t *busy, uint32_t lo, uint32_t hi, uint3
  */
 static uint32_t aligned_run(struct kgc_heap *h, const uint8_t *busy, uint32_t i, uint32_t d, uint32_t n)
 {
-	uint32_t g = kgci_backend_move_granule(h), e;
+	uint32_t e = kgci_backend_move_start(h, i, d, n);
 
-	if (g <= 1 || d == i || n < 2 * g || (d - i) % g == 0)
+	if (e == d)
 		return d;
-	e = d - (d - i) % g;
 	return e > i && !memchr(busy + e, 1, n) ? e : i;	/* a slide under g regions: stay */
 }
 

@@ -93,15 +93,9 @@ static long window_cost(struct kgc_heap *h, const uint8_t *cls, uint32_t w, uint
  * two page tables' worth. */
 static uint32_t run_start(struct kgc_heap *h, uint32_t i, uint32_t j, uint32_t n, uint32_t src)
 {
-	uint32_t g = kgci_backend_move_granule(h), top = j - n;
-	long off;
+	uint32_t top = j - n, e = kgci_backend_move_start(h, src, top, n);
 
-	if (g <= 1 || n < 2 * g)
-		return top;
-	off = ((long)top - (long)src) % (long)g;
-	if (off < 0)
-		off += g;
-	return top - (uint32_t)off >= i ? top - (uint32_t)off : top;
+	return e >= i ? e : top;
 }
 
 /* Best fit: the start of the shortest free run of at least n regions

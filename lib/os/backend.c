@@ -584,6 +584,19 @@ uint32_t kgci_backend_move_granule(const struct kgc_heap *h)
 	return (uint32_t)(THP_SIZE / h->region_size);
 }
 
+uint32_t kgci_backend_move_start(const struct kgc_heap *h, uint32_t src, uint32_t d, uint32_t n)
+{
+	uint32_t g = kgci_backend_move_granule(h);
+	long off;
+
+	if (g <= 1 || n < 2 * g)
+		return d;
+	off = ((long)d - (long)src) % (long)g;
+	if (off < 0)
+		off += g;
+	return (uint32_t)off <= d ? d - (uint32_t)off : d;
+}
+
 /*
  * Overlapping ranges move in pieces of |dst - src| regions, each disjoint
  * from its destination (the module refuses overlapping ranges with EINVAL,
