@@ -9,10 +9,23 @@
  * already written; best of REPS. Then the threshold below which
  * copying is cheaper: the same mremap call against memcpy for 4 KiB to
  * 1 MiB (a region is at least 1 MiB, so the collector's threshold only
- * matters if it is above that). Writes bench/out/movebench.md (issue 32).
+ * matters if it is above that). The peer, on the same moves: userfaultfd's
+ * UFFDIO_MOVE, Android ART's primitive. Writes bench/out/movebench.md (issue 32).
  */
 #include "common.h"
 #include <sys/mman.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <linux/userfaultfd.h>
+#ifndef UFFD_FEATURE_MOVE	/* Linux 6.8; Debian 12's headers predate it */
+#define UFFD_FEATURE_MOVE (1 << 16)
+struct uffdio_move {
+	__u64 dst, src, len, mode;
+	__s64 move;
+};
+#define UFFDIO_MOVE_MODE_ALLOW_SRC_HOLES ((__u64)1 << 1)
+#define UFFDIO_MOVE _IOWR(UFFDIO, 0x05, struct uffdio_move)
+#endif
 #ifdef HAVE_KGC
 #include <kgc.h>
 #include "gc_internal.h"
@@ -173,6 +186,102 @@ static void heap_rows(FILE *md, unsigned thp)
 }
 #endif
 
+
+/*
+ * The peer: userfaultfd's UFFDIO_MOVE (Linux 6.8), the page move Android's
+ * ART collector uses, on the same work - one range of anonymous memory
+ * moved into an empty, 2 MiB-aligned destination - against memcpy into
+ * backed memory, both in this process; small pages, then THP.
+ */
+static int uffd_open(char *why, size_t n)
+{
+	struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_MOVE };
+	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | UFFD_USER_MODE_ONLY);
+
+	if (fd < 0) {
+		snprintf(why, n, "userfaultfd: %s", strerror(errno));
+		return -1;
+	}
+	if (ioctl(fd, UFFDIO_API, &api) || !(api.features & UFFD_FEATURE_MOVE)) {
+		snprintf(why, n, "UFFDIO_API without UFFD_FEATURE_MOVE (%s)", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static double time_uffd_move(int fd, char *s, char *d, size_t len)
+{
+	double best = 1e30;
+
+	for (int r = 0; r < REPS; r++) {
+		struct uffdio_move mv = { .dst = (uintptr_t)d, .src = (uintptr_t)s, .len = len,
+					  .mode = UFFDIO_MOVE_MODE_ALLOW_SRC_HOLES };
+		uint64_t t0;
+
+		touch(s, len, 4 + r);
+		madvise(d, len, MADV_DONTNEED);
+		t0 = now_ns();
+		if (ioctl(fd, UFFDIO_MOVE, &mv) || mv.move != (__s64)len)
+			die("UFFDIO_MOVE: %s (moved %lld)", strerror(errno), (long long)mv.move);
+		double ns = (double)(now_ns() - t0);
+
+		if (d[len - 1] != 4 + r)
+			die("UFFDIO_MOVE: wrong bytes");
+		best = ns < best ? ns : best;
+	}
+	return best;
+}
+
+static void uffd_rows(FILE *md)
+{
+	static const unsigned mib[] = { 2, 16, 64, 256 };
+	size_t M = (size_t)1 << 20, span = 900 * M;
+	char why[128];
+
+	both(md, "Peer: userfaultfd UFFDIO_MOVE (Android ART's page move), same process, into an empty "
+		 "2 MiB-aligned destination\n\n");
+	for (int thp = 0; thp < 2; thp++) {
+		int fd = uffd_open(why, sizeof(why));
+		char *raw, *b;
+
+		if (fd < 0) {
+			both(md, "skipped: %s\n\n", why);
+			return;
+		}
+		raw = mmap(NULL, span + 2 * M, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (raw == MAP_FAILED)
+			die("mmap");
+		b = (char *)(((uintptr_t)raw + 2 * M - 1) & ~(2 * M - 1));
+		madvise(b, span, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+		{
+			/* only the move's destination is registered: the source and
+			 * memcpy's destination fault normally (nobody serves uffd faults) */
+			struct uffdio_register reg = { .range = { (uintptr_t)b + 600 * M, 300 * M },
+						       .mode = UFFDIO_REGISTER_MODE_MISSING };
+
+			if (ioctl(fd, UFFDIO_REGISTER, &reg))
+				die("UFFDIO_REGISTER: %s", strerror(errno));
+		}
+		both(md, "%s:\n\n| size | memcpy (dst backed) | UFFDIO_MOVE | / memcpy backed |\n|---|---|---|---|\n",
+		     thp ? "transparent huge pages" : "small pages");
+		for (size_t i = 0; i < sizeof(mib) / sizeof(mib[0]); i++) {
+			size_t len = (size_t)mib[i] << 20;
+			double mc, mv;
+			char r1[32];
+
+			touch(b, len, 7);
+			mc = time_memcpy(b + 300 * M, b, len, 0);
+			mv = time_uffd_move(fd, b, b + 600 * M, len);
+			both(md, "| %u MiB | %.3f ms | %.3f ms | %s |\n", mib[i], mc / 1e6, mv / 1e6,
+			     ratio_str(r1, sizeof(r1), mv, mc));
+		}
+		both(md, "\n");
+		munmap(raw, span + 2 * M);
+		close(fd);
+	}
+}
+
 int main(void)
 {
 	FILE *md = md_open("movebench");
@@ -192,6 +301,7 @@ int main(void)
 #else
 	both(md, "kgc: library not built\n");
 #endif
+	uffd_rows(md);
 	{
 		size_t max = (size_t)1 << 20;
 		char *a = mmap(NULL, 4 * max, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
