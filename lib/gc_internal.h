@@ -511,7 +511,7 @@ struct policy_state {
 
 /* kgc_io ring counters (h->io_stat, stats io_*) */
 enum io_stat { IOS_SUBMITTED, IOS_COMPLETED, IOS_ERRORS, IOS_BYTES, IOS_CANCELS, IOS_FIXED,
-	       IOS_PLAIN, IOS_INLINE, IOS_COUNT };
+	       IOS_PLAIN, IOS_INLINE, IOS_INLINE_CALLS, IOS_COUNT };
 
 /*
  * The pinned-object space (pinspace.c): primitive arrays that never move

@@ -1554,9 +1554,10 @@ kgc_obj kgc_alloc_array_pinned(kgc_thread *t, kgc_type_id array_type, size_t len
 	X(uint64_t, humongous_moved, "humongous objects full and young collections moved (by pages above the policy's threshold)") \
 	X(uint64_t, humongous_moved_bytes, "bytes of those objects") \
 	X(uint64_t, region_moves_copied, "region ranges moved by copying: no page move on this kernel or module, below the threshold, or refused") \
-	X(uint64_t, io_inline, "reads a kgc_io ring did on the calling thread at prep (kgc_io_ring_set_inline)") \
+	X(uint64_t, io_inline, "reads a kgc_io ring did on the thread that submitted them (kgc_io_ring_set_inline)") \
 	X(uint64_t, humongous_moved_young, "of humongous_moved, those a young collection moved for a humongous allocation that found no run of free regions (no full collection)") \
-	X(uint64_t, humongous_reloc_pauses, "young collections that relocated humongous objects for such an allocation")
+	X(uint64_t, humongous_reloc_pauses, "young collections that relocated humongous objects for such an allocation") \
+	X(uint64_t, io_inline_calls, "system calls that did those reads: one for a run of consecutive reads of one file")
 
 #define KGC__STAT_FIELD(type, name, what) type name;
 #define KGC__STAT_ARRAY(type, name, n, what) type name[n];

@@ -1,18 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * io_inline.c - short reads done at prep (kgc_io_ring_set_inline): the
- * copy path's speed at small sizes without its copy. io_uring hands a read
- * the page cache cannot serve without blocking - and every tmpfs read - to
- * a worker thread; for a few KiB that hand-off and the wake-up cost more
- * than the copy. So a read of at most r->inline_max bytes at an explicit
- * offset is tried on the calling thread first, in native state with its
- * arrays already pinned and rooted by its slot (no collection waits for
- * it, none moves them): preadv2(RWF_NOWAIT) returns what the page cache
- * holds or -EAGAIN; tmpfs and ramfs, which refuse RWF_NOWAIT, are memory
- * and get a plain preadv. A result - bytes, 0 at the end of the file, or
- * an error other than "would block" - completes the slot (SLOT_INLINE,
- * on the ring's inline list, which a reap takes before the CQ); anything
- * else goes to io_uring.
+ * io_inline.c - short reads done by the library (kgc_io_ring_set_inline):
+ * the copy path's speed at small sizes without its copy. io_uring hands a
+ * read the page cache cannot serve without blocking - and every tmpfs
+ * read - to a worker thread; for a few KiB that hand-off and the wake-up
+ * cost more than the copy. So a read of at most r->inline_max bytes at an
+ * explicit offset is deferred at prep (its arrays pinned and rooted by its
+ * slot) and done on the thread that next submits (kgc_io_submit, a reap,
+ * or a prep of anything that does not continue it: io_prep.c's
+ * kgci_io_defer_flush), in native state (no collection waits for it, none
+ * moves the arrays). Reads of one file's consecutive ranges prepared one
+ * after another are done in one preadv2 - a loop reading a file in blocks
+ * pays one system call per batch, not per block.
+ * preadv2(RWF_NOWAIT) returns what the page cache holds or -EAGAIN; tmpfs
+ * and ramfs, which refuse RWF_NOWAIT, are memory and get a plain preadv.
+ * A read the call covered completes (SLOT_INLINE, on the ring's inline
+ * list, which a reap takes before the CQ); one it covered in part
+ * completes short, as a read does (the end of the file, or the page cache
+ * ending there); the reads after it, and all of them on "would block" or
+ * an error, go to io_uring in order.
  */
 #define _GNU_SOURCE	/* preadv2 */
 #include <errno.h>
@@ -53,34 +59,101 @@ static ssize_t try_read(struct kgc_io_ring *r, int fd, const struct iovec *iov, 
 	return -EAGAIN;
 }
 
-bool kgci_io_inline_read(struct kgc_io_ring *r, struct kgc_thread *t, struct io_slot *s,
-			 unsigned n, uint64_t file_off)
-{
-	size_t len = 0;
-	ssize_t got;
+#define DEFER_SLOTS	64u	/* reads per batch */
+#define DEFER_IOV	256u	/* iovecs per batch (IOV_MAX is 1024) */
 
-	for (unsigned i = 0; i < n; i++)
-		len += s->iov[i].iov_len;
-	if (len > r->inline_max || file_off == KGC_IO_OFF_CUR || file_off > INT64_MAX ||
-	    (r->last_sqe && (r->last_sqe->flags & (IOSQE_IO_LINK | IOSQE_IO_HARDLINK))))
-		return false;
-	kgc_enter_native(t);	/* the slot pins and roots the arrays */
-	got = try_read(r, s->fd, s->iov, n, file_off);
-	kgc_leave_native(t);
-	if (got < 0)
-		return false;
-	s->res = (int32_t)got;
+bool kgci_io_inline_fits(const struct kgc_io_ring *r, size_t len, uint64_t file_off)
+{
+	return r->inline_max && len <= r->inline_max && file_off != KGC_IO_OFF_CUR &&
+	       file_off <= INT64_MAX &&
+	       !(r->last_sqe && (r->last_sqe->flags & (IOSQE_IO_LINK | IOSQE_IO_HARDLINK)));
+}
+
+bool kgci_io_defer_extends(const struct kgc_io_ring *r, const struct kgc_thread *t, int fd,
+			   uint64_t file_off, unsigned n)
+{
+	return r->def_head == IO_NONE ||
+	       (r->def_thread == t && r->def_fd == fd && r->def_end == file_off &&
+		r->def_n < DEFER_SLOTS && r->def_iov + n <= DEFER_IOV);
+}
+
+void kgci_io_defer_add(struct kgc_io_ring *r, struct kgc_thread *t, struct io_slot *s, unsigned n,
+		       uint64_t file_off, size_t len)
+{
+	uint32_t i = (uint32_t)(s - r->slots);
+
+	s->off = file_off;
+	s->next_free = IO_NONE;
+	if (r->def_head == IO_NONE) {
+		r->def_head = i;
+		r->def_thread = t;
+		r->def_fd = s->fd;
+		r->def_n = r->def_iov = 0;
+	} else {
+		r->slots[r->def_tail].next_free = i;
+	}
+	r->def_tail = i;
+	r->def_n++;
+	r->def_iov += n;
+	r->def_end = file_off + len;
+}
+
+void kgci_io_inline_done(struct kgc_io_ring *r, struct io_slot *s, int32_t res)
+{
+	uint32_t i = (uint32_t)(s - r->slots);
+
+	s->res = res;
 	s->state = SLOT_INLINE;
 	s->next_free = IO_NONE;
 	if (r->inl_head == IO_NONE)
-		r->inl_head = (uint32_t)(s - r->slots);
+		r->inl_head = i;
 	else
-		r->slots[r->inl_tail].next_free = (uint32_t)(s - r->slots);
-	r->inl_tail = (uint32_t)(s - r->slots);
+		r->slots[r->inl_tail].next_free = i;
+	r->inl_tail = i;
 	atomic_fetch_add_explicit(&r->h->io_stat[IOS_INLINE], 1, memory_order_relaxed);
-	if (r->efd >= 0)	/* an event loop sees it like any completion */
-		(void)eventfd_write(r->efd, 1);
-	return true;
+}
+
+static size_t slot_len(const struct io_slot *s)
+{
+	size_t len = 0;
+
+	for (unsigned k = 0; k < __atomic_load_n(&s->narr, __ATOMIC_RELAXED); k++)
+		len += s->iov[k].iov_len;
+	return len;
+}
+
+uint32_t kgci_io_inline_batch(struct kgc_io_ring *r, struct kgc_thread *t)
+{
+	struct iovec iov[DEFER_IOV];
+	uint32_t i, head = r->def_head, ndone = 0;
+	unsigned niov = 0;
+	ssize_t got;
+
+	for (i = head; i != IO_NONE; i = r->slots[i].next_free)
+		for (unsigned k = 0; k < __atomic_load_n(&r->slots[i].narr, __ATOMIC_RELAXED); k++)
+			iov[niov++] = r->slots[i].iov[k];
+	r->def_head = r->def_tail = IO_NONE;
+	kgc_enter_native(t);	/* the slots pin and root the arrays */
+	got = try_read(r, r->def_fd, iov, niov, r->slots[head].off);
+	kgc_leave_native(t);
+	atomic_fetch_add_explicit(&r->h->io_stat[IOS_INLINE_CALLS], 1, memory_order_relaxed);
+	for (i = head; got >= 0 && i != IO_NONE;) {
+		struct io_slot *s = &r->slots[i];
+		size_t len = slot_len(s);
+		uint32_t next = s->next_free;
+
+		if ((size_t)got < len && got == 0 && i != head)
+			break;	/* not covered at all: the end of the file, or of the cache */
+		kgci_io_inline_done(r, s, (int32_t)((size_t)got < len ? (size_t)got : len));
+		ndone++;
+		i = next;
+		if ((size_t)got < len)
+			break;	/* a short read ends the batch */
+		got -= (ssize_t)len;
+	}
+	if (ndone && r->efd >= 0)	/* an event loop sees them like any completion */
+		(void)eventfd_write(r->efd, ndone);
+	return got < 0 ? head : i;
 }
 
 uint32_t kgci_io_inline_pop(struct kgc_io_ring *r, int32_t *res)

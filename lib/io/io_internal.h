@@ -49,6 +49,7 @@ struct io_slot {
 	uint64_t user_data;		/* the program's */
 	struct kgc_io_pool *pool;	/* a multishot recv's provided buffers, or NULL */
 	int32_t res;			/* SLOT_INLINE: the result */
+	uint64_t off;			/* a deferred read's file offset (io_inline.c) */
 	/* KGC_IO_SKIP_SUCCESS (io_skip.c): the skip operation a follower
 	 * releases (IO_NONE: none, or it completed on its own) */
 	uint32_t releases;
@@ -110,8 +111,14 @@ struct kgc_io_ring {
 	struct io_uring_sqe *last_sqe;		/* the last operation queued, until submitted */
 	struct kgc_thread *last_thread;		/* the thread that queued it */
 	bool vec_fixed;				/* the kernel has READV_FIXED/WRITEV_FIXED */
-	uint32_t inline_max;			/* reads this short are tried at prep (io_inline.c) */
+	uint32_t inline_max;			/* reads this short are done by the library (io_inline.c) */
 	uint32_t inl_head, inl_tail;		/* their slots, done, until a reap takes them */
+	/* reads deferred at prep, not done yet: one file's consecutive ranges,
+	 * one thread's, in prep order (io_inline.c; io_prep.c flushes them) */
+	uint32_t def_head, def_tail, def_n, def_iov;
+	int def_fd;
+	uint64_t def_end;			/* the file offset the next one must start at */
+	struct kgc_thread *def_thread;
 	int inl_memfd;				/* the last fd found on tmpfs/ramfs, or -1 */
 	struct kgc_io_pool *pools;		/* provided-buffer pools */
 	uint16_t next_bgid;			/* the next pool's buffer group */
@@ -135,15 +142,28 @@ struct io_slot *kgci_io_slot_get(struct kgc_io_ring *r);
 void kgci_io_slot_hold(struct kgc_io_ring *r, struct io_slot *s, const kgc_obj *objs, unsigned n,
 		       uint64_t user_data);
 
+/* io_prep.c, r->lock held, managed: the deferred reads done, or queued
+ * for io_uring, before anything that must come after them */
+void kgci_io_defer_flush(struct kgc_io_ring *r, struct kgc_thread *t);
+
 /* io_reap.c, r->lock held, managed */
 int kgci_io_drain_locked(struct kgc_io_ring *r, struct kgc_thread *t);	/* every completion, dropped */
 void kgci_io_eventfd_destroy(struct kgc_io_ring *r);			/* nothing in flight */
 
-/* io_inline.c, r->lock held, managed: the read in slot s (its arrays
- * held, its iovecs filled) done on this thread if it can be; true: it is,
- * queued on r's inline list. */
-bool kgci_io_inline_read(struct kgc_io_ring *r, struct kgc_thread *t, struct io_slot *s,
-			 unsigned n, uint64_t file_off);
+/* io_inline.c, r->lock held, managed. A read of len bytes in n buffers
+ * at file_off by t: may the library do it (kgci_io_inline_fits), and does
+ * it continue the deferred ones (kgci_io_defer_extends; true when there
+ * are none)? kgci_io_defer_add: slot s (arrays held, iovecs filled) joins
+ * them. kgci_io_inline_batch: does them, one call when it can; the slots
+ * it completed go to the inline list; returns the first slot left for
+ * io_uring (the rest follow it by next_free), or IO_NONE. */
+bool kgci_io_inline_fits(const struct kgc_io_ring *r, size_t len, uint64_t file_off);
+bool kgci_io_defer_extends(const struct kgc_io_ring *r, const struct kgc_thread *t, int fd,
+			   uint64_t file_off, unsigned n);
+void kgci_io_defer_add(struct kgc_io_ring *r, struct kgc_thread *t, struct io_slot *s, unsigned n,
+		       uint64_t file_off, size_t len);
+uint32_t kgci_io_inline_batch(struct kgc_io_ring *r, struct kgc_thread *t);
+void kgci_io_inline_done(struct kgc_io_ring *r, struct io_slot *s, int32_t res);
 /* the first inline completion, off the list (IO_NONE: none); its result */
 uint32_t kgci_io_inline_pop(struct kgc_io_ring *r, int32_t *res);
 

@@ -169,31 +169,83 @@ static void sqe_fill(struct io_uring_sqe *sqe, const struct io_req *q, struct io
 	}
 }
 
-/* Ring r, slot and sqe: r->lock held, managed, objs the arrays now. */
-/* A read done at prep (io_inline.c): nothing queued; an sqe taken already
- * (the SQ was full) is queued as a no-op whose completion is dropped. */
-static int done_inline(struct kgc_io_ring *r, struct io_uring_sqe *sqe)
+/* The operation in slot s (arrays held, iovecs filled) into sqe: r->lock
+ * held, managed. */
+static void queue_sqe(struct kgc_io_ring *r, struct kgc_thread *t, const struct io_req *q,
+		      struct io_slot *s, unsigned n, struct io_uring_sqe *sqe)
 {
-	if (sqe) {
-		io_uring_prep_nop(sqe);
-		sqe->user_data = IO_TAG_CANCEL;
+	int fixed = -1;
+
+	if (q->op == OP_READ || q->op == OP_WRITE ||
+	    ((q->op == OP_READV || q->op == OP_WRITEV) && r->vec_fixed)) {
+		kgci_io_fixed_sync(r, t);	/* arrays pinned by the slot: may go native */
+		fixed = kgci_io_fixed_index_all(r, s->arr, n);
 	}
-	r->last_sqe = NULL;	/* kgc_io_set_flags: nothing to flag */
-	return 0;
+	if (n)
+		atomic_fetch_add_explicit(&r->h->io_stat[fixed >= 0 ? IOS_FIXED : IOS_PLAIN], 1,
+					  memory_order_relaxed);
+	sqe_fill(sqe, q, s, n ? s->iov[0].iov_base : NULL, n ? s->iov[0].iov_len : 0, n, fixed);
+	sqe->user_data = (uint64_t)(s - r->slots);
+	kgci_io_chain(r, s);
+	r->last_sqe = sqe;
+	r->last_thread = t;
 }
 
+/* Slots from i on (by next_free) to io_uring, in order. */
+static void defer_to_uring(struct kgc_io_ring *r, struct kgc_thread *t, uint32_t i)
+{
+	while (i != IO_NONE) {
+		struct io_slot *s = &r->slots[i];
+		unsigned n = __atomic_load_n(&s->narr, __ATOMIC_RELAXED);
+		struct io_req q = { n == 1 ? OP_READ : OP_READV, s->fd, 0, s->off, s->user_data, NULL, 0,
+				    NULL };
+		struct io_uring_sqe *sqe = kgci_io_get_sqe(r, t);
+
+		i = s->next_free;
+		if (sqe) {
+			queue_sqe(r, t, &q, s, n, sqe);
+			r->last_thread = r->def_thread;	/* kgc_io_set_flags: its preparer's */
+		} else {	/* the ring cannot take it: its completion says so */
+			kgci_io_inline_done(r, s, -EBUSY);
+		}
+	}
+}
+
+void kgci_io_defer_flush(struct kgc_io_ring *r, struct kgc_thread *t)
+{
+	if (r->def_head == IO_NONE)
+		return;
+	/* what the library could not do goes to io_uring, in prep order */
+	defer_to_uring(r, t, kgci_io_inline_batch(r, t));
+}
+
+static size_t bufs_len(const struct kgc_io_buf *bufs, unsigned n)
+{
+	size_t len = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		len += bufs[i].length;
+	return len;
+}
+
+/* Ring r: r->lock held, managed, objs the arrays now. A read the library
+ * may do (io_inline.c) is deferred to the next submit; anything else goes
+ * after the reads deferred before it. */
 static int queue_locked(struct kgc_io_ring *r, struct kgc_thread *t, const struct io_req *q,
 			const struct kgc_io_buf *bufs, const kgc_obj *objs, unsigned n)
 {
-	struct io_slot *s = kgci_io_slot_get(r);
+	bool defer = (q->op == OP_READ || q->op == OP_READV) &&
+		     kgci_io_inline_fits(r, bufs_len(bufs, n), q->file_off);
 	struct io_uring_sqe *sqe = NULL;
-	int fixed = -1;
+	struct io_slot *s;
 
-	if (!s)
+	if (!defer || !kgci_io_defer_extends(r, t, q->fd, q->file_off, n))
+		kgci_io_defer_flush(r, t);
+	if (!(s = kgci_io_slot_get(r)))
 		return IO_FAIL(EAGAIN, "%s: %s: %u operations in flight (reap first)", op_name[q->op],
 			       r->name, r->nslots);
-	/* an sqe now only when the SQ is full (a read done at prep needs none) */
-	if (!io_uring_sq_space_left(&r->ur) && !(sqe = kgci_io_get_sqe(r, t))) {
+	/* an sqe now only when the SQ is full (a deferred read needs none) */
+	if (!defer && !io_uring_sq_space_left(&r->ur) && !(sqe = kgci_io_get_sqe(r, t))) {
 		s->next_free = r->free_head;
 		r->free_head = (uint32_t)(s - r->slots);
 		return IO_FAIL(EAGAIN, "%s: %s: submission queue full", op_name[q->op], r->name);
@@ -205,24 +257,14 @@ static int queue_locked(struct kgc_io_ring *r, struct kgc_thread *t, const struc
 	s->fd = q->fd;
 	if ((s->pool = q->pool))
 		q->pool->users++;
-	if ((q->op == OP_READ || q->op == OP_READV) && r->inline_max &&
-	    kgci_io_inline_read(r, t, s, n, q->file_off))
-		return done_inline(r, sqe);
+	if (defer) {
+		kgci_io_defer_add(r, t, s, n, q->file_off, bufs_len(bufs, n));
+		r->last_sqe = NULL;	/* kgc_io_set_flags: nothing to flag */
+		return 0;
+	}
 	if (!sqe)
 		sqe = io_uring_get_sqe(&r->ur);	/* there is room: r->lock held since */
-	if (q->op == OP_READ || q->op == OP_WRITE ||
-	    ((q->op == OP_READV || q->op == OP_WRITEV) && r->vec_fixed)) {
-		kgci_io_fixed_sync(r, t);	/* arrays pinned by the slot: may go native */
-		fixed = kgci_io_fixed_index_all(r, objs, n);
-	}
-	if (n)
-		atomic_fetch_add_explicit(&r->h->io_stat[fixed >= 0 ? IOS_FIXED : IOS_PLAIN], 1,
-					  memory_order_relaxed);
-	sqe_fill(sqe, q, s, n ? s->iov[0].iov_base : NULL, n ? s->iov[0].iov_len : 0, n, fixed);
-	sqe->user_data = (uint64_t)(s - r->slots);
-	kgci_io_chain(r, s);
-	r->last_sqe = sqe;
-	r->last_thread = t;
+	queue_sqe(r, t, q, s, n, sqe);
 	return 0;
 }
 
@@ -387,6 +429,7 @@ KGC_API int kgc_io_set_flags(kgc_io_ring *r, kgc_thread *t, unsigned flags)
 			       "_FIXED_FILE, _SKIP_SUCCESS)", flags);
 	if ((err = kgci_io_begin(r, t, "kgc_io_set_flags", false)))
 		return err;
+	kgci_io_defer_flush(r, t);	/* a deferred read left for io_uring can take flags */
 	if (!r->last_sqe || r->last_thread != t) {
 		err = IO_FAIL(ENOENT, "kgc_io_set_flags: %s: the last operation queued is %s", r->name,
 			      r->last_sqe ? "another thread's" : "submitted (or none was)");

@@ -224,6 +224,7 @@ static int hold_locked(struct kgc_io_ring *r, struct kgc_thread *t, struct held 
 	for (;;) {
 		int64_t left;
 
+		kgci_io_defer_flush(r, t);	/* reads deferred at prep: done now */
 		consume(r, hl, max);
 		/* (other threads may reap what this one waits for) */
 		if (hl->n >= target || hl->n >= max || !r->kernel)
@@ -231,6 +232,8 @@ static int hold_locked(struct kgc_io_ring *r, struct kgc_thread *t, struct held 
 		err = kgci_io_submit_locked(r, t);	/* what we wait for may still be queued */
 		if (err > 0 && io_uring_cq_ready(&r->ur))
 			continue;	/* completed inline (the page cache): no wait */
+		if (r->inl_head != IO_NONE && hl->n < max)
+			continue;	/* another thread's deferred reads, done meanwhile */
 		if (err < 0 && !transient(err))
 			return err;
 		left = end == NO_LIMIT ? IO_WAIT_SLICE_NS : end - now_ns();

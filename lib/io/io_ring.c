@@ -42,6 +42,7 @@ KGC_API int kgc_io_ring_create(kgc_thread *t, unsigned entries, unsigned setup_f
 	r->efd = -1;
 	r->inl_head = r->inl_tail = IO_NONE;
 	r->inl_memfd = -1;
+	r->def_head = r->def_tail = IO_NONE;
 	snprintf(r->name, sizeof(r->name), "kgc_io ring %p", (void *)r);
 	kgci_io_fixed_init(r);
 	for (uint32_t i = 0; i < entries; i++)
@@ -103,6 +104,7 @@ static int cancel(struct kgc_io_ring *r, struct kgc_thread *t, const struct canc
 
 	if ((n = kgci_io_begin(r, t, m->what, true)))
 		return n;
+	kgci_io_defer_flush(r, t);	/* deferred reads: done, or in the kernel */
 	n = cancel_locked(r, t, m);
 	pthread_mutex_unlock(&r->lock);
 	return n;
@@ -143,6 +145,7 @@ KGC_API int kgc_io_ring_destroy(kgc_io_ring *r, kgc_thread *t)
 	if ((err = kgci_io_begin(r, t, "kgc_io_ring_destroy", false)))
 		return err;
 	was = atomic_load(&r->inflight);
+	kgci_io_defer_flush(r, t);
 	err = was ? cancel_locked(r, t, &(struct cancel_match){ BY_ALL, 0, "kgc_io_ring_destroy" }) : 0;
 	/* the kernel may write into the arrays until each has completed */
 	if (err >= 0)
@@ -197,6 +200,7 @@ KGC_API int kgc_io_submit(kgc_io_ring *r, kgc_thread *t)
 
 	if ((n = kgci_io_begin(r, t, "kgc_io_submit", true)))
 		return n;
+	kgci_io_defer_flush(r, t);	/* the reads the library does (io_inline.c) */
 	n = kgci_io_submit_locked(r, t);
 	pthread_mutex_unlock(&r->lock);
 	return n < 0 ? IO_FAIL(-n, "kgc_io_submit: %s: io_uring_submit: %s", r->name, strerror(-n)) : n;

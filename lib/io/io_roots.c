@@ -46,4 +46,5 @@ void kgci_io_stats_refresh(struct kgc_heap *h)
 	h->st.io_fixed = atomic_load_explicit(&h->io_stat[IOS_FIXED], memory_order_relaxed);
 	h->st.io_plain = atomic_load_explicit(&h->io_stat[IOS_PLAIN], memory_order_relaxed);
 	h->st.io_inline = atomic_load_explicit(&h->io_stat[IOS_INLINE], memory_order_relaxed);
+	h->st.io_inline_calls = atomic_load_explicit(&h->io_stat[IOS_INLINE_CALLS], memory_order_relaxed);
 }
