@@ -1103,6 +1103,12 @@ void kgci_pretouch_end(struct kgc_thread *t);	/* h->lock held */
 uint64_t kgci_pretouch_regions(struct kgc_heap *h);
 /* spawn.c: a library thread, signals blocked, named; 0 or a positive error */
 int kgci_spawn(pthread_t *th, void *(*fn)(void *), void *arg, const char *name);
+/* Pool threads kept off the pausing thread's CPU for a pause (spawn.c). */
+struct kgci_steer;
+struct kgci_steer *kgci_steer_new(unsigned n);	/* free() it */
+void kgci_steer_self(struct kgci_steer *s, unsigned i);
+int kgci_steer_away(struct kgci_steer *s, unsigned n);
+void kgci_steer_restore(struct kgci_steer *s, unsigned n);
 size_t alloc_gc_words(struct kgc_heap *h);
 
 #endif
