@@ -1003,6 +1003,7 @@ void kgci_cm_pause_end(struct kgc_heap *h);
 void kgci_cm_abort(struct kgc_heap *h);		/* full collection */
 bool kgci_cm_abortable(struct kgc_heap *h);	/* outside one: not once swept */
 bool kgci_cm_finish_swept(struct kgc_heap *h);	/* else: sweep and clean up now */
+void kgci_cm_before_young(struct kgc_heap *h);		/* root regions not scanned yet */
 const char *kgci_cm_after_young(struct kgc_heap *h);	/* initial mark / remark / cleanup; NULL if none */
 bool kgci_cm_marker_busy(struct kgc_heap *h);	/* the marker thread has cycle work */
 bool kgci_cm_retained_evac_ok(struct kgc_heap *h);
@@ -1010,6 +1011,7 @@ void kgci_cm_test_hold(struct kgc_heap *h, bool on);		/* test hooks */
 const char *kgci_cm_test_state(struct kgc_heap *h);
 void kgci_cm_test_remark_ready(struct kgc_heap *h);	/* marking declared done, work left */
 size_t kgci_cm_test_bits(struct kgc_heap *h, uint32_t idx);	/* mark bits set in a region */
+uint32_t kgci_cm_test_rr_left(struct kgc_heap *h);	/* root regions not scanned yet */
 uint64_t kgci_cm_test_marked_bytes(struct kgc_heap *h);	/* live bytes the last remark found */
 bool kgci_cm_obj_dead(struct kgc_heap *h, const void *p);	/* swept-to-be garbage (verifier) */
 #define CM_CHUNK_MIN 128	/* smallest gap reused for promotion */
@@ -1103,6 +1105,12 @@ void kgci_pretouch_end(struct kgc_thread *t);	/* h->lock held */
 uint64_t kgci_pretouch_regions(struct kgc_heap *h);
 /* spawn.c: a library thread, signals blocked, named; 0 or a positive error */
 int kgci_spawn(pthread_t *th, void *(*fn)(void *), void *arg, const char *name);
+/* Pool threads kept off the pausing thread's CPU for a pause (spawn.c). */
+struct kgci_steer;
+struct kgci_steer *kgci_steer_new(unsigned n);	/* free() it */
+void kgci_steer_self(struct kgci_steer *s, unsigned i);
+int kgci_steer_away(struct kgci_steer *s, unsigned n);
+void kgci_steer_restore(struct kgci_steer *s, unsigned n);
 size_t alloc_gc_words(struct kgc_heap *h);
 
 #endif

@@ -122,6 +122,10 @@ struct cmark {
 	bool held;			/* test hook: the marker thread does no work */
 	bool cand_ready;		/* remembered sets built: candidates may be evacuated */
 	uint32_t remset_max;		/* cards per remembered set, this cycle's (policy) */
+	/* root regions: young regions at the cycle's start, [bottom, rr_top),
+	 * scanned after that pause (rr_scan) */
+	uint32_t *rr, nrr, rr_i;	/* their indices; how many; the next one */
+	char **rr_top, *rr_pos;		/* per entry of rr: its top; cursor in rr[rr_i] */
 	uint32_t rb_i;			/* rebuild cursor: region, object */
 	char *rb_p;
 	char **rb_top;			/* per region: what the rebuild walks, [TAMS, rb_top)

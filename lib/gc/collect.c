@@ -5,7 +5,8 @@
  * and records what the policy learns from it (pause time, occupancy,
  * pacing). Nothing else decides between a young and a full collection.
  *
- *   young pause   pins -> kgci_young_collect -> watches on kernel-pinned retained regions
+ *   young pause   the cycle's root regions left (kgci_cm_before_young) -> pins
+ *                 -> kgci_young_collect -> watches on kernel-pinned retained regions
  *                 (kgci_kpinwatch_after_young) -> the cycle's step (kgci_cm_after_young)
  *                 -> the policy records the pause; it may ask for a full one
  *                 (too little room left: once more with no cycle - no_cycle: a marking one
@@ -67,6 +68,7 @@ static bool young_pause(struct kgc_heap *h)
 		kgci_verify_heap(h, "before young GC");
 		kgci_phase_lap(&f, YP_VERIFY, &t);
 	}
+	kgci_cm_before_young(h);	/* the cycle's root regions the marker left, before they move */
 	/* the model's pause: verification is not the collector's cost */
 	t1 = t = kgci_now_ns();
 	c0 = kgci_thread_cpu_ns();

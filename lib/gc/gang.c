@@ -217,6 +217,7 @@ struct gc_pool {
 	unsigned nthreads, running;	/* running: threads that joined the open pause */
 	bool stop, open;		/* open: y may be joined (its pause is in kgci_gang_run) */
 	struct ygc *y;
+	struct kgci_steer *steer;	/* per thread: off the pausing thread's CPU (spawn.c) */
 	pthread_t th[];
 };
 
@@ -231,6 +232,7 @@ static void *pool_main(void *arg)
 	struct ygc *y;
 
 	free(a);
+	kgci_steer_self(p->steer, id - 1);
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
 		while (p->gen == seen && !p->stop)
@@ -264,8 +266,10 @@ static struct gc_pool *pool_get(struct kgc_heap *h, unsigned n)
 	if (p || n < 2)
 		return p;
 	p = calloc(1, sizeof(*p) + (n - 1) * sizeof(pthread_t));
-	if (!p)
+	if (!p || !(p->steer = kgci_steer_new(n - 1))) {
+		free(p);
 		return NULL;
+	}
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->go, NULL);
 	pthread_cond_init(&p->done, NULL);
@@ -320,12 +324,15 @@ void kgci_gang_destroy(struct kgc_heap *h)
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->go);
 	pthread_cond_destroy(&p->done);
+	free(p->steer);
 	free(p);
 	h->young.pool = NULL;
 }
 
 /* Run y->task on y->nworkers workers (fewer if threads are missing); the
- * caller is worker 0. */
+ * caller is worker 0. The pool threads run on other CPUs than the
+ * caller's meanwhile, where they may (spawn.c: woken, they would queue
+ * behind it). */
 void kgci_gang_run(struct ygc *y)
 {
 	struct gc_pool *p = pool_get(y->h, y->nworkers);
@@ -334,6 +341,7 @@ void kgci_gang_run(struct ygc *y)
 		y->nworkers = p ? p->nthreads + 1 : 1;
 	y->t_go = kgci_now_ns();
 	if (y->nworkers > 1) {
+		kgci_steer_away(p->steer, p->nthreads);
 		pthread_mutex_lock(&p->lock);
 		p->y = y;
 		p->open = true;
@@ -350,6 +358,7 @@ void kgci_gang_run(struct ygc *y)
 			pthread_cond_wait(&p->done, &p->lock);
 		p->y = NULL;
 		pthread_mutex_unlock(&p->lock);
+		kgci_steer_restore(p->steer, p->nthreads);
 	}
 }
 

@@ -14,9 +14,21 @@
 #define RESERVE_PERCENT 10	/* free regions kept for survivors/promotion */
 #define PAUSE_GOAL_MS_DEFAULT 6
 #define MAX_YOUNG_PERCENT 60	/* young may grow to this share of the heap (G1's G1MaxNewSizePercent) */
+/*
+ * The smallest eden the goal, or the start (INITIAL_EDEN), may ask for.
+ * One region: eden already shrinks to one when old space leaves no room
+ * (kgci_policy_after_gc), so nothing depends on two. Where everything survives (GCOld building its 3 GiB
+ * live set in 4 MiB regions) two regions copy 8 MB a pause, 7-8 ms - over
+ * the goal whatever the model says; one halves it (bench/RESULTS-ab.md,
+ * 2026-12-07 evening).
+ */
+#define EDEN_MIN_REGIONS 1
 #define INITIAL_EDEN (2 * (size_t)MB)	/* before the first young pause is measured: all of
 					 * it may survive (~1.5 ms/MB copied + first touch here,
-					 * twice that with a CPU hog: 4 MB took 12 ms) */
+					 * twice that with a CPU hog: 4 MB took 12 ms); at least
+					 * one region (EDEN_MIN_REGIONS) - not two: with 4 MiB
+					 * regions (8 GiB heaps) two copied 8 MB in GCOld's first
+					 * pauses, 11-13 ms (bench/RESULTS-ab.md, 2026-12-07 night) */
 
 size_t kgci_policy_default_heap(void)
 {
@@ -72,8 +84,8 @@ void kgci_policy_init(struct kgc_heap *h)
 		uint32_t init = (uint32_t)(INITIAL_EDEN >> h->region_shift);
 
 		h->pol.young_pause_cap = h->nregions;
-		if (init < 2)
-			init = 2;
+		if (init < EDEN_MIN_REGIONS)
+			init = EDEN_MIN_REGIONS;
 		if (young > init)
 			young = init;
 	}
@@ -719,15 +731,6 @@ static double predict_pause(const struct kgc_heap *h, double e, unsigned n)
  * eden doubled into fresh memory on this VM).
  */
 #define GOAL_SHARE 0.9
-/*
- * The smallest eden the goal may ask for. One region: eden already shrinks
- * to one when old space leaves no room (kgci_policy_after_gc), so nothing
- * depends on two. Where everything survives (GCOld building its 3 GiB
- * live set in 4 MiB regions) two regions copy 8 MB a pause, 7-8 ms - over
- * the goal whatever the model says; one halves it (bench/RESULTS-ab.md,
- * 2026-12-07 evening).
- */
-#define EDEN_MIN_REGIONS 1
 #define GC_TIME_SHARE 0.08	/* G1's GCTimeRatio=12: 1/13 */
 #define FRESH_STEP 8
 

@@ -23,7 +23,10 @@
  * survival swings from pause to pause, eden is smaller than where it holds
  * steady at the same average; (10) where all of eden survives and even
  * two regions copy over the goal (a large live set being built on a busy
- * machine), eden goes down to one region, not two.
+ * machine), eden goes down to one region, not two; (11) before any pause
+ * is measured eden is INITIAL_EDEN (2 MiB) in whole regions, at least one:
+ * one 4 MiB region, not two (8 MB all surviving: 11-13 ms), and two of
+ * 1 MiB.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -226,6 +229,24 @@ int main(void)
 
 		printf("all surviving, one worker, 3x stretched: eden cap %u region(s)\n", slow);
 		T_ASSERT_EQ(slow, 1);
+	}
+
+	{	/* (11) the first eden, before anything is measured */
+		struct kgc_options o;
+		uint32_t first[2];
+		size_t rs[2] = { 4 * MB, MB };
+
+		for (int k = 0; k < 2; k++) {
+			T_ASSERT_EQ(kgc_options_init(&o), 0);
+			o.max_heap = 64 * (size_t)MB;
+			o.region_size = rs[k];
+			T_ASSERT_EQ(kgc_heap_create(&o, &hh), 0);
+			first[k] = ((struct kgc_heap *)hh)->pol.young_target;
+			T_ASSERT_EQ(kgc_heap_destroy(hh), 0);
+		}
+		printf("first eden: %u region(s) of 4 MiB, %u of 1 MiB\n", first[0], first[1]);
+		T_ASSERT_EQ(first[0], 1);
+		T_ASSERT_EQ(first[1], 2);
 	}
 
 	hh = t_heap(256, 0, NULL);	/* 0.6 ms pauses 40 ms apart: ~1.5% */
