@@ -27,7 +27,10 @@
  * medians. A second table repeats it all with the heap on transparent huge
  * pages (KGC_THP=1; IOBENCH_THP=0 skips it): the kernel's copy into an
  * ordinary array then walks 2 MiB pages, as it does for fixed buffers.
- * IOBENCH_BLOCK_KB=1024 runs one block size (profiling).
+ * IOBENCH_BLOCK_KB=1024 runs one block size (profiling). IOBENCH_RANDOM=1
+ * reads the blocks at random offsets (a hash of the block's number, the
+ * same for every way): no two consecutive reads are adjacent, so the
+ * inline way's batches (one system call for consecutive reads) never form.
  * The allocators run at a fixed rate (IOBENCH_ALLOC_RATE batches per ms
  * each, default 40; 0 = as fast as they can), so every way competes with
  * the same load: flat out, the I/O thread and the allocators split the
@@ -64,6 +67,7 @@ static const char *const mode_name[M_COUNT] = { "no I/O", "zerocopy", "fixed (pi
 static const char *path = "/dev/shm/kgc-iobench.dat";	/* IOBENCH_FILE */
 static size_t file_bytes = (size_t)FILE_MB << 20;	/* IOBENCH_FILE_MB */
 static int odirect;
+static int random_off;				/* IOBENCH_RANDOM=1: blocks at random offsets */
 static int alloc_threads = 2;			/* IOBENCH_ALLOC_THREADS: 0..2 */
 static unsigned alloc_rate = 40;		/* IOBENCH_ALLOC_RATE: batches per ms and thread, 0 = flat out */				/* IOBENCH_ODIRECT=1: O_DIRECT, aligned targets */
 #define PG 4096u
@@ -140,6 +144,22 @@ static void *allocator(void *arg)
 	return NULL;
 }
 
+/* The file offset of the block read at byte position pos of the row:
+ * sequential, or (IOBENCH_RANDOM) a block picked by a hash of its number,
+ * the same sequence for every way. */
+static uint64_t block_off(uint64_t pos, size_t bs)
+{
+	uint64_t n = pos / bs, nblocks = file_bytes / bs;
+
+	if (!random_off)
+		return pos % file_bytes;
+	n = (n + 1) * 0x9e3779b97f4a7c15ull;
+	n ^= n >> 29;
+	n *= 0xbf58476d1ce4e5b9ull;
+	n ^= n >> 32;
+	return (n % nblocks) * bs;
+}
+
 /* Where a block goes in array a: 0, or (O_DIRECT) the first 4 KiB-aligned byte. */
 static size_t aligned_off(kgc_obj a)
 {
@@ -175,7 +195,7 @@ static void run_zerocopy(kgc_thread *t, kgc_obj *a, size_t bs, size_t total, int
 	if (inl)
 		die_if(kgc_io_ring_set_inline(r, t, bs), "set_inline");
 	for (int s = 0; s < QD && next < total; s++, next += bs) {
-		off_of[s] = next % file_bytes;
+		off_of[s] = block_off(next, bs);
 		at[s] = aligned_off(a[s]);
 		die_if(kgc_io_prep_read(r, t, fd, &a[s], at[s], bs, off_of[s], (uint64_t)s), "prep");
 	}
@@ -191,7 +211,7 @@ static void run_zerocopy(kgc_thread *t, kgc_obj *a, size_t bs, size_t total, int
 			check_block((char *)kgc_array_data(a[s]) + at[s], off_of[s]);
 			done += bs;
 			if (next < total) {
-				off_of[s] = next % file_bytes;
+				off_of[s] = block_off(next, bs);
 				next += bs;
 				at[s] = aligned_off(a[s]);
 				die_if(kgc_io_prep_read(r, t, fd, &a[s], at[s], bs, off_of[s], (uint64_t)s), "prep");
@@ -221,7 +241,7 @@ static void run_copy(kgc_thread *t, kgc_obj *a, size_t bs, size_t total, int fd)
 		die("malloc");
 	die_if(io_uring_queue_init(QD, &ur, 0), "io_uring_queue_init");
 	for (int s = 0; s < QD && next < total; s++, next += bs) {
-		off_of[s] = next % file_bytes;
+		off_of[s] = block_off(next, bs);
 		copy_prep(&ur, fd, bounce + s * bs, bs, off_of[s], s);
 	}
 	while (done < total) {
@@ -244,7 +264,7 @@ static void run_copy(kgc_thread *t, kgc_obj *a, size_t bs, size_t total, int fd)
 			kgc_safepoint_poll(t);
 			done += bs;
 			if (next < total) {
-				off_of[s] = next % file_bytes;
+				off_of[s] = block_off(next, bs);
 				next += bs;
 				copy_prep(&ur, fd, bounce + s * bs, bs, off_of[s], s);
 			}
@@ -259,7 +279,7 @@ static void run_copy(kgc_thread *t, kgc_obj *a, size_t bs, size_t total, int fd)
 static void run_gclocker(kgc_thread *t, kgc_obj *a, size_t bs, size_t total, int fd)
 {
 	for (uint64_t done = 0; done < total; done += bs) {
-		uint64_t off = done % file_bytes;
+		uint64_t off = block_off(done, bs);
 		char *p = kgc_critical_get(t, &a[0], NULL), *q;
 
 		if (!p)
@@ -281,7 +301,7 @@ static void run_pread(kgc_thread *t, kgc_obj *a, size_t bs, size_t total, int fd
 	if (!buf)
 		die("malloc");
 	for (uint64_t done = 0; done < total; done += bs) {
-		uint64_t off = done % file_bytes;
+		uint64_t off = block_off(done, bs);
 		ssize_t n;
 
 		kgc_enter_native(t);
@@ -496,8 +516,9 @@ static void table(FILE *md, int thp, bool regular)
 		none[k] = run(M_NONE, 4096, 0);
 	none_stall = stat_of(none, reps, F_STALL, 0);
 	none_pause = stat_of(none, reps, F_PAUSE, 0);
-	both(md, "\n## Zero-copy I/O into managed arrays (issue 13)%s\n\n",
-	     thp > 0 ? ", the heap on transparent huge pages (KGC_THP=1)" : "");
+	both(md, "\n## Zero-copy I/O into managed arrays (issue 13)%s%s\n\n",
+	     thp > 0 ? ", the heap on transparent huge pages (KGC_THP=1)" : "",
+	     random_off ? ", blocks at random offsets (IOBENCH_RANDOM=1)" : "");
 	both(md, "`bench/iobench`: %zu MiB read per row from a %zu MiB %s %s (%s), "
 	     "kgc heap on the %s backend%s, queue depth %d, while %d threads allocate (batches of %d small objects%s; "
 	     "stall = the longest batch). "
@@ -556,7 +577,10 @@ static void table(FILE *md, int thp, bool regular)
 		}
 		if (thp > 0)
 			continue;	/* the JDK anchor once */
-		if (odirect)
+		if (random_off)
+			both(md, "| %zu KiB | JDK | not run (IoRead reads sequentially) | | | | | | | | |\n",
+			     blocks[b] >> 10);
+		else if (odirect)
 			both(md, "| %zu KiB | JDK | not run (O_DIRECT: FileChannel reads through the page cache) | | | | | | | | |\n",
 			     blocks[b] >> 10);
 		else if (jdk(blocks[b], total, &jh, &jd) == 0)
@@ -619,6 +643,7 @@ int main(void)
 	if (getenv("IOBENCH_FILE_MB"))
 		file_bytes = (size_t)atoi(getenv("IOBENCH_FILE_MB")) << 20;
 	odirect = getenv("IOBENCH_ODIRECT") && atoi(getenv("IOBENCH_ODIRECT"));
+	random_off = getenv("IOBENCH_RANDOM") && atoi(getenv("IOBENCH_RANDOM"));
 	if (getenv("IOBENCH_ALLOC_RATE"))
 		alloc_rate = (unsigned)atoi(getenv("IOBENCH_ALLOC_RATE"));
 	if (getenv("IOBENCH_ALLOC_THREADS"))
