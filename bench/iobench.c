@@ -166,6 +166,8 @@ static size_t aligned_off(kgc_obj a)
 	return odirect ? (PG - (uintptr_t)kgc_array_data(a) % PG) % PG : 0;
 }
 
+static enum mode cur_mode;			/* the way running (for messages) */
+
 /* The first 8 bytes of a block read at off must say off. */
 static void check_block(const void *p, uint64_t off)
 {
@@ -173,7 +175,8 @@ static void check_block(const void *p, uint64_t off)
 
 	memcpy(&v, p, 8);
 	if (v != off)
-		die("data check: block at %llu holds %llu", (unsigned long long)off, (unsigned long long)v);
+		die("data check (%s): block at %llu holds %llu", mode_name[cur_mode], (unsigned long long)off,
+		    (unsigned long long)v);
 }
 
 static void die_if(int err, const char *what)
@@ -341,6 +344,7 @@ static uint64_t row_pause_max(const struct kgc_stats *s0, const struct kgc_stats
 
 static struct result run(enum mode m, size_t bs, size_t total)
 {
+	cur_mode = m;
 	struct kgc_options o;
 	kgc_thread *t;
 	kgc_obj a[QD] = { 0 };

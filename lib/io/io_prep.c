@@ -211,10 +211,33 @@ static void defer_to_uring(struct kgc_io_ring *r, struct kgc_thread *t, uint32_t
 	}
 }
 
+/*
+ * A batch of large reads is split: its second half goes to io_uring first
+ * (a worker copies it on another CPU) while this thread copies the first
+ * half. Under DEFER_SPLIT bytes one thread's copy is cheaper than waking a
+ * worker.
+ */
+#define DEFER_SPLIT	((size_t)512 << 10)
+static void defer_split(struct kgc_io_ring *r, struct kgc_thread *t)
+{
+	uint32_t i, half;
+
+	if (r->def_n < 2 || r->def_end - r->slots[r->def_head].off < DEFER_SPLIT)
+		return;
+	half = r->def_n / 2;
+	for (i = r->def_head; --half;)
+		i = r->slots[i].next_free;
+	defer_to_uring(r, t, r->slots[i].next_free);
+	r->slots[i].next_free = IO_NONE;
+	r->def_tail = i;
+	(void)kgci_io_submit_locked(r, t);	/* an error: the reap reports it */
+}
+
 void kgci_io_defer_flush(struct kgc_io_ring *r, struct kgc_thread *t)
 {
 	if (r->def_head == IO_NONE)
 		return;
+	defer_split(r, t);
 	/* what the library could not do goes to io_uring, in prep order */
 	defer_to_uring(r, t, kgci_io_inline_batch(r, t));
 }
@@ -286,11 +309,13 @@ static int prep(struct kgc_io_ring *r, struct kgc_thread *t, const struct io_req
 	for (unsigned i = 0; i < n; i++)
 		if ((err = buf_check(r->h, what, i, &bufs[i], &objs[i], &p)))
 			return err;
-	/* taking the lock may wait in native state: objs is a frame meanwhile */
+	/* taking the lock, doing the reads deferred before this one and
+	 * submitting to make room may each go native (a collection may move
+	 * the arrays): objs is a frame until the slot holds them */
 	kgc_frame_push(t, &f, objs, n, NULL);
 	kgci_io_lock(r, t);
-	kgc_frame_pop(t, &f);
 	err = queue_locked(r, t, q, bufs, objs, n);
+	kgc_frame_pop(t, &f);
 	pthread_mutex_unlock(&r->lock);
 	return err;
 }

@@ -11,14 +11,16 @@
  * when kgc_io_set_flags asks for it, and takes the flags (KGC_IO_LINK: the
  * read after it waits for it). A full collection between prep and submit
  * leaves the deferred read's array in place; destroying a ring with
- * deferred reads does them and releases every array. Seeded offsets.
+ * deferred reads does them and releases every array. A batch of 512 KiB
+ * or more is split: its second half goes to io_uring (a worker copies it
+ * meanwhile), the first is done by the library. Seeded offsets.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include "io_test.h"
 
 #define LEN 4096u
-#define NPAGES 64u
+#define NPAGES 512u
 #define FILE_LEN (NPAGES * LEN + LEN / 2)	/* the last read ends short */
 #define NA 8
 #define BYTE KGC_TYPE_PRIM_ARRAY(KGC_PRIM_BYTE)
@@ -152,6 +154,32 @@ int main(void)
 		T_ASSERT_EQ(c[0].res, (int)LEN);
 		expect(a[3], off, LEN);
 		T_ASSERT_EQ(t_stats(h).regions_pinned, 0);
+	}
+
+	/* a large batch: half to io_uring, half done here, every byte right */
+	{
+		size_t big = 256 << 10;
+		kgc_obj b[4] = { 0 };
+		struct kgc_frame fb;
+
+		kgc_frame_push(t, &fb, b, 4, NULL);
+		for (int i = 0; i < 4; i++)
+			T_ASSERT((b[i] = kgc_alloc_array(t, BYTE, big)) != NULL);
+		T_ASSERT_EQ(kgc_io_ring_set_inline(r, t, big), 0);
+		s0 = t_stats(h);
+		off = (t_rand(&seed) % (NPAGES - 4 * big / LEN)) * LEN;
+		for (int i = 0; i < 4; i++)
+			T_ASSERT_EQ(kgc_io_prep_read(r, t, fd, &b[i], 0, big, off + i * big, (uint64_t)i), 0);
+		reap_n(r, t, c, 4);
+		T_ASSERT_EQ(t_stats(h).io_inline, s0.io_inline + 2);
+		T_ASSERT_EQ(t_stats(h).io_inline_calls, s0.io_inline_calls + 1);
+		T_ASSERT_EQ(t_stats(h).io_plain + t_stats(h).io_fixed, s0.io_plain + s0.io_fixed + 2);
+		for (int i = 0; i < 4; i++) {
+			T_ASSERT_EQ(c[i].res, (int)big);
+			expect(b[(int)c[i].user_data], off + c[i].user_data * big, big);
+		}
+		T_ASSERT_EQ(kgc_frame_pop(t, &fb), 0);
+		T_ASSERT_EQ(kgc_io_ring_set_inline(r, t, LEN), 0);
 	}
 
 	/* destroy with deferred reads: done, every array released */
