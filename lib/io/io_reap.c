@@ -211,6 +211,23 @@ static bool transient(int err)
 }
 
 /*
+ * A ring set up with IORING_SETUP_TASKRUN_FLAG (with COOP_TASKRUN or
+ * DEFER_TASKRUN) says when completions wait for this task to enter the
+ * kernel; one that overflowed its CQ, when they wait in the kernel's
+ * list. Either way a reap that would only look at the CQ (wait_nr 0) must
+ * enter the kernel first, or a loop polling it never sees them. Native
+ * state, r->lock held.
+ */
+static void run_task_work(struct kgc_io_ring *r, struct kgc_thread *t)
+{
+	if (!(IO_URING_READ_ONCE(*r->ur.sq.kflags) & (IORING_SQ_TASKRUN | IORING_SQ_CQ_OVERFLOW)))
+		return;
+	kgc_enter_native(t);
+	(void)io_uring_get_events(&r->ur);	/* an error: the wait reports it */
+	kgc_leave_native(t);
+}
+
+/*
  * Hold completions in hl until it has target (or max, or nothing is left
  * in the kernel), waiting until end (now_ns() clock; NO_LIMIT). r->lock
  * held on entry and exit, dropped while waiting (native state). 0, -ETIME
@@ -225,6 +242,7 @@ static int hold_locked(struct kgc_io_ring *r, struct kgc_thread *t, struct held 
 		int64_t left;
 
 		kgci_io_defer_flush(r, t);	/* reads deferred at prep: done now */
+		run_task_work(r, t);
 		consume(r, hl, max);
 		/* (other threads may reap what this one waits for) */
 		if (hl->n >= target || hl->n >= max || !r->kernel)
