@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include "io/io_internal.h"
 
 #define IO_LEN_MAX	0x7fffffffu	/* cqe->res is an int32_t */
@@ -207,6 +208,8 @@ static void defer_to_uring(struct kgc_io_ring *r, struct kgc_thread *t, uint32_t
 			r->last_thread = r->def_thread;	/* kgc_io_set_flags: its preparer's */
 		} else {	/* the ring cannot take it: its completion says so */
 			kgci_io_inline_done(r, s, -EBUSY);
+			if (r->efd >= 0)	/* and an event loop hears of it */
+				(void)eventfd_write(r->efd, 1);
 		}
 	}
 }
@@ -257,8 +260,9 @@ static size_t bufs_len(const struct kgc_io_buf *bufs, unsigned n)
 static int queue_locked(struct kgc_io_ring *r, struct kgc_thread *t, const struct io_req *q,
 			const struct kgc_io_buf *bufs, const kgc_obj *objs, unsigned n)
 {
-	bool defer = (q->op == OP_READ || q->op == OP_READV) &&
-		     kgci_io_inline_fits(r, bufs_len(bufs, n), q->file_off);
+	bool rd = q->op == OP_READ || q->op == OP_READV;
+	size_t len = rd ? bufs_len(bufs, n) : 0;
+	bool defer = rd && kgci_io_inline_fits(r, len, q->file_off);
 	struct io_uring_sqe *sqe = NULL;
 	struct io_slot *s;
 
@@ -281,7 +285,7 @@ static int queue_locked(struct kgc_io_ring *r, struct kgc_thread *t, const struc
 	if ((s->pool = q->pool))
 		q->pool->users++;
 	if (defer) {
-		kgci_io_defer_add(r, t, s, n, q->file_off, bufs_len(bufs, n));
+		kgci_io_defer_add(r, t, s, n, q->file_off, len);
 		r->last_sqe = NULL;	/* kgc_io_set_flags: nothing to flag */
 		return 0;
 	}

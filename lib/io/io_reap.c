@@ -250,7 +250,7 @@ static int hold_locked(struct kgc_io_ring *r, struct kgc_thread *t, struct held 
 		err = kgci_io_submit_locked(r, t);	/* what we wait for may still be queued */
 		if (err > 0 && io_uring_cq_ready(&r->ur))
 			continue;	/* completed inline (the page cache): no wait */
-		if (r->inl_head != IO_NONE && hl->n < max)
+		if (r->inl_head != IO_NONE && hl->n < max && held_room(hl, max))
 			continue;	/* another thread's deferred reads, done meanwhile */
 		if (err < 0 && !transient(err))
 			return err;
