@@ -147,7 +147,7 @@ extern __thread const char *kgci_cb_running;
 bool kgci_cb_refuse(struct kgc_heap *h, const char *what);
 
 /* ----------------------------------------------------------------- options */
-unsigned kgci_log_parse(const char *spec);
+int kgci_log_parse(const char *spec);	/* the LOG_* mask, -1: a selector it does not know */
 enum { LOG_GC = 1, LOG_HEAP = 2, LOG_PIN = 4, LOG_SAFEPOINT = 8, LOG_PHASES = 16, LOG_ALL = 0xff };
 
 /* ----------------------------------------------------------------- backend */
@@ -323,6 +323,7 @@ struct kgc_thread {
 	kgc_obj cn_arg;			/* array of the running critical native (kgc_ext.h) */
 	struct kgc_frame *frames;	/* the frame stack (kgc.h's struct kgc_thread_pub_v5) */
 	const uint8_t *type_init_refs;	/* kgc_alloc_init's inline path (alloc.c) */
+	uint8_t *card_sum_biased;	/* the inline barrier's card summary (kgc.h, ABI 6) */
 	char *tlab_start;		/* the TLAB: [tlab_start, pub.tlab_end), bump at pub.tlab_top */
 	struct kgc_heap *heap;
 	uint32_t magic;
@@ -387,6 +388,9 @@ _Static_assert(offsetof(struct kgc_thread, frames) == offsetof(struct kgc_thread
 _Static_assert(offsetof(struct kgc_thread, type_init_refs) == offsetof(struct kgc_thread_pub_v5, type_init_refs) &&
 	       offsetof(struct kgc_thread_pub_v5, type_init_refs) == 136, "kgc_thread_pub_v5 layout");
 _Static_assert(sizeof(struct kgc_thread_pub_v5) == 144, "kgc_thread_pub_v5 layout");
+/* ABI 6: appended */
+_Static_assert(offsetof(struct kgc_thread, card_sum_biased) == offsetof(struct kgc_thread_pub_v6, card_sum_biased) &&
+	       offsetof(struct kgc_thread_pub_v6, card_sum_biased) == 144, "kgc_thread_pub_v6 layout");
 /* The oldest KGC_ABI_VERSION whose fields this library keeps at the same
  * offsets: kgc_thread_attach accepts [KGCI_ABI_OLDEST, KGC_ABI_VERSION]. */
 #define KGCI_ABI_OLDEST 4
@@ -591,6 +595,11 @@ struct kgc_heap {
 	/* card table (byte per 512 bytes, 0 = dirty) and block offset table */
 	uint8_t *cards;
 	uint8_t *card_biased;
+	/* its summary (kgc.h's ABI 6): a byte per 64 cards, 0 = one may be
+	 * dirty; trusted unless a thread of an older ABI ever attached */
+	uint8_t *card_sum;
+	uint8_t *card_sum_biased;
+	_Atomic bool card_sum_off;
 	uint8_t *region_track;		/* kgc.h's barrier filter (kgci_region_track_update) */
 	size_t ncards;
 	uint32_t *bot;		/* per card: byte offset from region bottom of the object covering the card start */
@@ -793,6 +802,20 @@ static inline uint32_t card_index(const struct kgc_heap *h, const void *p)
 #define CARD_CLEAN 0xff
 #define CARD_DIRTY 0
 #define CARD_REFINED 0xfe	/* not dirty: its slots are in the refinement log (refine.c) */
+#define CARDS_PER_SUM (1u << (KGC_CARD_SUM_SHIFT - KGC_CARD_SHIFT))
+
+/* The card of p dirty, then its summary byte (the inline barrier's order:
+ * kgci_cards_sum_take's reader sees the card once it has taken the byte). */
+static inline void kgci_card_dirty_index(struct kgc_heap *h, size_t card)
+{
+	__atomic_store_n(&h->cards[card], CARD_DIRTY, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&h->card_sum[card / CARDS_PER_SUM], __ATOMIC_RELAXED) != CARD_DIRTY)
+		__atomic_store_n(&h->card_sum[card / CARDS_PER_SUM], CARD_DIRTY, __ATOMIC_RELEASE);
+}
+static inline void kgci_card_dirty(struct kgc_heap *h, const void *p)
+{
+	kgci_card_dirty_index(h, (size_t)(((const char *)p - h->base) >> KGC_CARD_SHIFT));
+}
 
 /* Cards of r below its top. */
 static inline size_t region_ncards(const struct region *r)
@@ -832,6 +855,64 @@ static inline size_t card_next_unclean(const uint8_t *c, size_t i, size_t nc)
 			break;
 	}
 	return i < nc ? i : nc;
+}
+
+/*
+ * The same with the card table's summary (kgc.h, ABI 6; s: the summary
+ * byte of c[0], a region's first card): the cards of a part whose summary
+ * byte is clean are not read. How a sweep uses it (struct kgc_heap's
+ * card_sum_off: a thread of an older ABI attached, whose barrier does not
+ * write it):
+ *  - SUM_OFF: every card is read (card_next_unclean);
+ *  - SUM_READ: parts with a clean summary are skipped (refinement: a card
+ *    dirtied meanwhile is found by the pause);
+ *  - SUM_TAKE: the same, and each part's byte is cleaned as the sweep
+ *    enters it, with a full fence before its cards are read: a card that
+ *    a barrier dirties after that read set the byte again after it was
+ *    cleaned (the barrier stores the card, then the byte). A young pause
+ *    takes: it cleans every dirty card it reads, or dirties it again
+ *    through kgci_card_dirty.
+ * i advances from one call to the next (i + 1 after a card returned): a
+ * part's byte is looked at when i is at the part's first card.
+ */
+enum { SUM_OFF, SUM_READ, SUM_TAKE };
+
+static inline int card_sum_mode(struct kgc_heap *h, bool take)
+{
+	return atomic_load_explicit(&h->card_sum_off, memory_order_relaxed) ? SUM_OFF : take ? SUM_TAKE : SUM_READ;
+}
+
+static inline uint8_t *card_sum_for(struct kgc_heap *h, const void *p)
+{
+	return h->card_sum_biased + ((uintptr_t)p >> KGC_CARD_SUM_SHIFT);
+}
+
+static inline size_t card_next_unclean_sum(const uint8_t *c, uint8_t *s, size_t i, size_t nc, int mode)
+{
+	if (mode == SUM_OFF)
+		return card_next_unclean(c, i, nc);
+	while (i < nc) {
+		size_t j = i / CARDS_PER_SUM, e;
+
+		if (i % CARDS_PER_SUM == 0) {
+			if ((j & 7) == 0 && i + 8 * CARDS_PER_SUM <= nc &&
+			    __atomic_load_n((const uint64_t *)(const void *)(s + j), __ATOMIC_RELAXED) == ~0ull) {
+				i += 8 * CARDS_PER_SUM;
+				continue;
+			}
+			if (__atomic_load_n(&s[j], __ATOMIC_RELAXED) == CARD_CLEAN) {
+				i += CARDS_PER_SUM;
+				continue;
+			}
+			if (mode == SUM_TAKE)
+				__atomic_exchange_n(&s[j], CARD_CLEAN, __ATOMIC_SEQ_CST);
+		}
+		e = (j + 1) * CARDS_PER_SUM < nc ? (j + 1) * CARDS_PER_SUM : nc;
+		i = card_next_unclean(c, i, e);
+		if (i < e)
+			return i;
+	}
+	return nc;
 }
 void kgci_bot_record(struct kgc_heap *h, struct region *r, char *start, size_t size);
 void kgci_bot_rebuild(struct kgc_heap *h, struct region *r);

@@ -37,12 +37,16 @@ static void check_header(struct kgc_heap *h, const char *when, const char *p, co
 		      hdr_type(hd), sz, (void *)lim);
 }
 
-/* The next young pause finds slot: its card is dirty, or refined with the
- * slot in the refinement log (refine.c). */
+/* The next young pause finds slot: its card is dirty (and its summary
+ * byte, unless the summary is off), or refined with the slot in the
+ * refinement log (refine.c). */
 static bool remembered(struct kgc_heap *h, kgc_obj *slot)
 {
 	uint8_t c = *card_for(h, slot);
 
+	/* a dirty card whose summary byte is clean is one the scan skips */
+	if (c == CARD_DIRTY && !atomic_load(&h->card_sum_off) && *card_sum_for(h, slot) != CARD_DIRTY)
+		return false;
 	return c == CARD_DIRTY || (c == CARD_REFINED && kgci_refine_logged(h, slot));
 }
 
@@ -62,8 +66,8 @@ static void check_ref(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 		      v->when, (void *)slot, v->obj, (void *)o, region_index(h, o),
 		      kgci_region_type_name(r->type));
 	if (v->src && !region_is_young(v->src) && region_is_young(r) && !remembered(h, slot))
-		kgci_fatal("verify (%s): old->young reference without a dirty card, or a refined one logging it "
-		      "(missing write barrier?): "
+		kgci_fatal("verify (%s): old->young reference without a dirty card (with a dirty summary byte), "
+		      "or a refined one logging it (missing write barrier?): "
 		      "slot %p in %s region %u (object %p) -> %p in %s region %u", v->when,
 		      (void *)slot, kgci_region_type_name(v->src->type), (unsigned)(v->src - h->regions),
 		      v->obj, (void *)o, kgci_region_type_name(r->type), region_index(h, o));

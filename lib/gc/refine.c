@@ -127,7 +127,7 @@ static void refine_batch(struct kgc_heap *h, struct refine *rf, char **cs, unsig
 			continue;
 		rf->nlog = mark;
 		for (; i < n; i++)
-			__atomic_store_n(card_for(h, cs[i]), CARD_DIRTY, __ATOMIC_RELAXED);
+			kgci_card_dirty(h, cs[i]);
 		break;
 	}
 	rf->cards += n;
@@ -145,10 +145,11 @@ static bool refine_poll(struct refine *rf, struct kgc_thread *t, uint64_t seq)
 /* Dirty cards of r below its top. */
 static size_t dirty_cards(struct kgc_heap *h, struct region *r)
 {
-	uint8_t *c = card_for(h, r->bottom);
+	uint8_t *c = card_for(h, r->bottom), *s = card_sum_for(h, r->bottom);
 	size_t nc = region_ncards(r), n = 0;
+	int mode = card_sum_mode(h, false);
 
-	for (size_t i = card_next_unclean(c, 0, nc); i < nc; i = card_next_unclean(c, i + 1, nc))
+	for (size_t i = card_next_unclean_sum(c, s, 0, nc, mode); i < nc; i = card_next_unclean_sum(c, s, i + 1, nc, mode))
 		n += __atomic_load_n(&c[i], __ATOMIC_RELAXED) == CARD_DIRTY;
 	return n;
 }
@@ -176,11 +177,12 @@ static void refine_pass(struct kgc_heap *h, struct refine *rf, struct kgc_thread
 	todo = dirty - rf->keep / 2;
 	for (; rf->cursor < rf->nregions && !rf->log_full && todo; rf->cursor++) {
 		struct region *r = &h->regions[rf->regions[rf->cursor]];
-		uint8_t *c = card_for(h, r->bottom);
+		uint8_t *c = card_for(h, r->bottom), *s = card_sum_for(h, r->bottom);
 		size_t nc = region_ncards(r);
+		int mode = card_sum_mode(h, false);
 
-		for (size_t i = card_next_unclean(c, 0, nc); i < nc && todo && !rf->log_full;
-		     i = card_next_unclean(c, i + 1, nc)) {
+		for (size_t i = card_next_unclean_sum(c, s, 0, nc, mode); i < nc && todo && !rf->log_full;
+		     i = card_next_unclean_sum(c, s, i + 1, nc, mode)) {
 			if (__atomic_load_n(&c[i], __ATOMIC_RELAXED) != CARD_DIRTY)
 				continue;
 			batch[nb++] = r->bottom + (i << KGC_CARD_SHIFT);
@@ -311,7 +313,7 @@ void kgci_refine_drop(struct kgc_heap *h)
 	if (!rf)
 		return;
 	for (size_t i = 0; i < rf->nlog; i++)
-		__atomic_store_n(card_for(h, rf->log[i]), CARD_DIRTY, __ATOMIC_RELAXED);
+		kgci_card_dirty(h, rf->log[i]);
 	rf->nlog = 0;
 }
 

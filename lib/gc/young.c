@@ -220,7 +220,7 @@ static void track_ref(struct yworker *w, struct region *tr, kgc_obj *slot)
 	if (__atomic_load_n(&tr->eager, __ATOMIC_RELAXED) == EAGER_TRACKED)
 		__atomic_store_n(&tr->eager_reached, 1, __ATOMIC_RELAXED);
 	else if (!tr->candidate) {
-		__atomic_store_n(card_for(h, slot), CARD_DIRTY, __ATOMIC_RELAXED);
+		kgci_card_dirty(h, slot);
 		return;
 	}
 	if (tr->rs.overflow)
@@ -257,7 +257,7 @@ static void heap_slot(struct kgc_heap *h, kgc_obj *slot, void *ctx)
 	sr = region_of(h, slot);
 	if (young_after(nr)) {
 		if (!young_after(sr))
-			__atomic_store_n(card_for(h, slot), CARD_DIRTY, __ATOMIC_RELAXED);
+			kgci_card_dirty(h, slot);
 	} else if (nr != sr && !young_after(sr)) {
 		track_ref(ctx, nr, slot);
 	}
@@ -332,13 +332,16 @@ static void scan_cards(struct yworker *w)
 
 	while ((k = atomic_fetch_add(&y->card_next, 1)) < y->nold) {
 		struct region *r = &h->regions[y->old_list[k]];
-		uint8_t *c = card_for(h, r->bottom);
+		uint8_t *c = card_for(h, r->bottom), *s = card_sum_for(h, r->bottom);
 		size_t nc = region_ncards(r);
 		unsigned nb = 0;
 
 		/* atomic: other workers dirty cards of retained targets
-		 * (track_ref) while this one scans */
-		for (size_t i = card_next_unclean(c, 0, nc); i < nc; i = card_next_unclean(c, i + 1, nc)) {
+		 * (track_ref) while this one scans; the summary's parts are
+		 * taken: every dirty card read is cleaned here, or dirtied
+		 * again (kgci_card_dirty) with its summary byte */
+		for (size_t i = card_next_unclean_sum(c, s, 0, nc, y->sum_mode); i < nc;
+		     i = card_next_unclean_sum(c, s, i + 1, nc, y->sum_mode)) {
 			uint8_t v = __atomic_load_n(&c[i], __ATOMIC_RELAXED);
 
 			if (v == CARD_REFINED)	/* its slots are in the log: clean, unless dirtied since */
@@ -488,6 +491,7 @@ void kgci_young_test_budget(kgc_heap *h, int64_t budget_ns, int ngcs)
 static void ygc_setup(struct ygc *y, struct kgc_heap *h)
 {
 	y->h = h;
+	y->sum_mode = card_sum_mode(h, true);
 	y->old_list = malloc(h->nregions * sizeof(uint32_t));
 	y->target = malloc(h->nregions);
 	y->nworkers = kgci_policy_gc_threads(h);

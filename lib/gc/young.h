@@ -66,6 +66,7 @@ struct ygc {
 	unsigned active;		/* workers that joined (y->lock; worker 0 from setup) */
 	uint64_t t_go, join_late_ns;	/* the gang's start; the latest join after it */
 	_Atomic uint32_t card_next;
+	int sum_mode;			/* the card scan's use of the summary (card_next_unclean_sum) */
 	kgc_obj **rlog;			/* slots refined since the last pause (refine.c) */
 	size_t nrlog;
 	_Atomic size_t rlog_next;	/* the next chunk of them to claim */

@@ -72,6 +72,7 @@ static int heap_tables(struct kgc_heap *h)
 static void heap_tables_free(struct kgc_heap *h)
 {
 	kgci_os_free(h->cards, h->ncards);
+	kgci_os_free(h->card_sum, h->ncards / CARDS_PER_SUM);
 	kgci_os_free(h->bot, h->ncards * sizeof(uint32_t));
 	free(h->kpin_bits);
 	free(h->region_track);
@@ -139,6 +140,11 @@ KGC_API int kgc_heap_create(const struct kgc_options *opts, kgc_heap **out)
 	*out = NULL;
 	if ((err = heap_geometry(opts, &o, &heap, &rs)))
 		return err;
+	if (o.log && kgci_log_parse(o.log) < 0) {
+		kgci_err_set(EINVAL, "kgc_heap_create: log '%s': a selector is not gc, gc+<tags> (heap, pin, "
+			     "safepoint, phases) or gc*", o.log);
+		return -EINVAL;
+	}
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
@@ -146,7 +152,7 @@ KGC_API int kgc_heap_create(const struct kgc_options *opts, kgc_heap **out)
 	h->region_size = rs;
 	h->region_shift = (uint32_t)__builtin_ctzl(rs);
 	h->nregions = (uint32_t)(heap / rs);
-	h->log_mask = kgci_log_parse(o.log);
+	h->log_mask = (unsigned)kgci_log_parse(o.log);
 	h->opt.log = NULL;	/* the caller's strings may go away */
 	h->opt.log_file = NULL;
 	err = kgci_log_open(h, &o);

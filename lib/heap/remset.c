@@ -119,7 +119,7 @@ static void dirty_card(uint32_t card, void *arg)
 	    (sr->flags & RF_CSET) || cs >= sr->top)
 		return;
 	if (h->cards[card] != CARD_DIRTY) {
-		h->cards[card] = CARD_DIRTY;
+		kgci_card_dirty_index(h, card);
 		d->dirtied++;
 	}
 }

@@ -253,11 +253,11 @@ int kgc_type_register_scanned(kgc_heap *heap, const struct kgc_scan_type_desc *d
  * that does not have that layout refuses the thread (-EPROTO, kgc_last_error
  * says to rebuild) instead of letting the inline fast paths write the wrong
  * fields. Layouts only grow at the end: a library accepts the versions whose
- * fields it keeps at the same offsets (this one: 4 and 5), so a program built
+ * fields it keeps at the same offsets (this one: 4 to 6), so a program built
  * against header N runs on library N+1; a program built against a newer
  * header than the library's is refused.
  */
-#define KGC_ABI_VERSION 5
+#define KGC_ABI_VERSION 6
 int kgc_thread_attach_abi(kgc_heap *heap, const char *name, kgc_thread **out, unsigned abi);
 #define kgc_thread_attach(heap, name, out) kgc_thread_attach_abi((heap), (name), (out), KGC_ABI_VERSION)
 /* -EBUSY if frames are still pushed or critical sections are open. */
@@ -685,6 +685,21 @@ struct kgc_thread_pub_v5 {
 					 * payload words (kgc_alloc_init's inline path) */
 };
 
+/*
+ * ABI 6 appends the card table's summary for the inline write barrier: one
+ * byte per KGC_CARD_SUM_SHIFT of heap (64 cards), 0 when one of its cards
+ * may be dirty. A young pause then sweeps only those parts of the card
+ * table, not all of it: the table grows with the old generation (6 MiB at
+ * 3 GiB), the dirty cards with the program's stores. A heap that ever had
+ * a thread of an older ABI attached (whose barrier does not write the
+ * summary) sweeps every card, as before. Internal: do not use the field.
+ */
+#define KGC_CARD_SUM_SHIFT	(KGC_CARD_SHIFT + 6)
+struct kgc_thread_pub_v6 {
+	struct kgc_thread_pub_v5 v5;	/* ABI 5 */
+	uint8_t *card_sum_biased;	/* the summary biased like card_biased */
+};
+
 #define KGC__FRAME_MAGIC 0x6b676672u	/* struct kgc_frame.magic of a pushed frame */
 
 void kgc__frame_push_slow(kgc_thread *t, struct kgc_frame *f, kgc_obj *slots, uint32_t nslots,
@@ -783,8 +798,16 @@ static inline void kgc__post_barrier(kgc_thread *t, kgc_obj *slot, kgc_obj val)
 
 		/* relaxed atomics: plain byte load/store, but no C11 data race
 		 * when two threads dirty the same card */
-		if (__atomic_load_n(card, __ATOMIC_RELAXED))
+		if (__atomic_load_n(card, __ATOMIC_RELAXED)) {
+			uint8_t *sum = ((const struct kgc_thread_pub_v6 *)t)->card_sum_biased +
+				       ((uintptr_t)slot >> KGC_CARD_SUM_SHIFT);
+
 			__atomic_store_n(card, 0, __ATOMIC_RELAXED);	/* 0 = dirty, like HotSpot */
+			/* the summary after the card (release): a sweep that
+			 * clears it first and then reads the cards sees this card */
+			if (__atomic_load_n(sum, __ATOMIC_RELAXED))
+				__atomic_store_n(sum, 0, __ATOMIC_RELEASE);
+		}
 	}
 }
 

@@ -14,22 +14,28 @@ int kgci_cards_init(struct kgc_heap *h)
 
 	h->ncards = heap >> KGC_CARD_SHIFT;
 	h->cards = kgci_os_alloc(h->ncards);
+	h->card_sum = kgci_os_alloc(h->ncards / CARDS_PER_SUM);
 	h->bot = kgci_os_alloc(h->ncards * sizeof(uint32_t));
-	if (!h->cards || !h->bot)
+	if (!h->cards || !h->card_sum || !h->bot)
 		return -ENOMEM;
 	memset(h->cards, CARD_CLEAN, h->ncards);
+	memset(h->card_sum, CARD_CLEAN, h->ncards / CARDS_PER_SUM);
 	h->card_biased = h->cards - ((uintptr_t)h->base >> KGC_CARD_SHIFT);
+	h->card_sum_biased = h->card_sum - ((uintptr_t)h->base >> KGC_CARD_SUM_SHIFT);
 	return 0;
 }
 
+/* Regions are 1 MiB or more: each has summary bytes of its own. */
 void kgci_cards_clear_region(struct kgc_heap *h, struct region *r)
 {
 	memset(card_for(h, r->bottom), CARD_CLEAN, h->region_size >> KGC_CARD_SHIFT);
+	memset(card_sum_for(h, r->bottom), CARD_CLEAN, h->region_size >> KGC_CARD_SUM_SHIFT);
 }
 
 void kgci_cards_clear_all(struct kgc_heap *h)
 {
 	memset(h->cards, CARD_CLEAN, h->ncards);
+	memset(h->card_sum, CARD_CLEAN, h->ncards / CARDS_PER_SUM);
 }
 
 /* An object [start, start+size) was placed in old region r: cover the cards
@@ -152,6 +158,6 @@ void kgc__barrier_slow(kgc_thread *t, kgc_obj *slot, kgc_obj val)
 			kgci_fatal("reference store: thread '%s': value %p has a bad header %#llx (stale pointer "
 			      "after a collection?)", t->name, (void *)val, (unsigned long long)hd);
 		if (((uintptr_t)slot ^ (uintptr_t)val) >> h->region_shift)
-			__atomic_store_n(card_for(h, slot), CARD_DIRTY, __ATOMIC_RELAXED);	/* other threads too */
+			kgci_card_dirty(h, slot);	/* atomic: other threads too */
 	}
 }

@@ -19,6 +19,7 @@ static int attach(struct kgc_heap *h, const char *name, struct kgc_thread **out,
 	if (!t)
 		return -ENOMEM;
 	t->pub.card_biased = h->card_biased;
+	t->card_sum_biased = h->card_sum_biased;
 	t->pub.poll_word = (volatile uint32_t *)&h->sp.poll_word;
 	t->pub.region_shift = h->region_shift;
 	t->pub.checked = h->opt.check ? 1 : 0;
@@ -60,6 +61,11 @@ KGC_API int kgc_thread_attach_abi(kgc_heap *h, const char *name, kgc_thread **ou
 			"this library's kgc.h", abi, KGC_ABI_VERSION, KGCI_ABI_OLDEST, KGC_ABI_VERSION);
 		return -EPROTO;
 	}
+	/* its barrier does not write the card table's summary: from now on
+	 * every pause sweeps the whole table (kgc.h, ABI 6) */
+	if (abi < 6 && !atomic_exchange(&h->card_sum_off, true))
+		kgci_log_line(h, LOG_GC, "thread '%s' was built for ABI %u: card scans read the whole card table",
+			      name ? name : "?", abi);
 	return attach(h, name, out, false);
 }
 

@@ -34,7 +34,7 @@ static const struct opt_desc {
 	{ "KGC_STALE_CHECK", O_UINT, offsetof(struct kgc_options, stale_check), "debug: young GC every N allocations, evacuated regions PROT_NONE for a while (0: off)" },
 	{ "KGC_UNCOMMIT_DELAY_MS", O_UINT, offsetof(struct kgc_options, uncommit_delay_ms), "free regions go back to the OS after this long unused (and 16 GCs; 4294967295: never)" },
 	{ "KGC_THP", O_BOOL, offsetof(struct kgc_options, thp), "anon heap: transparent huge pages (MADV_HUGEPAGE)" },
-	{ "KGC_LOG", O_STR, offsetof(struct kgc_options, log), "gc,gc+heap,gc+pin,gc+safepoint,gc*" },
+	{ "KGC_LOG", O_STR, offsetof(struct kgc_options, log), "gc,gc+heap,gc+pin,gc+safepoint,gc+phases,gc+phases+heap,gc*" },
 	{ "KGC_LOG_FILE", O_STR, offsetof(struct kgc_options, log_file), "log to this file, not stderr (%p: pid)" },
 	{ "KGC_LOG_FILE_SIZE", O_SIZE, offsetof(struct kgc_options, log_file_size), "rotate the log file at this size (0: 20m)" },
 	{ "KGC_LOG_FILE_COUNT", O_UINT, offsetof(struct kgc_options, log_file_count), "rotated log files kept (0: 5)" },
@@ -136,7 +136,10 @@ static int option_parse(struct kgc_options *o, const struct opt_desc *d, const c
 			bad = 1;
 		break;
 	case O_STR:
-		*(const char **)p = v;
+		if (d->off == offsetof(struct kgc_options, log) && kgci_log_parse(v) < 0)
+			bad = 1;	/* a selector it does not know would log nothing, silently */
+		else
+			*(const char **)p = v;
 		break;
 	}
 	if (!bad)
@@ -225,27 +228,45 @@ int kgc_options_set(struct kgc_options *opts, const char *key, const char *value
 	return -ENOENT;
 }
 
-unsigned kgci_log_parse(const char *spec)
+/*
+ * KGC_LOG: selectors separated by commas, each "gc" with any of the tags
+ * heap, pin, safepoint, phases joined by '+' (HotSpot's -Xlog tag sets:
+ * "gc+phases+heap"), or "gc*" / "all". The mask, or -1 for a selector it
+ * does not know (kgc_options_set and the environment refuse it).
+ */
+int kgci_log_parse(const char *spec)
 {
+	static const struct { const char *tag; unsigned bit; } tags[] = {
+		{ "heap", LOG_HEAP }, { "pin", LOG_PIN }, { "safepoint", LOG_SAFEPOINT }, { "phases", LOG_PHASES },
+	};
 	unsigned m = 0;
 	char buf[128], *save, *tok;
 
 	if (!spec || !*spec)
 		return 0;
+	if (strlen(spec) >= sizeof(buf))
+		return -1;
 	snprintf(buf, sizeof(buf), "%s", spec);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(tok, "gc"))
-			m |= LOG_GC;
-		else if (!strcmp(tok, "gc*") || !strcmp(tok, "all"))
+		char *save2, *t;
+
+		if (!strcmp(tok, "gc*") || !strcmp(tok, "all")) {
 			m |= LOG_ALL;
-		else if (!strcmp(tok, "gc+heap"))
-			m |= LOG_GC | LOG_HEAP;
-		else if (!strcmp(tok, "gc+pin"))
-			m |= LOG_GC | LOG_PIN;
-		else if (!strcmp(tok, "gc+safepoint"))
-			m |= LOG_GC | LOG_SAFEPOINT;
-		else if (!strcmp(tok, "gc+phases"))
-			m |= LOG_GC | LOG_PHASES;
+			continue;
+		}
+		t = strtok_r(tok, "+", &save2);
+		if (!t || strcmp(t, "gc"))
+			return -1;
+		m |= LOG_GC;
+		while ((t = strtok_r(NULL, "+", &save2))) {
+			size_t k = 0;
+
+			while (k < sizeof(tags) / sizeof(tags[0]) && strcmp(t, tags[k].tag))
+				k++;
+			if (k == sizeof(tags) / sizeof(tags[0]))
+				return -1;
+			m |= tags[k].bit;
+		}
 	}
-	return m;
+	return (int)m;
 }

@@ -50,6 +50,24 @@ int main(void)
 	T_ASSERT_EQ(kgc_heap_region_size(h), 2 << 20);
 	T_ASSERT_EQ(kgc_heap_destroy(h), 0);
 
+	/* log selectors: tag sets joined by '+'; one it does not know is
+	 * refused, not silently logged as nothing */
+	setenv("KGC_LOG", "gc+phases+heap,gc+safepoint", 1);
+	T_ASSERT_EQ(kgc_options_init(&o), 0);
+	setenv("KGC_LOG", "gc+phase", 1);
+	T_ASSERT_EQ(kgc_options_init(&o), -EINVAL);
+	T_ASSERT(strstr(kgc_last_error(), "KGC_LOG"));
+	setenv("KGC_LOG", "heap", 1);
+	T_ASSERT_EQ(kgc_options_init(&o), -EINVAL);
+	T_ASSERT_EQ(kgc_options_set(&o, "KGC_LOG", "gc,gc+pin+heap"), 0);
+	T_ASSERT_EQ(kgc_options_set(&o, "KGC_LOG", "gc+pin+"), 0);	/* an empty tag: none */
+	T_ASSERT_EQ(kgc_options_set(&o, "KGC_LOG", "gc+pinn"), -EINVAL);
+	setenv("KGC_LOG", "gc+heap", 1);
+	T_ASSERT_EQ(kgc_options_init(&o), 0);
+	o.log = "gc,gc+bogus";
+	T_ASSERT_EQ(kgc_heap_create(&o, &h), -EINVAL);
+	T_ASSERT(strstr(kgc_last_error(), "gc+bogus"));
+
 	setenv("KGC_PIN_MODE", "sometimes", 1);
 	T_ASSERT_EQ(kgc_options_init(&o), -EINVAL);
 	T_ASSERT(strstr(kgc_last_error(), "KGC_PIN_MODE"));

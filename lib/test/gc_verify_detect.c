@@ -1,11 +1,15 @@
 /* The verifier catches a planted corruption: an old->young reference stored
- * without the write barrier (no dirty card) is reported at the next GC, and
+ * without the write barrier (no dirty card, or a dirty card under a clean
+ * summary byte) is reported at the next GC, and
  * so is a reference to a filler (an object freed while referenced). In
  * checked mode a store of a non-object is caught by the barrier itself. */
 #include "tgc.h"
 #include "../gc_internal.h"
 
-static void missing_barrier(void)
+/* An old->young reference stored by hand: no card at all, or (card) the
+ * card dirtied but not its summary byte (kgc.h, ABI 6), which the young
+ * pause would not read. */
+static void store_unrecorded(bool card)
 {
 	kgc_type_id node;
 	kgc_heap *h;
@@ -21,7 +25,19 @@ static void missing_barrier(void)
 	slot = kgc_alloc(t, node);
 	kgc_collect(t, KGC_GC_FULL);			/* slot is old now */
 	*(kgc_obj *)((char *)slot + N_LEFT) = kgc_alloc(t, node);	/* no barrier! */
+	if (card)
+		*card_for(h, (char *)slot + N_LEFT) = CARD_DIRTY;
 	kgc_collect(t, KGC_GC_YOUNG);
+}
+
+static void missing_barrier(void)
+{
+	store_unrecorded(false);
+}
+
+static void missing_summary(void)
+{
+	store_unrecorded(true);
 }
 
 static void bad_store(void)
@@ -84,6 +100,7 @@ static void ref_to_filler(void)
 int main(void)
 {
 	t_expect_death(missing_barrier, "old->young reference without a dirty card");
+	t_expect_death(missing_summary, "old->young reference without a dirty card (with a dirty summary byte)");
 	t_expect_death(bad_store, "is not a heap object");
 	t_expect_death(stale_pointer, "reference store: thread 'mutator'");
 	t_expect_death(ref_to_filler, "not an object start (a filler");
