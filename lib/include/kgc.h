@@ -767,7 +767,7 @@ static inline int kgc__is_ref(const struct kgc_thread_pub *p, kgc_obj v)
  * marked concurrently, the reference about to be overwritten is logged
  * (initializing stores into new objects overwrite null: no call; an
  * overwritten tagged immediate is no reference: none either). */
-static inline void kgc__pre_barrier(kgc_thread *t, kgc_obj *slot)
+static inline __attribute__((always_inline)) void kgc__pre_barrier(kgc_thread *t, kgc_obj *slot)
 {
 	const struct kgc_thread_pub *p = (const struct kgc_thread_pub *)t;
 
@@ -787,7 +787,7 @@ void kgc__safepoint_slow(kgc_thread *t);
  * old object into another old object (relinking old entries of a cache) is
  * no old->young reference: carding it only makes the next pause scan one
  * more card. */
-static inline void kgc__post_barrier(kgc_thread *t, kgc_obj *slot, kgc_obj val)
+static inline __attribute__((always_inline)) void kgc__post_barrier(kgc_thread *t, kgc_obj *slot, kgc_obj val)
 {
 	const struct kgc_thread_pub *p = (const struct kgc_thread_pub *)t;
 
@@ -817,12 +817,15 @@ static inline kgc_obj kgc_get_ref(kgc_obj o, size_t off)
 }
 
 /*
- * Reference stores. Checked mode (KGC_CHECK) validates the object, that off
+ * Reference stores, always inline like a JIT's barriers: with ABI 6's card
+ * summary, GCC stopped inlining a plain static inline kgc_set_ref into an
+ * LRU cache's request loop, a call per store (bench/RESULTS-ab.md).
+ * Checked mode (KGC_CHECK) validates the object, that off
  * is one of its type's reference fields (i within the array's length), the
  * value, and the thread's state, before the store; plain mode checks
  * nothing: a wrong offset or index there corrupts the heap silently.
  */
-static inline void kgc_set_ref(kgc_thread *t, kgc_obj o, size_t off, kgc_obj val)
+static inline __attribute__((always_inline)) void kgc_set_ref(kgc_thread *t, kgc_obj o, size_t off, kgc_obj val)
 {
 	kgc_obj *slot = (kgc_obj *)((char *)o + off);
 
@@ -841,7 +844,7 @@ static inline kgc_obj kgc_array_get_ref(kgc_obj a, size_t i)
 	return ((kgc_obj *)kgc_array_data(a))[i];
 }
 
-static inline void kgc_array_set_ref(kgc_thread *t, kgc_obj a, size_t i, kgc_obj val)
+static inline __attribute__((always_inline)) void kgc_array_set_ref(kgc_thread *t, kgc_obj a, size_t i, kgc_obj val)
 {
 	kgc_obj *slot = (kgc_obj *)kgc_array_data(a) + i;
 
