@@ -721,7 +721,10 @@ static double predict_pause(const struct kgc_heap *h, double e, unsigned n)
  * full of old->young slots does not read as expensive copying. Eden grows
  * toward MAX_YOUNG_PERCENT of the heap while the predicted pause fits 90%
  * of the goal (the largest eden that does, found by bisection: the model
- * is monotonic in eden). Growth costs first touches of fresh memory, so
+ * is monotonic in eden). The pause collects the survivor regions with
+ * eden (G1's young list): sized on eden alone, GCOld's pauses at 1 GiB
+ * live collected 10% more than predicted, 6.1-6.8 ms for 5.3 ms each
+ * (bench/RESULTS-ab.md, 2026-12-07 late night). Growth costs first touches of fresh memory, so
  * (like G1's GCTimeRatio heap expansion) eden grows only while pauses take
  * more than GC_TIME_SHARE of the time - below that it keeps its size (the
  * pause goal may still shrink it) - and per collection at most by the
@@ -761,6 +764,11 @@ void kgci_policy_young_pause(struct kgc_heap *h, const struct young_facts *f)
 	unsigned n = f->nworkers ? f->nworkers : 1;
 	uint32_t grow = growth_cap(h, f);
 
+	/* what the model, as it stood, predicted for this pause's set (log) */
+	double was = p->byte_ns && f->cset_bytes && !f->mixed ? predict_pause(h, (double)f->cset_bytes, n) : 0;
+	/* the next pause collects the survivors this one made with its eden */
+	double surv = (double)h->count[RT_SURVIVOR] * h->region_size;
+
 	stretch_sample(p, f);	/* any pause tells how much CPU the workers got */
 	/* a mixed pause also copied old regions: no measure of eden's cost */
 	if (h->opt.young_size || !f->cset_bytes || f->mixed)
@@ -792,11 +800,11 @@ void kgci_policy_young_pause(struct kgc_heap *h, const struct young_facts *f)
 	}
 	lo = EDEN_MIN_REGIONS * (double)h->region_size;
 	hi = (double)h->nregions * h->region_size * MAX_YOUNG_PERCENT / 100;
-	if (predict_pause(h, hi, n) > goal) {
+	if (predict_pause(h, hi + surv, n) > goal) {
 		for (int i = 0; i < 24 && hi - lo > h->region_size; i++) {
 			double mid = 0.5 * (lo + hi);
 
-			*(predict_pause(h, mid, n) <= goal ? &lo : &hi) = mid;
+			*(predict_pause(h, mid + surv, n) <= goal ? &lo : &hi) = mid;
 		}
 		hi = lo;
 	}
@@ -806,12 +814,14 @@ void kgci_policy_young_pause(struct kgc_heap *h, const struct young_facts *f)
 	kgci_log_line(h, LOG_HEAP, "pause model: (fixed %.0fus + %.1fus/region + (%.0fns/card x %.0f + "
 		      "%.0fns/logged slot x %.0f) / %u + "
 		      "%.2fns/B x survival %.3f (sd %.3f) x busiest worker's share %.2f) x cpu stretch %.2f: eden %uM "
-		      "predicted %.2fms (goal %.2fms), gc time %.1f%%",
+		      "+ survivors %.0fM predicted %.2fms (goal %.2fms), gc time %.1f%%; this pause: collection set "
+		      "%.1fM, predicted %.2fms, took %.2fms",
 		      p->serial_fixed / 1e3, p->serial_region / 1e3, p->card_ns, p->cards, p->rslot_ns, p->rslots,
 		      n, p->byte_ns,
-		      p->survival, sqrt(p->survival_var), copy_share(p, n), policy_stretch(p), p->young_pause_cap << h->region_shift >> 20,
-		      predict_pause(h, (double)p->young_pause_cap * h->region_size, n) / 1e6, goal / 1e6,
-		      p->gc_share * 100);
+		      p->survival, sqrt(p->survival_var), copy_share(p, n), policy_stretch(p),
+		      p->young_pause_cap << h->region_shift >> 20, surv / MB,
+		      predict_pause(h, (double)p->young_pause_cap * h->region_size + surv, n) / 1e6, goal / 1e6,
+		      p->gc_share * 100, f->cset_bytes / 1048576.0, was / 1e6, f->wall_ns / 1e6);
 }
 
 /*

@@ -26,7 +26,8 @@
  * machine), eden goes down to one region, not two; (11) before any pause
  * is measured eden is INITIAL_EDEN (2 MiB) in whole regions, at least one:
  * one 4 MiB region, not two (8 MB all surviving: 11-13 ms), and two of
- * 1 MiB.
+ * 1 MiB; (12) the survivor regions the last pause left are part of the
+ * next pause's collection set: eden is sized so that both fit the goal.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -113,7 +114,7 @@ static uint32_t cap_after_fill(double share, double stretch)
 /* (9) Pauses over 16 MB of eden, 30% of it surviving on average: steadily,
  * or swinging between 5% and 55% pause after pause (a program that builds
  * and drops structures): the eden cap they leave. */
-static uint32_t cap_after_survival(bool swing, double *sd)
+static uint32_t cap_after_survival(bool swing, double *sd, uint32_t survivors)
 {
 	kgc_heap *hh = t_heap(256, 0, NULL);
 	struct kgc_heap *h = (struct kgc_heap *)hh;
@@ -122,7 +123,11 @@ static uint32_t cap_after_survival(bool swing, double *sd)
 	for (int i = 0; i < 20; i++) {
 		double surv = swing ? (i % 2 ? 0.55 : 0.05) : 0.3;
 
+		/* as the pause leaves them (no region behind the count: the
+		 * policy reads only the count here) */
+		h->count[RT_SURVIVOR] += survivors;
 		feed(hh, 16, 10, 300, (size_t)(surv * 16 * MB), 1.0, 5);
+		h->count[RT_SURVIVOR] -= survivors;
 	}
 	cap = h->pol.young_pause_cap;
 	*sd = sqrt(h->pol.survival_var);
@@ -214,7 +219,7 @@ int main(void)
 
 	{	/* (9) eden sized on survival + SURVIVAL_SIGMAS standard deviations */
 		double sd_steady, sd_swing;
-		uint32_t steady = cap_after_survival(false, &sd_steady), swing = cap_after_survival(true, &sd_swing);
+		uint32_t steady = cap_after_survival(false, &sd_steady, 0), swing = cap_after_survival(true, &sd_swing, 0);
 
 		printf("survival 30%%: eden cap %u regions (steady, sd %.3f), %u (swinging 5-55%%, sd %.3f)\n",
 		       steady, sd_steady, swing, sd_swing);
@@ -229,6 +234,17 @@ int main(void)
 
 		printf("all surviving, one worker, 3x stretched: eden cap %u region(s)\n", slow);
 		T_ASSERT_EQ(slow, 1);
+	}
+
+	{	/* (12) the next pause collects the survivors with eden: 8 MiB of
+		 * them leave eden about 8 MiB smaller than none (the same
+		 * pauses: the model predicts the collection set) */
+		double sd;
+		uint32_t none = cap_after_survival(false, &sd, 0), eight = cap_after_survival(false, &sd, 8);
+
+		printf("survivors: eden %u MiB with none, %u MiB with 8 MiB of them\n", none, eight);
+		T_ASSERT(none >= 12);
+		T_ASSERT(eight + 6 <= none && eight + 10 >= none);
 	}
 
 	{	/* (11) the first eden, before anything is measured */
