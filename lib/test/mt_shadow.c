@@ -89,7 +89,8 @@
 
 /* ------------------------------------------------------------------ modes */
 
-enum { F_PINHEAVY = 1, F_TAGGED = 2, F_EPHEMERON = 4, F_INPLACE = 8, F_LARGE = 16, F_REFQ = 32, F_PINH = 64 };
+enum { F_PINHEAVY = 1, F_TAGGED = 2, F_EPHEMERON = 4, F_INPLACE = 8, F_LARGE = 16, F_REFQ = 32, F_PINH = 64,
+       F_ABI5 = 128 };
 
 /* young.c's test hook: the next ngcs young pauses' evacuation budget */
 void kgci_young_test_budget(kgc_heap *h, int64_t budget_ns, int ngcs);
@@ -156,6 +157,12 @@ static const struct mode modes[] = {
 	/* pinned handles: their objects never move (mt_shadow_refs.h) */
 	{ "pinhandle", "KGC_HEAP_MAX=64m KGC_REGION_SIZE=1m KGC_YOUNG_SIZE=6m KGC_TENURE=1 KGC_IHOP=5 "
 		       "KGC_MIXED_LIVE=40", F_PINH },
+	/* the card table's summary (kgc.h, ABI 6) given up mid-run: mutator 1
+	 * attaches 100 ms late as a program built against ABI 5, whose
+	 * barrier dirties the card only (abi5_store); from then on every pause
+	 * reads the whole card table, with refinement and marking */
+	{ "abi5", "KGC_REFINE=always KGC_HEAP_MAX=64m KGC_REGION_SIZE=1m KGC_YOUNG_SIZE=6m KGC_TENURE=2 "
+		  "KGC_IHOP=10 KGC_MIXED_LIVE=40", F_ABI5 },
 };
 #define NMODES (sizeof(modes) / sizeof(modes[0]))
 
@@ -297,6 +304,7 @@ static pthread_mutex_t tab_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct mut {
 	int idx;
+	bool abi5;		/* F_ABI5: attached as ABI 5, stores through abi5_store */
 	kgc_thread *t;
 	unsigned long long rng;
 	struct kgc_frame f;
@@ -412,9 +420,30 @@ static inline kgc_obj href(const struct mobj *m, kgc_obj o, uint32_t k)
 	return kgc_get_ref(o, ref_off(m, k));
 }
 
+/* F_ABI5: a reference store as ABI 5's kgc.h inlined it (its post-write
+ * barrier dirties the card, not the summary ABI 6 added) */
+static void abi5_store(kgc_thread *t, kgc_obj o, size_t off, kgc_obj v)
+{
+	const struct kgc_thread_pub *p = (const struct kgc_thread_pub *)t;
+	kgc_obj *slot = (kgc_obj *)((char *)o + off);
+
+	kgc__pre_barrier(t, slot);
+	__atomic_store_n(slot, v, __ATOMIC_RELAXED);
+	if (kgc__is_ref(p, v) && (((uintptr_t)slot ^ (uintptr_t)v) >> p->region_shift) &&
+	    __atomic_load_n(&p->region_track[((uintptr_t)v - (uintptr_t)p->heap_base) >> p->region_shift],
+			    __ATOMIC_RELAXED)) {
+		uint8_t *card = p->card_biased + ((uintptr_t)slot >> KGC_CARD_SHIFT);
+
+		if (__atomic_load_n(card, __ATOMIC_RELAXED))
+			__atomic_store_n(card, 0, __ATOMIC_RELAXED);
+	}
+}
+
 static inline void hset(struct mut *T, struct mobj *m, kgc_obj o, uint32_t k, struct mobj *vm, kgc_obj v)
 {
-	if (m->kind == MK_REFARR)
+	if (T->abi5 && !((const struct kgc_thread_pub *)T->t)->checked)
+		abi5_store(T->t, o, ref_off(m, k), v);
+	else if (m->kind == MK_REFARR)
 		kgc_array_set_ref(T->t, o, k, v);
 	else
 		kgc_set_ref(T->t, o, ref_off(m, k), v);
@@ -1584,7 +1613,13 @@ static void *mutator(void *arg)
 
 	cur_mut = T;
 	snprintf(name, sizeof(name), "shadow-%d", T->idx);
-	if (kgc_thread_attach(heap, name, &T->t))
+	T->abi5 = (cur_mode->flags & F_ABI5) && T->idx == 1;
+	if (T->abi5) {
+		struct timespec late = { 0, 100 * 1000 * 1000 };
+
+		nanosleep(&late, NULL);	/* after some pauses with the summary on */
+	}
+	if (kgc_thread_attach_abi(heap, name, &T->t, T->abi5 ? 5 : KGC_ABI_VERSION))
 		fail(T, "kgc_thread_attach failed");
 	kgc_frame_push(T->t, &T->f, T->slots, NSLOTS, NULL);
 	refs_init(T);
