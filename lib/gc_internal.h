@@ -17,6 +17,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+#include <sys/resource.h>
+#ifdef RUSAGE_THREAD
+#define KGCI_RUSAGE_THREAD RUSAGE_THREAD
+#else
+#define KGCI_RUSAGE_THREAD 1	/* Linux's, without _GNU_SOURCE */
+#endif
 
 #include "kgc_api.h"	/* KGC_API, the export macro; before kgc.h (KGC_INLINE*) */
 #include <kgc.h>
@@ -435,6 +441,7 @@ struct young_facts {
 	size_t refined_cards;		/* cards refined since the last pause (refine.c) */
 	size_t refined_slots;		/* their logged slots, read in phase A */
 	uint64_t refined_cpu_ns;	/* all workers: phase A, reading them */
+	uint64_t faults;		/* all workers' page faults (to-space never backed) */
 	size_t slots, slots_taken;	/* old->young slots found; processed by another worker */
 	size_t copied, copied_max;	/* bytes copied; the most one worker copied */
 	size_t promoted, cset_bytes;
@@ -768,6 +775,17 @@ static inline void kgci_phase_lap(struct young_facts *f, int i, uint64_t *t)
 
 	f->phase_ns[i] += now - *t;
 	*t = now;
+}
+
+/* Page faults of the calling thread so far (minor and major): a young
+ * pause's workers fault when their to-space was never backed (gc+phases). */
+static inline uint64_t kgci_thread_faults(void)
+{
+	struct rusage ru;
+
+	if (getrusage(KGCI_RUSAGE_THREAD, &ru))
+		return 0;
+	return (uint64_t)ru.ru_minflt + (uint64_t)ru.ru_majflt;
 }
 
 /* CPU time of the calling thread: the pause cost model counts work, not

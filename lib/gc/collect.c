@@ -108,10 +108,11 @@ static bool young_pause(struct kgc_heap *h)
 		      f.cpu_ns / 1e6, f.wall_ns / 1e6, f.cards_cpu_ns / 1e6, f.evac_cpu_ns / 1e6);
 	/* where the pause's wall time went, step by step (gc+phases) */
 	kgci_log_line(h, LOG_PHASES, "phases: pins %.3fms, cset %.3fms, evacuate %.3fms (workers' cpu: "
-		      "cards %.3fms, copy %.3fms, %u worker(s)), weak %.3fms, regions %.3fms, record %.3fms, "
+		      "cards %.3fms, copy %.3fms, %u worker(s), %llu page faults), weak %.3fms, regions %.3fms, record %.3fms, "
 		      "kernel pins %.3fms, cycle step (%s) %.3fms, policy %.3fms, verify %.3fms; pause %.3fms",
 		      f.phase_ns[YP_PINS] / 1e6, f.phase_ns[YP_CSET] / 1e6, f.phase_ns[YP_EVACUATE] / 1e6,
-		      f.cards_cpu_ns / 1e6, f.evac_cpu_ns / 1e6, f.nworkers, f.phase_ns[YP_WEAK] / 1e6,
+		      f.cards_cpu_ns / 1e6, f.evac_cpu_ns / 1e6, f.nworkers, (unsigned long long)f.faults,
+		      f.phase_ns[YP_WEAK] / 1e6,
 		      f.phase_ns[YP_REGIONS] / 1e6, f.phase_ns[YP_RECORD] / 1e6, f.phase_ns[YP_KPIN] / 1e6,
 		      step ? step : "none", f.phase_ns[YP_CYCLE] / 1e6, f.phase_ns[YP_POLICY] / 1e6,
 		      f.phase_ns[YP_VERIFY] / 1e6, ns / 1e6);

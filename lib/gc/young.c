@@ -426,7 +426,7 @@ static void drain_alone(struct kgc_heap *h, void *ctx)
 static void worker_run(struct yworker *w, bool first)
 {
 	struct ygc *y = w->y;
-	uint64_t c0 = kgci_thread_cpu_ns();
+	uint64_t c0 = kgci_thread_cpu_ns(), f0 = kgci_thread_faults();
 	int j = kgci_gang_join(w, first);
 
 	if (j == GANG_LATE)
@@ -455,6 +455,7 @@ static void worker_run(struct yworker *w, bool first)
 		kgci_weak_ephemerons(y->h, weak_alive_young, root_slot, drain_alone, w);
 	kgci_promote_retire(w);
 	w->cpu_evac = kgci_thread_cpu_ns() - c0;
+	w->faults = kgci_thread_faults() - f0;
 }
 
 /* The evacuation budget of the pause that started at t0 (a test's
@@ -688,6 +689,7 @@ static void ygc_gather(struct ygc *y, struct yres *res)
 		res->refined_cpu_ns += w->cpu_refined;
 		res->cards_cpu_ns += w->cpu_cards;
 		res->evac_cpu_ns += w->cpu_evac;
+		res->faults += w->faults;
 		if (w->cpu_cards > res->cards_cpu_max)
 			res->cards_cpu_max = w->cpu_cards;
 		if (w->cpu_evac > res->evac_cpu_max)
@@ -779,6 +781,7 @@ static void ygc_record(struct ygc *y, struct yres *res)
 	f->refined_cpu_ns = res->refined_cpu_ns;
 	f->cards_cpu_ns = res->cards_cpu_ns - res->refined_cpu_ns;
 	f->evac_cpu_ns = res->evac_cpu_ns;
+	f->faults = res->faults;
 	f->copied_max = res->copied_max;
 	f->mixed = res->nmixed;
 	f->cset_bytes = res->cset_bytes;

@@ -37,6 +37,7 @@ struct yworker {
 	size_t refined_slots;		/* logged slots read (refine.c), */
 	uint64_t cpu_cards, cpu_evac;	/* CPU ns in phase A and B (thread clock) */
 	uint64_t cpu_refined;		/* of phase A's, reading logged slots */
+	uint64_t faults;		/* page faults in both phases */
 	size_t age_bytes[HDR_AGE_MAX + 1];
 	uint32_t tospace_regions;
 	kgc_obj *gray;			/* copies out of old regions during marking */
@@ -98,6 +99,7 @@ struct yres {
 	uint32_t hum_eager;		/* humongous objects freed eagerly */
 	uint64_t cards_cpu_ns, evac_cpu_ns;	/* all workers' CPU in phase A and B */
 	uint64_t cards_cpu_max, evac_cpu_max;	/* the busiest worker's in each */
+	uint64_t faults;			/* all workers' page faults */
 	size_t age_bytes[HDR_AGE_MAX + 1];
 	uint32_t nretained, nmixed, rleft, tospace;
 	uint32_t fails[FAIL_N];

@@ -47,15 +47,16 @@ static unsigned run(const char *spec, const char *path, unsigned *nphases, unsig
 		double pins, cset, evac, cards, copy, weak, regions, record, kpin, cyc, pol, ver, pause, sum;
 		char step[64];
 		unsigned nw;
+		unsigned long long faults;
 		const char *p = strstr(line, "phases: ");
 
 		if (!p)
 			continue;
 		T_ASSERT_EQ(sscanf(p, "phases: pins %lfms, cset %lfms, evacuate %lfms (workers' cpu: cards %lfms, "
-				   "copy %lfms, %u worker(s)), weak %lfms, regions %lfms, record %lfms, kernel pins "
-				   "%lfms, cycle step (%63[^)]) %lfms, policy %lfms, verify %lfms; pause %lfms",
-				   &pins, &cset, &evac, &cards, &copy, &nw, &weak, &regions, &record, &kpin, step,
-				   &cyc, &pol, &ver, &pause), 15);
+				   "copy %lfms, %u worker(s), %llu page faults), weak %lfms, regions %lfms, record %lfms, "
+				   "kernel pins %lfms, cycle step (%63[^)]) %lfms, policy %lfms, verify %lfms; pause %lfms",
+				   &pins, &cset, &evac, &cards, &copy, &nw, &faults, &weak, &regions, &record, &kpin, step,
+				   &cyc, &pol, &ver, &pause), 16);
 		sum = pins + cset + evac + weak + regions + record + kpin + cyc + pol + ver;
 		if (sum > pause + 0.002 || sum < pause * 0.95 - 0.05)
 			T_FAIL("steps add up to %.3f ms in a %.3f ms pause: %s", sum, pause, line);
