@@ -371,6 +371,28 @@ static double med(char res[][1024], const int *ok, int runs, const char *key)
 	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* The variants both passes run, and how many runs of each at most. */
+enum { KGC, G1, G1_25, ZGC_25, NV, MAXRUNS = 9 };
+static const char *const variants[NV] = { "kgc", "g1", "g1@25", "zgc@25" };
+static const char *const label[NV] = { "kgc", "HotSpot G1", "JDK 25 G1", "JDK 25 ZGC" };
+
+/* runs rounds of every variant, each in a fresh process, the order
+ * alternating from round to round; a run worked if its RESULT has key. */
+static void run_rounds(const char *argv0, int runs, const char *key, char res[NV][MAXRUNS][1024],
+		       int ok[NV][MAXRUNS], int nok[NV])
+{
+	for (int r = 0; r < runs; r++)
+		for (int k = 0; k < NV; k++) {
+			int v = r % 2 ? NV - 1 - k : k;
+			char *args[] = { (char *)argv0, (char *)variants[v], NULL };
+
+			ok[v][r] = !run_worker(args, NULL, res[v][r], sizeof(res[v][r])) &&
+				   res_get(res[v][r], key) > 0;
+			nok[v] += ok[v][r];
+			printf("  %-12s run %d: %s\n", label[v], r + 1, res[v][r]);
+		}
+}
+
 /*
  * The same runs with a build phase (LRU_BUILD_PHASE_MB, default 200; 0:
  * none): thread 0's requests while thread 1 loads a table of that size at
@@ -379,14 +401,11 @@ static double med(char res[][1024], const int *ok, int runs, const char *key)
  */
 static void build_pass(const char *argv0, FILE *md, int runs)
 {
-	enum { NV = 4 };
-	static const char *variants[NV] = { "kgc", "g1", "g1@25", "zgc@25" };
-	static const char *label[NV] = { "kgc", "HotSpot G1", "JDK 25 G1", "JDK 25 ZGC" };
 	static const char *keys[] = { "p50_us", "p99_us", "p999_us", "max_us", "rate_gcs", "rate_pause_ms",
 				      "build_ms", "pause_max_ms" };
 	enum { P50, P99, P999, MAX, RGCS, RMS, BMS, PMAX, NK };
-	static char res[NV][9][1024];
-	int ok[NV][9] = { { 0 } }, nok[NV] = { 0 };
+	static char res[NV][MAXRUNS][1024];
+	int ok[NV][MAXRUNS] = { { 0 } }, nok[NV] = { 0 };
 	const char *e = getenv("LRU_BUILD_PHASE_MB");
 	long mb = e ? atol(e) : 200;
 	char mbs[32];
@@ -397,16 +416,7 @@ static void build_pass(const char *argv0, FILE *md, int runs)
 	snprintf(mbs, sizeof(mbs), "%ld", mb);
 	setenv("LRU_BUILD_MB", mbs, 1);
 	printf("== LRU cache with a %ld MB build phase: %d runs each\n", mb, runs);
-	for (int r = 0; r < runs; r++)
-		for (int k = 0; k < NV; k++) {
-			int v = r % 2 ? NV - 1 - k : k;
-			char *args[] = { (char *)argv0, (char *)variants[v], NULL };
-
-			ok[v][r] = !run_worker(args, NULL, res[v][r], sizeof(res[v][r])) &&
-				   res_get(res[v][r], "p999_us") > 0;
-			nok[v] += ok[v][r];
-			printf("  %-12s run %d: %s\n", label[v], r + 1, res[v][r]);
-		}
+	run_rounds(argv0, runs, "p999_us", res, ok, nok);
 	unsetenv("LRU_BUILD_MB");
 	for (int v = 0; v < NV; v++)
 		for (int k = 0; k < NK; k++)
@@ -427,22 +437,19 @@ static void build_pass(const char *argv0, FILE *md, int runs)
 		both(md, "| %s | %.1f | %.1f | %.1f | %.1f | %.0f (%.1f) | %.0f |\n", label[v], m[v][P50], m[v][P99],
 		     m[v][P999], m[v][MAX], m[v][RGCS], m[v][RMS], m[v][BMS]);
 	}
-	if (nok[0] && nok[2])
-		both(md, "\nkgc / JDK 25 G1: p99.9 %.3fx, max %.3fx, build time %.3fx", m[0][P999] / m[2][P999],
-		     m[0][MAX] / m[2][MAX], m[0][BMS] / m[2][BMS]);
-	if (nok[0] && nok[3])
-		both(md, "; kgc / JDK 25 ZGC: p99.9 %.3fx, max %.3fx, build time %.3fx", m[0][P999] / m[3][P999],
-		     m[0][MAX] / m[3][MAX], m[0][BMS] / m[3][BMS]);
-	if (nok[0])
+	if (nok[KGC] && nok[G1_25])
+		both(md, "\nkgc / JDK 25 G1: p99.9 %.3fx, max %.3fx, build time %.3fx", m[KGC][P999] / m[G1_25][P999],
+		     m[KGC][MAX] / m[G1_25][MAX], m[KGC][BMS] / m[G1_25][BMS]);
+	if (nok[KGC] && nok[ZGC_25])
+		both(md, "; kgc / JDK 25 ZGC: p99.9 %.3fx, max %.3fx, build time %.3fx", m[KGC][P999] / m[ZGC_25][P999],
+		     m[KGC][MAX] / m[ZGC_25][MAX], m[KGC][BMS] / m[ZGC_25][BMS]);
+	if (nok[KGC])
 		both(md, ".\nkgc's longest pause in the run (median of the runs): %.2f ms (issue 28: <= 12 ms).\n",
-		     m[0][PMAX]);
+		     m[KGC][PMAX]);
 }
 
 int main(int argc, char **argv)
 {
-	enum { KGC, G1, G1_25, ZGC_25, NV, MAXRUNS = 9 };
-	static const char *variants[NV] = { "kgc", "g1", "g1@25", "zgc@25" };
-	static const char *label[NV] = { "kgc", "HotSpot G1", "JDK 25 G1", "JDK 25 ZGC" };
 	static const char *keys[] = { "ops_per_s", "p50_us", "p99_us", "p999_us", "max_us", "gcs", "full",
 				      "rate_gcs", "rate_pause_ms", "rss_kb" };
 	enum { OPS, P50, P99, P999, MAX, GCS, FULL, RGCS, RMS, RSS, NK };
@@ -468,17 +475,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("== LRU cache: %d threads x %d entries, %llu requests each, then %d/s for %llu s; %d runs each\n",
 	       NTHREADS, CAP, (unsigned long long)nops, RATE, (unsigned long long)nsecs, runs);
-	for (int r = 0; r < runs; r++) {
-		for (int k = 0; k < NV; k++) {
-			int v = r % 2 ? NV - 1 - k : k;	/* alternating order */
-			char *args[] = { argv[0], (char *)variants[v], NULL };
-
-			ok[v][r] = !run_worker(args, NULL, res[v][r], sizeof(res[v][r])) &&
-				   res_get(res[v][r], "ops_per_s") > 0;
-			nok[v] += ok[v][r];
-			printf("  %-12s run %d: %s\n", label[v], r + 1, res[v][r]);
-		}
-	}
+	run_rounds(argv[0], runs, "ops_per_s", res, ok, nok);
 	for (int v = 0; v < NV; v++)
 		for (int k = 0; k < NK; k++)
 			m[v][k] = med(res[v], ok[v], runs, keys[k]);

@@ -823,7 +823,8 @@ static inline uint32_t card_index(const struct kgc_heap *h, const void *p)
 #define CARDS_PER_SUM (1u << (KGC_CARD_SUM_SHIFT - KGC_CARD_SHIFT))
 
 /* The card of p dirty, then its summary byte (the inline barrier's order:
- * kgci_cards_sum_take's reader sees the card once it has taken the byte). */
+ * a sweep that takes the byte, card_next_unclean_sum's SUM_TAKE, then
+ * sees the card). */
 static inline void kgci_card_dirty_index(struct kgc_heap *h, size_t card)
 {
 	__atomic_store_n(&h->cards[card], CARD_DIRTY, __ATOMIC_RELAXED);

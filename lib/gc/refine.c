@@ -142,12 +142,11 @@ static bool refine_poll(struct refine *rf, struct kgc_thread *t, uint64_t seq)
 	return rf->seq == seq;
 }
 
-/* Dirty cards of r below its top. */
-static size_t dirty_cards(struct kgc_heap *h, struct region *r)
+/* Dirty cards of r below its top (mode: card_sum_mode's). */
+static size_t dirty_cards(struct kgc_heap *h, struct region *r, int mode)
 {
 	uint8_t *c = card_for(h, r->bottom), *s = card_sum_for(h, r->bottom);
 	size_t nc = region_ncards(r), n = 0;
-	int mode = card_sum_mode(h, false);
 
 	for (size_t i = card_next_unclean_sum(c, s, 0, nc, mode); i < nc; i = card_next_unclean_sum(c, s, i + 1, nc, mode))
 		n += __atomic_load_n(&c[i], __ATOMIC_RELAXED) == CARD_DIRTY;
@@ -166,11 +165,12 @@ static void refine_pass(struct kgc_heap *h, struct refine *rf, struct kgc_thread
 	unsigned nb = 0;
 	uint64_t seq = rf->seq, t0 = kgci_now_ns();
 	size_t dirty = 0, todo;
+	int mode = card_sum_mode(h, false);	/* once a pass: stale, it only skips cards the pause reads */
 
 	if (rf->log_full)
 		return;		/* until the pause consumes it */
 	for (uint32_t k = 0; k < rf->nregions && dirty <= rf->keep; k++)
-		dirty += dirty_cards(h, &h->regions[rf->regions[k]]);
+		dirty += dirty_cards(h, &h->regions[rf->regions[k]], mode);
 	*scan_ns = kgci_now_ns() - t0;
 	if (dirty <= rf->keep)
 		return;
@@ -179,7 +179,6 @@ static void refine_pass(struct kgc_heap *h, struct refine *rf, struct kgc_thread
 		struct region *r = &h->regions[rf->regions[rf->cursor]];
 		uint8_t *c = card_for(h, r->bottom), *s = card_sum_for(h, r->bottom);
 		size_t nc = region_ncards(r);
-		int mode = card_sum_mode(h, false);
 
 		for (size_t i = card_next_unclean_sum(c, s, 0, nc, mode); i < nc && todo && !rf->log_full;
 		     i = card_next_unclean_sum(c, s, i + 1, nc, mode)) {

@@ -131,7 +131,7 @@ KGC_API int kgc_heap_create(const struct kgc_options *opts, kgc_heap **out)
 	struct kgc_options o;
 	struct kgc_heap *h;
 	size_t rs, heap;
-	int err;
+	int err, log_mask;
 
 	if (!out) {
 		kgci_err_set(EINVAL, "kgc_heap_create: out is NULL");
@@ -140,7 +140,8 @@ KGC_API int kgc_heap_create(const struct kgc_options *opts, kgc_heap **out)
 	*out = NULL;
 	if ((err = heap_geometry(opts, &o, &heap, &rs)))
 		return err;
-	if (o.log && kgci_log_parse(o.log) < 0) {
+	log_mask = kgci_log_parse(o.log);
+	if (log_mask < 0) {
 		kgci_err_set(EINVAL, "kgc_heap_create: log '%s': a selector is not gc, gc+<tags> (heap, pin, "
 			     "safepoint, phases) or gc*", o.log);
 		return -EINVAL;
@@ -152,7 +153,7 @@ KGC_API int kgc_heap_create(const struct kgc_options *opts, kgc_heap **out)
 	h->region_size = rs;
 	h->region_shift = (uint32_t)__builtin_ctzl(rs);
 	h->nregions = (uint32_t)(heap / rs);
-	h->log_mask = (unsigned)kgci_log_parse(o.log);
+	h->log_mask = (unsigned)log_mask;
 	h->opt.log = NULL;	/* the caller's strings may go away */
 	h->opt.log_file = NULL;
 	err = kgci_log_open(h, &o);
